@@ -1,0 +1,40 @@
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { readConsumerConfig } from './shared/config.js';
+import { type ConsumerDeps, createConsumerDeps } from './shared/consumer.js';
+import { addToCounter, creditAccount } from './shared/ledger.js';
+import { COUNTERS } from './shared/ledger-keys.js';
+import { type ApplyMessage, workThenAcknowledge } from './shared/work-then-acknowledge.js';
+
+/**
+ * effectively-once: the same work-then-acknowledge order as at-least-once, but the credit and a
+ * processed-marker keyed on the event id are one conditional transaction. A redelivery after a
+ * crash finds the marker, the transaction is cancelled with ConditionalCheckFailed, and the
+ * message is skipped: delivered more than once, applied exactly once.
+ */
+export const applyEffectivelyOnce: ApplyMessage = async (deps, message, delivery) => {
+  const outcome = await creditAccount(deps.ledger, message, delivery, { idempotent: true });
+  if (outcome === 'duplicate') {
+    deps.logger.info('duplicate suppressed: event already applied', {
+      eventId: message.eventId,
+      messageId: delivery.messageId,
+      receiveCount: delivery.receiveCount,
+    });
+    await addToCounter(deps.ledger, message.runId, COUNTERS.suppressedDuplicates, 1);
+  }
+  return outcome;
+};
+
+export function processBatch(
+  event: SQSEvent,
+  context: Pick<Context, 'awsRequestId'>,
+  deps: ConsumerDeps,
+): Promise<SQSBatchResponse> {
+  return workThenAcknowledge(event, context, deps, applyEffectivelyOnce);
+}
+
+const deps = createConsumerDeps(readConsumerConfig());
+
+export const handler = (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
+  deps.logger.addContext(context);
+  return processBatch(event, context, deps);
+};

@@ -1,0 +1,111 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { Context, SQSRecord } from 'aws-lambda';
+import type { ConsumerConfig } from './config.js';
+import { type CrashInjector, createCrashInjector, type Kill } from './crash.js';
+import { describeError } from './errors.js';
+import { addToCounter, type Ledger } from './ledger.js';
+import { COUNTERS, type Delivery } from './ledger-keys.js';
+import { receiveCountOf, runIdOf } from './message.js';
+
+/** Everything a consumer needs, built once per execution environment and injectable in tests. */
+export interface ConsumerDeps {
+  readonly config: ConsumerConfig;
+  readonly ledger: Ledger;
+  readonly sqs: SQSClient;
+  readonly logger: Logger;
+  readonly crash: CrashInjector;
+}
+
+export function createLogger(serviceName: string, persistentKeys: Record<string, string> = {}): Logger {
+  return new Logger({ serviceName, persistentKeys });
+}
+
+/** Builds clients at module scope of a handler; endpoints come from the SDK's standard env vars. */
+export function createConsumerDeps(
+  config: ConsumerConfig,
+  options: { readonly kill?: Kill } = {},
+): ConsumerDeps {
+  const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({}));
+  const ledger: Ledger = { ddb, tableName: config.tableName, mode: config.mode };
+  const logger = createLogger(config.mode, { mode: config.mode });
+  return {
+    config,
+    ledger,
+    sqs: new SQSClient({}),
+    logger,
+    crash: createCrashWithRecord(config, ledger, logger, options.kill),
+  };
+}
+
+export function createCrashWithRecord(
+  config: ConsumerConfig,
+  ledger: Ledger,
+  logger: Logger,
+  kill?: Kill,
+): CrashInjector {
+  return createCrashInjector({
+    rate: config.crashRate,
+    seed: config.crashSeed,
+    ...(kill ? { kill } : {}),
+    record: async (point) => {
+      logger.warn('injected crash: SIGKILL', {
+        crashPoint: point.where,
+        key: point.key,
+        receiveCount: point.receiveCount,
+      });
+      if (point.runId !== undefined) await addToCounter(ledger, point.runId, COUNTERS.crashes, 1);
+    },
+  });
+}
+
+export function deliveryOf(record: SQSRecord, context: Pick<Context, 'awsRequestId'>): Delivery {
+  return {
+    messageId: record.messageId,
+    receiveCount: receiveCountOf(record),
+    requestId: context.awsRequestId,
+  };
+}
+
+/**
+ * Counts every record handed to the handler as a delivery, before any work, one counter update
+ * per run in the batch. Records that cannot be attributed to a run are logged, not counted.
+ * If this write fails the handler throws before touching anything, so the batch is retried whole.
+ */
+export async function countDeliveries(deps: ConsumerDeps, records: readonly SQSRecord[]): Promise<void> {
+  const perRun = new Map<string, number>();
+  for (const record of records) {
+    const runId = runIdOf(record);
+    if (runId === undefined) {
+      deps.logger.warn('delivery not attributable to a run', { messageId: record.messageId });
+      continue;
+    }
+    perRun.set(runId, (perRun.get(runId) ?? 0) + 1);
+  }
+  await Promise.all(
+    [...perRun].map(([runId, count]) => addToCounter(deps.ledger, runId, COUNTERS.deliveries, count)),
+  );
+}
+
+export function logRecordFailure(
+  deps: ConsumerDeps,
+  record: SQSRecord,
+  error: unknown,
+  consequence: string,
+): void {
+  deps.logger.error('record not applied', {
+    messageId: record.messageId,
+    receiveCount: receiveCountOf(record),
+    consequence,
+    error: describeError(error),
+    ...fieldOf(error),
+  });
+}
+
+function fieldOf(error: unknown): { field?: string } {
+  return typeof error === 'object' && error !== null && 'field' in error && typeof error.field === 'string'
+    ? { field: error.field }
+    : {};
+}

@@ -1,0 +1,80 @@
+import { type DynamoDBDocumentClient, GetCommand, paginateQuery } from '@aws-sdk/lib-dynamodb';
+import type { Mode } from '../../lib/topology.js';
+import type { ManifestSummary } from './ledger.js';
+import { COUNTERS, type Counter, partitionKey, SK } from './ledger-keys.js';
+
+export interface LedgerReader {
+  readonly ddb: DynamoDBDocumentClient;
+  readonly tableName: string;
+}
+
+/** Pages through one run's items of one kind (sort-key prefix), in sort-key order, one page at a time. */
+export async function* queryPrefix(
+  reader: LedgerReader,
+  runId: string,
+  mode: Mode,
+  prefix: string,
+  projection: readonly string[],
+): AsyncGenerator<Record<string, unknown>> {
+  const names = Object.fromEntries(projection.map((attribute, index) => [`#p${index}`, attribute]));
+  const pages = paginateQuery(
+    { client: reader.ddb, pageSize: 1000 },
+    {
+      TableName: reader.tableName,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': partitionKey(runId, mode), ':prefix': prefix },
+      ExpressionAttributeNames: names,
+      ProjectionExpression: Object.keys(names).join(', '),
+      ConsistentRead: true,
+    },
+  );
+  for await (const page of pages) yield* page.Items ?? [];
+}
+
+export async function readManifest(
+  reader: LedgerReader,
+  runId: string,
+  mode: Mode,
+): Promise<ManifestSummary | undefined> {
+  const { Item } = await reader.ddb.send(
+    new GetCommand({
+      TableName: reader.tableName,
+      Key: { pk: partitionKey(runId, mode), sk: SK.manifest },
+      ConsistentRead: true,
+    }),
+  );
+  if (Item === undefined) return undefined;
+  return {
+    produced: numberAttribute(Item, 'produced'),
+    expectedCents: numberAttribute(Item, 'expectedCents'),
+  };
+}
+
+export async function readCounters(
+  reader: LedgerReader,
+  runId: string,
+  mode: Mode,
+): Promise<Record<Counter, number>> {
+  const counters: Record<Counter, number> = { deliveries: 0, crashes: 0, suppressedDuplicates: 0 };
+  for await (const item of queryPrefix(reader, runId, mode, SK.statPrefix, ['sk', 'count'])) {
+    const name = String(item.sk).slice(SK.statPrefix.length);
+    if (Object.values(COUNTERS).includes(name as Counter))
+      counters[name as Counter] = numberAttribute(item, 'count');
+  }
+  return counters;
+}
+
+export async function sumBalances(reader: LedgerReader, runId: string, mode: Mode): Promise<number> {
+  let total = 0;
+  for await (const item of queryPrefix(reader, runId, mode, SK.balancePrefix, ['balanceCents'])) {
+    total += numberAttribute(item, 'balanceCents');
+  }
+  return total;
+}
+
+export function numberAttribute(item: Record<string, unknown>, name: string): number {
+  const value = item[name];
+  if (typeof value !== 'number')
+    throw new TypeError(`ledger item attribute ${name} is not a number: ${String(value)}`);
+  return value;
+}

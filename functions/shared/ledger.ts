@@ -1,0 +1,156 @@
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBDocumentClient, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { type Mode, STORAGE } from '../../lib/topology.js';
+import { RetryableWriteError } from './errors.js';
+import {
+  applicationKey,
+  balanceKey,
+  type Counter,
+  counterKey,
+  type Delivery,
+  markerKey,
+  partitionKey,
+  SK,
+  TTL_ATTRIBUTE,
+} from './ledger-keys.js';
+import type { MessageBody } from './message.js';
+
+export interface Ledger {
+  readonly ddb: DynamoDBDocumentClient;
+  readonly tableName: string;
+  readonly mode: Mode;
+  /** Injected so tests can pin time; epoch milliseconds. */
+  readonly now?: () => number;
+}
+
+export type CreditOutcome = 'applied' | 'duplicate';
+
+function expiresAt(ledger: Ledger): number {
+  const now = ledger.now?.() ?? Date.now();
+  return Math.floor(now / 1000) + STORAGE.ledgerTtlSeconds;
+}
+
+/**
+ * Credits the account and writes the application record in ONE transaction, so the ledger and
+ * the balances can never disagree.
+ *
+ * `idempotent: true` (effectively-once) keys the record on the event id alone and guards it with
+ * `attribute_not_exists`: a second delivery of the same event cancels the whole transaction with
+ * `ConditionalCheckFailed` on the marker, and is reported as a duplicate instead of applied.
+ * `idempotent: false` gives every delivery its own record, so duplicates are visible to the verifier.
+ *
+ * Throws RetryableWriteError for anything else (transaction conflicts, throttling, other
+ * cancellation reasons): the caller must report the record as failed, never as applied.
+ */
+export async function creditAccount(
+  ledger: Ledger,
+  message: MessageBody,
+  delivery: Delivery,
+  options: { readonly idempotent: boolean },
+): Promise<CreditOutcome> {
+  const pk = partitionKey(message.runId, ledger.mode);
+  const ttl = expiresAt(ledger);
+  const record = {
+    pk,
+    sk: options.idempotent ? markerKey(message.eventId) : applicationKey(message.eventId, delivery),
+    runId: message.runId,
+    mode: ledger.mode,
+    eventId: message.eventId,
+    accountId: message.accountId,
+    amountCents: message.amountCents,
+    messageId: delivery.messageId,
+    receiveCount: delivery.receiveCount,
+    requestId: delivery.requestId,
+    appliedAt: new Date(ledger.now?.() ?? Date.now()).toISOString(),
+    [TTL_ATTRIBUTE]: ttl,
+  };
+  try {
+    await ledger.ddb.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Put: {
+              TableName: ledger.tableName,
+              Item: record,
+              ...(options.idempotent ? { ConditionExpression: 'attribute_not_exists(pk)' } : {}),
+            },
+          },
+          {
+            Update: {
+              TableName: ledger.tableName,
+              Key: { pk, sk: balanceKey(message.accountId) },
+              UpdateExpression: 'ADD balanceCents :amount SET accountId = :account, #ttl = :ttl',
+              ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE },
+              ExpressionAttributeValues: {
+                ':amount': message.amountCents,
+                ':account': message.accountId,
+                ':ttl': ttl,
+              },
+            },
+          },
+        ],
+      }),
+    );
+    return 'applied';
+  } catch (error) {
+    if (options.idempotent && isMarkerConditionFailure(error)) return 'duplicate';
+    throw new RetryableWriteError(writeFailureReason(error), { cause: error });
+  }
+}
+
+/** True only when the marker (the transaction's first item) already existed. */
+export function isMarkerConditionFailure(error: unknown): boolean {
+  return (
+    error instanceof TransactionCanceledException &&
+    error.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed'
+  );
+}
+
+function writeFailureReason(error: unknown): string {
+  if (error instanceof TransactionCanceledException) {
+    const codes = (error.CancellationReasons ?? []).map((reason) => reason.Code ?? 'None');
+    return `transaction cancelled [${codes.join(', ')}]`;
+  }
+  if (error instanceof Error) return `${error.name}: ${error.message}`;
+  return String(error);
+}
+
+/** Adds to a per-run counter (deliveries, crashes, suppressed duplicates). */
+export async function addToCounter(
+  ledger: Ledger,
+  runId: string,
+  counter: Counter,
+  amount: number,
+): Promise<void> {
+  await ledger.ddb.send(
+    new UpdateCommand({
+      TableName: ledger.tableName,
+      Key: { pk: partitionKey(runId, ledger.mode), sk: counterKey(counter) },
+      UpdateExpression: 'ADD #count :n SET #ttl = :ttl',
+      ExpressionAttributeNames: { '#count': 'count', '#ttl': TTL_ATTRIBUTE },
+      ExpressionAttributeValues: { ':n': amount, ':ttl': expiresAt(ledger) },
+    }),
+  );
+}
+
+/** What the producer sent for one run and mode; the verifier's `produced` and `expectedCents`. */
+export interface ManifestSummary {
+  readonly produced: number;
+  readonly expectedCents: number;
+}
+
+export async function writeManifest(ledger: Ledger, runId: string, manifest: ManifestSummary): Promise<void> {
+  await ledger.ddb.send(
+    new UpdateCommand({
+      TableName: ledger.tableName,
+      Key: { pk: partitionKey(runId, ledger.mode), sk: SK.manifest },
+      UpdateExpression: 'SET produced = :produced, expectedCents = :cents, #ttl = :ttl',
+      ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE },
+      ExpressionAttributeValues: {
+        ':produced': manifest.produced,
+        ':cents': manifest.expectedCents,
+        ':ttl': expiresAt(ledger),
+      },
+    }),
+  );
+}

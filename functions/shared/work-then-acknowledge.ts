@@ -1,0 +1,63 @@
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { type ConsumerDeps, countDeliveries, deliveryOf, logRecordFailure } from './consumer.js';
+import type { CreditOutcome } from './ledger.js';
+import type { Delivery } from './ledger-keys.js';
+import { type MessageBody, parseMessageBody, receiveCountOf } from './message.js';
+
+export type ApplyMessage = (
+  deps: ConsumerDeps,
+  message: MessageBody,
+  delivery: Delivery,
+) => Promise<CreditOutcome>;
+
+/**
+ * The loop shared by the modes that work first and let Lambda acknowledge (delete) afterwards:
+ * every record is applied, then the handler returns, then Lambda deletes what was not reported
+ * in `batchItemFailures`. A crash anywhere before the return deletes nothing, so every record of
+ * the batch is delivered again — `apply` decides whether that duplicates.
+ */
+export async function workThenAcknowledge(
+  event: SQSEvent,
+  context: Pick<Context, 'awsRequestId'>,
+  deps: ConsumerDeps,
+  apply: ApplyMessage,
+): Promise<SQSBatchResponse> {
+  await countDeliveries(deps, event.Records);
+  const failed: string[] = [];
+  for (const record of event.Records) {
+    const message = await applyRecord(deps, record, context, apply);
+    if (message === undefined) {
+      failed.push(record.messageId);
+      continue;
+    }
+    await deps.crash.maybeCrash({
+      runId: message.runId,
+      key: message.eventId,
+      receiveCount: receiveCountOf(record),
+      where: 'after applying the message, before the batch is acknowledged',
+    });
+  }
+  return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };
+}
+
+/** Returns the message if it was applied (or recognised as already applied), undefined if it failed. */
+async function applyRecord(
+  deps: ConsumerDeps,
+  record: SQSRecord,
+  context: Pick<Context, 'awsRequestId'>,
+  apply: ApplyMessage,
+): Promise<MessageBody | undefined> {
+  try {
+    const message = parseMessageBody(record.body);
+    await apply(deps, message, deliveryOf(record, context));
+    return message;
+  } catch (error) {
+    logRecordFailure(
+      deps,
+      record,
+      error,
+      'reported in batchItemFailures: SQS redelivers it, then dead-letters it',
+    );
+    return undefined;
+  }
+}

@@ -1,0 +1,115 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import * as v from 'valibot';
+import { MODE_NAMES, type Mode } from '../lib/topology.js';
+import { requireEnv } from './shared/config.js';
+import { createLogger } from './shared/consumer.js';
+import { deadLetteredEventIds } from './shared/dead-letters.js';
+import { ConfigError, InvalidMessageError } from './shared/errors.js';
+import { SK } from './shared/ledger-keys.js';
+import {
+  type LedgerReader,
+  numberAttribute,
+  queryPrefix,
+  readCounters,
+  readManifest,
+  sumBalances,
+} from './shared/ledger-reader.js';
+import { ApplicationTally, computeOutcome, type ModeOutcome } from './shared/outcome.js';
+
+export const VerifierInputSchema = v.strictObject({
+  runId: v.pipe(v.string(), v.regex(/^[A-Za-z0-9._:-]{1,128}$/, 'must be 1–128 of A-Z a-z 0-9 . _ : -')),
+});
+
+export interface VerifierResult {
+  readonly runId: string;
+  readonly modes: Record<Mode, ModeOutcome>;
+}
+
+export interface VerifierDeps {
+  readonly reader: LedgerReader;
+  readonly sqs: SQSClient;
+  /** Dead-letter queue URL per mode. */
+  readonly deadLetterQueueUrls: Readonly<Record<Mode, string>>;
+}
+
+/** Counts one mode of one run: reads the manifest, counters, balances and application records, streaming. */
+export async function verifyMode(deps: VerifierDeps, runId: string, mode: Mode): Promise<ModeOutcome> {
+  const manifest = await readManifest(deps.reader, runId, mode);
+  if (manifest === undefined) {
+    throw new InvalidMessageError(
+      'runId',
+      `no manifest for run ${runId} in mode ${mode}: was the run produced?`,
+    );
+  }
+  const deadLettered = await deadLetteredEventIds(deps.sqs, deps.deadLetterQueueUrls[mode], runId);
+  const tally = new ApplicationTally(deadLettered);
+  for await (const item of queryPrefix(deps.reader, runId, mode, SK.applicationPrefix, [
+    'eventId',
+    'amountCents',
+  ])) {
+    tally.add({ eventId: String(item.eventId), amountCents: numberAttribute(item, 'amountCents') });
+  }
+  const [counters, actualCents] = await Promise.all([
+    readCounters(deps.reader, runId, mode),
+    sumBalances(deps.reader, runId, mode),
+  ]);
+  return computeOutcome({
+    produced: manifest.produced,
+    expectedCents: manifest.expectedCents,
+    tally: tally.finish(),
+    deadLettered: deadLettered.size,
+    actualCents,
+    counters,
+  });
+}
+
+export async function verifyRun(deps: VerifierDeps, input: unknown): Promise<VerifierResult> {
+  const parsed = v.safeParse(VerifierInputSchema, input);
+  if (!parsed.success) {
+    const issue = parsed.issues[0];
+    throw new InvalidMessageError(
+      v.getDotPath(issue) ?? '(input)',
+      `${issue.message}; expected { "runId": "..." }`,
+    );
+  }
+  const { runId } = parsed.output;
+  const outcomes = await Promise.all(MODE_NAMES.map((mode) => verifyMode(deps, runId, mode)));
+  return {
+    runId,
+    modes: Object.fromEntries(MODE_NAMES.map((mode, index) => [mode, outcomes[index]])) as Record<
+      Mode,
+      ModeOutcome
+    >,
+  };
+}
+
+/** DEAD_LETTER_QUEUE_URLS is a JSON object with one URL per mode of the topology. */
+export function parseDeadLetterQueueUrls(raw: string): Record<Mode, string> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new ConfigError('DEAD_LETTER_QUEUE_URLS must be a JSON object of mode → queue URL');
+  }
+  const result = v.safeParse(v.record(v.string(), v.pipe(v.string(), v.url())), parsed);
+  if (!result.success) throw new ConfigError('DEAD_LETTER_QUEUE_URLS must map each mode to a queue URL');
+  const missing = MODE_NAMES.filter((mode) => result.output[mode] === undefined);
+  if (missing.length > 0)
+    throw new ConfigError(`DEAD_LETTER_QUEUE_URLS has no URL for: ${missing.join(', ')}`);
+  return result.output as Record<Mode, string>;
+}
+
+const logger = createLogger('verifier');
+const deps: VerifierDeps = {
+  reader: { ddb: DynamoDBDocumentClient.from(new DynamoDBClient({})), tableName: requireEnv('TABLE_NAME') },
+  sqs: new SQSClient({}),
+  deadLetterQueueUrls: parseDeadLetterQueueUrls(requireEnv('DEAD_LETTER_QUEUE_URLS')),
+};
+
+export const handler = async (event: unknown): Promise<VerifierResult> => {
+  const result = await verifyRun(deps, event);
+  logger.info('verified', { runId: result.runId, modes: result.modes });
+  return result;
+};

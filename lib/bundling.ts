@@ -1,0 +1,27 @@
+import { fileURLToPath } from 'node:url';
+
+/**
+ * How a handler is bundled, shared by the stack (NodejsFunction, local esbuild, never Docker) and
+ * the local runtime, so both run the same code built the same way.
+ *
+ * ESM output, because the project is ESM. The banner restores `require` for the few CommonJS
+ * dependencies that call it on Node built-ins. The AWS SDK is bundled rather than taken from the
+ * runtime, so the deployed code runs exactly the SDK version in package-lock.json.
+ */
+export const BUNDLING = {
+  format: 'esm',
+  target: 'node22',
+  platform: 'node',
+  minify: true,
+  sourcemap: true,
+  mainFields: ['module', 'main'],
+  banner:
+    "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+  externalModules: [] as string[],
+} as const;
+
+export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
+export const FUNCTIONS_DIR = fileURLToPath(new URL('../functions/', import.meta.url));
+
+/** The entry file of a handler: `functions/<name>.ts`. */
+export const handlerEntry = (name: string): string => `${FUNCTIONS_DIR}${name}.ts`;

@@ -1,0 +1,198 @@
+import { ArnFormat, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import { BUNDLING, handlerEntry, PROJECT_ROOT } from './bundling.js';
+import { type DeploymentSettings, resolveModeSettings } from './deployment-settings.js';
+import { MODE_NAMES, type Mode, type ModeSettings, STORAGE, TOPOLOGY_VERSION } from './topology.js';
+
+export interface DeliverySemanticsStackProps extends StackProps {
+  /** Crash injection and overrides of the topology, usually from CDK context. */
+  readonly settings: DeploymentSettings;
+}
+
+/** What one mode deploys: its queue pair and its consumer. */
+export interface ModeResources {
+  readonly queue: sqs.Queue;
+  readonly deadLetterQueue: sqs.Queue;
+  readonly consumer: NodejsFunction;
+  readonly settings: ModeSettings;
+}
+
+const bundling = {
+  format: BUNDLING.format === 'esm' ? OutputFormat.ESM : OutputFormat.CJS,
+  target: BUNDLING.target,
+  minify: BUNDLING.minify,
+  sourceMap: BUNDLING.sourcemap,
+  mainFields: [...BUNDLING.mainFields],
+  banner: BUNDLING.banner,
+  externalModules: BUNDLING.externalModules,
+  forceDockerBundling: false,
+};
+
+/** One SQS queue + DLQ + consumer per mode of the topology, a shared ledger table, and the verifier. */
+export class DeliverySemanticsStack extends Stack {
+  public readonly table: dynamodb.Table;
+  public readonly modes: Readonly<Record<Mode, ModeResources>>;
+  public readonly verifier: NodejsFunction;
+
+  constructor(scope: Construct, id: string, props: DeliverySemanticsStackProps) {
+    super(scope, id, props);
+
+    this.table = new dynamodb.Table(this, 'Ledger', {
+      partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
+      sortKey: { name: 'sk', type: dynamodb.AttributeType.STRING },
+      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      timeToLiveAttribute: 'expiresAt',
+      // A sandbox experiment: `cdk destroy` should leave nothing behind.
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+
+    const modes = {} as Record<Mode, ModeResources>;
+    for (const mode of MODE_NAMES) {
+      modes[mode] = this.addMode(mode, resolveModeSettings(mode, props.settings), props.settings);
+    }
+    this.modes = modes;
+    this.verifier = this.addVerifier();
+
+    new CfnOutput(this, 'TableName', { value: this.table.tableName });
+    new CfnOutput(this, 'VerifierFunctionName', { value: this.verifier.functionName });
+    new CfnOutput(this, 'CrashRate', { value: String(props.settings.crashRate) });
+    new CfnOutput(this, 'CrashSeed', { value: props.settings.crashSeed });
+    new CfnOutput(this, 'TopologyVersion', { value: TOPOLOGY_VERSION });
+  }
+
+  private addMode(mode: Mode, settings: ModeSettings, deployment: DeploymentSettings): ModeResources {
+    const id = pascalCase(mode);
+    const deadLetterQueue = new sqs.Queue(this, `${id}DeadLetterQueue`, {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.seconds(STORAGE.deadLetterRetentionSeconds),
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    const queue = new sqs.Queue(this, `${id}Queue`, {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      visibilityTimeout: Duration.seconds(settings.visibilityTimeoutSeconds),
+      retentionPeriod: Duration.seconds(STORAGE.queueRetentionSeconds),
+      deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: settings.maxReceiveCount },
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+
+    const consumer = new NodejsFunction(this, `${id}Consumer`, {
+      entry: handlerEntry(mode),
+      handler: 'handler',
+      projectRoot: PROJECT_ROOT,
+      depsLockFilePath: `${PROJECT_ROOT}package-lock.json`,
+      runtime: lambda.Runtime.NODEJS_22_X,
+      architecture: lambda.Architecture.ARM_64,
+      timeout: Duration.seconds(settings.functionTimeoutSeconds),
+      memorySize: settings.memoryMb,
+      bundling,
+      logGroup: this.logGroup(`${id}Logs`),
+      environment: {
+        MODE: mode,
+        TABLE_NAME: this.table.tableName,
+        CRASH_RATE: String(deployment.crashRate),
+        CRASH_SEED: deployment.crashSeed,
+        ...(settings.deletesOwnBatch ? { QUEUE_URL: queue.queueUrl } : {}),
+      },
+    });
+    // TransactWriteItems is authorised per item: Put → PutItem, Update → UpdateItem.
+    this.table.grant(consumer, 'dynamodb:PutItem', 'dynamodb:UpdateItem');
+
+    consumer.addEventSource(
+      new SqsEventSource(queue, {
+        batchSize: settings.batchSize,
+        ...(settings.maxBatchingWindowSeconds > 0
+          ? { maxBatchingWindow: Duration.seconds(settings.maxBatchingWindowSeconds) }
+          : {}),
+        maxConcurrency: settings.maxConcurrency,
+        reportBatchItemFailures: settings.reportBatchItemFailures,
+      }),
+    );
+
+    if (!settings.deletesOwnBatch) this.denyDeleteFromFunctionCode(consumer, queue);
+
+    new CfnOutput(this, `${id}QueueUrl`, { value: queue.queueUrl });
+    new CfnOutput(this, `${id}DeadLetterQueueUrl`, { value: deadLetterQueue.queueUrl });
+    new CfnOutput(this, `${id}FunctionName`, { value: consumer.functionName });
+    new CfnOutput(this, `${id}BatchSize`, { value: String(settings.batchSize) });
+    return { queue, deadLetterQueue, consumer, settings };
+  }
+
+  /**
+   * The event source mapping deletes with the function's role, so the role must allow
+   * sqs:DeleteMessage. Calls made by the function's own code carry lambda:SourceFunctionArn; the
+   * poller's do not. Denying on that key leaves Lambda able to acknowledge while the code cannot
+   * delete: only at-most-once deletes from its own code.
+   */
+  private denyDeleteFromFunctionCode(consumer: NodejsFunction, queue: sqs.Queue): void {
+    consumer.addToRolePolicy(
+      new iam.PolicyStatement({
+        sid: 'OnlyTheEventSourceMappingDeletes',
+        effect: iam.Effect.DENY,
+        actions: ['sqs:DeleteMessage'],
+        resources: [queue.queueArn],
+        conditions: {
+          ArnLike: {
+            'lambda:SourceFunctionArn': this.formatArn({
+              service: 'lambda',
+              resource: 'function',
+              resourceName: '*',
+              arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+            }),
+          },
+        },
+      }),
+    );
+  }
+
+  private addVerifier(): NodejsFunction {
+    const verifier = new NodejsFunction(this, 'Verifier', {
+      entry: handlerEntry('verifier'),
+      handler: 'handler',
+      projectRoot: PROJECT_ROOT,
+      depsLockFilePath: `${PROJECT_ROOT}package-lock.json`,
+      runtime: lambda.Runtime.NODEJS_22_X,
+      architecture: lambda.Architecture.ARM_64,
+      // Counting 100,000 records per mode is paginated reads, not compute; give it room anyway.
+      timeout: Duration.minutes(5),
+      memorySize: 1024,
+      bundling,
+      logGroup: this.logGroup('VerifierLogs'),
+      environment: {
+        TABLE_NAME: this.table.tableName,
+        DEAD_LETTER_QUEUE_URLS: Stack.of(this).toJsonString(
+          Object.fromEntries(MODE_NAMES.map((mode) => [mode, this.modes[mode].deadLetterQueue.queueUrl])),
+        ),
+      },
+    });
+    // Read-only on the ledger; on the DLQs it may receive and release (make visible again), never delete.
+    this.table.grant(verifier, 'dynamodb:Query', 'dynamodb:GetItem');
+    for (const mode of MODE_NAMES) {
+      this.modes[mode].deadLetterQueue.grant(verifier, 'sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility');
+    }
+    return verifier;
+  }
+
+  private logGroup(id: string): logs.LogGroup {
+    return new logs.LogGroup(this, id, {
+      retention: logs.RetentionDays.ONE_WEEK,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+  }
+}
+
+function pascalCase(mode: string): string {
+  return mode
+    .split('-')
+    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+    .join('');
+}

@@ -1,0 +1,103 @@
+import { MODES, type Mode, type ModeSettings } from './topology.js';
+
+/** Per-deployment knobs, set with CDK context (`-c crashRate=0.02`) and resolved in one place. */
+export interface DeploymentSettings {
+  /**
+   * Probability that a handler kills itself at its mode's crash point.
+   * @default 0 (deployed stacks never crash unless asked to)
+   */
+  readonly crashRate: number;
+  /**
+   * Seed of the deterministic crash decision.
+   * @default 'seed'
+   */
+  readonly crashSeed: string;
+  /**
+   * Overrides every mode's batch size.
+   * @default the topology's batch size per mode
+   */
+  readonly batchSize?: number;
+  /**
+   * Overrides every mode's maxReceiveCount (receives before the DLQ).
+   * @default the topology's maxReceiveCount per mode
+   */
+  readonly maxReceiveCount?: number;
+}
+
+export const DEFAULT_DEPLOYMENT: DeploymentSettings = { crashRate: 0, crashSeed: 'seed' };
+
+export class InvalidSettingError extends Error {
+  override readonly name = 'InvalidSettingError';
+}
+
+/** Reads settings from CDK context values (strings from `-c`, or JSON values from cdk.json). */
+export function deploymentSettingsFromContext(get: (key: string) => unknown): DeploymentSettings {
+  const crashRate = optionalNumber(get, 'crashRate');
+  const crashSeed = get('crashSeed');
+  const batchSize = optionalNumber(get, 'batchSize');
+  const maxReceiveCount = optionalNumber(get, 'maxReceiveCount');
+  if (crashRate !== undefined && !(crashRate >= 0 && crashRate <= 1)) {
+    throw new InvalidSettingError(
+      `context crashRate=${crashRate} must be between 0 and 1 (e.g. -c crashRate=0.02)`,
+    );
+  }
+  if (crashSeed !== undefined && (typeof crashSeed !== 'string' || crashSeed.trim() === '')) {
+    throw new InvalidSettingError('context crashSeed must be a non-empty string (e.g. -c crashSeed=demo)');
+  }
+  if (batchSize !== undefined && !(Number.isInteger(batchSize) && batchSize >= 1 && batchSize <= 10_000)) {
+    throw new InvalidSettingError(`context batchSize=${batchSize} must be an integer from 1 to 10000`);
+  }
+  if (
+    maxReceiveCount !== undefined &&
+    !(Number.isInteger(maxReceiveCount) && maxReceiveCount >= 1 && maxReceiveCount <= 1000)
+  ) {
+    throw new InvalidSettingError(
+      `context maxReceiveCount=${maxReceiveCount} must be an integer from 1 to 1000`,
+    );
+  }
+  return {
+    crashRate: crashRate ?? DEFAULT_DEPLOYMENT.crashRate,
+    crashSeed: typeof crashSeed === 'string' ? crashSeed : DEFAULT_DEPLOYMENT.crashSeed,
+    ...(batchSize !== undefined ? { batchSize } : {}),
+    ...(maxReceiveCount !== undefined ? { maxReceiveCount } : {}),
+  };
+}
+
+function optionalNumber(get: (key: string) => unknown, key: string): number | undefined {
+  const raw = get(key);
+  if (raw === undefined) return undefined;
+  const value = typeof raw === 'number' ? raw : Number(raw);
+  if (typeof raw !== 'number' && typeof raw !== 'string') {
+    throw new InvalidSettingError(`context ${key} must be a number, got ${JSON.stringify(raw)}`);
+  }
+  if (Number.isNaN(value) || (typeof raw === 'string' && raw.trim() === '')) {
+    throw new InvalidSettingError(`context ${key}=${String(raw)} is not a number`);
+  }
+  return value;
+}
+
+/** A mode's topology settings with the deployment's overrides applied, checked against AWS's rules. */
+export function resolveModeSettings(mode: Mode, deployment: DeploymentSettings): ModeSettings {
+  const base: ModeSettings = MODES[mode];
+  const batchSize = deployment.batchSize ?? base.batchSize;
+  const settings: ModeSettings = {
+    ...base,
+    batchSize,
+    maxReceiveCount: deployment.maxReceiveCount ?? base.maxReceiveCount,
+    // AWS requires a batching window for batches larger than 10.
+    maxBatchingWindowSeconds:
+      batchSize > 10 ? Math.max(1, base.maxBatchingWindowSeconds) : base.maxBatchingWindowSeconds,
+  };
+  if (settings.visibilityTimeoutSeconds < 6 * settings.functionTimeoutSeconds) {
+    throw new InvalidSettingError(
+      `${mode}: visibility timeout ${settings.visibilityTimeoutSeconds}s must be ≥ 6 × function timeout ` +
+        `(${settings.functionTimeoutSeconds}s), as AWS recommends for SQS event sources`,
+    );
+  }
+  if (settings.maxConcurrency < 2 || settings.maxConcurrency > 1000) {
+    throw new InvalidSettingError(
+      `${mode}: maxConcurrency ${settings.maxConcurrency} must be from 2 to 1000`,
+    );
+  }
+  return settings;
+}

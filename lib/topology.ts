@@ -1,0 +1,90 @@
+/**
+ * The one topology definition. The CDK stack, the verifier and the local runtime all read this
+ * object, so a mode exists in exactly one place. Adding a mode means: one entry here and one
+ * handler file `functions/<mode>.ts` exporting `handler`.
+ *
+ * This module must stay free of aws-cdk-lib imports: Lambda bundles import it too.
+ */
+
+export interface ModeSettings {
+  /** What the consumer does, in one line (used in docs, `--help` and reports). */
+  readonly summary: string;
+  /** SQS event source mapping batch size. */
+  readonly batchSize: number;
+  /** Batching window in seconds; AWS requires > 0 when batchSize > 10. */
+  readonly maxBatchingWindowSeconds: number;
+  /** Lambda function timeout in seconds. */
+  readonly functionTimeoutSeconds: number;
+  /** Queue visibility timeout in seconds; AWS recommends ≥ 6 × function timeout. */
+  readonly visibilityTimeoutSeconds: number;
+  /** Receives before SQS moves a message to the mode's DLQ. */
+  readonly maxReceiveCount: number;
+  /** Event source mapping maximum concurrency (AWS minimum is 2). */
+  readonly maxConcurrency: number;
+  /** Whether the handler returns `batchItemFailures` (partial batch responses). */
+  readonly reportBatchItemFailures: boolean;
+  /** Whether the handler deletes its own batch (needs `sqs:DeleteMessage` and the queue URL). */
+  readonly deletesOwnBatch: boolean;
+  /** Lambda memory in MB. */
+  readonly memoryMb: number;
+}
+
+const consumerDefaults = {
+  batchSize: 10,
+  maxBatchingWindowSeconds: 0,
+  functionTimeoutSeconds: 30,
+  visibilityTimeoutSeconds: 180,
+  maxReceiveCount: 5,
+  maxConcurrency: 5,
+  memoryMb: 256,
+} as const;
+
+export const MODES = {
+  'at-most-once': {
+    ...consumerDefaults,
+    summary: 'deletes the received batch from SQS, then applies each message',
+    reportBatchItemFailures: false,
+    deletesOwnBatch: true,
+  },
+  'at-least-once': {
+    ...consumerDefaults,
+    summary: 'applies each message, then Lambda deletes the batch on success',
+    reportBatchItemFailures: true,
+    deletesOwnBatch: false,
+  },
+  'effectively-once': {
+    ...consumerDefaults,
+    summary:
+      'applies each message in one TransactWriteItems with a conditional processed-marker, then Lambda deletes the batch',
+    reportBatchItemFailures: true,
+    deletesOwnBatch: false,
+  },
+} as const satisfies Record<string, ModeSettings>;
+
+export type Mode = keyof typeof MODES;
+
+export const MODE_NAMES = Object.keys(MODES) as Mode[];
+
+export function isMode(value: string): value is Mode {
+  return Object.hasOwn(MODES, value);
+}
+
+/** Settings shared by every queue and by the ledger table. */
+export const STORAGE = {
+  /** How long SQS keeps an unconsumed message (source queues). */
+  queueRetentionSeconds: 4 * 24 * 3600,
+  /** How long SQS keeps a dead-lettered message (the maximum SQS allows). */
+  deadLetterRetentionSeconds: 14 * 24 * 3600,
+  /**
+   * TTL of every ledger item, processed markers included. It must outlive the longest time a
+   * message can still be (re)delivered — the DLQ's retention, in case it is redriven — or a
+   * redelivery would no longer find its marker and be applied twice.
+   */
+  ledgerTtlSeconds: 30 * 24 * 3600,
+} as const;
+
+/** The Lambda runtime every function runs on, pinned: never NODEJS_LATEST. */
+export const LAMBDA_RUNTIME = 'nodejs22.x' as const;
+
+/** Bumped when the ledger layout or the stack outputs change, so a driver can refuse a stale stack. */
+export const TOPOLOGY_VERSION = '1';
