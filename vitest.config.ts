@@ -1,0 +1,39 @@
+import { defineConfig } from 'vitest/config';
+
+// Handlers read their configuration at module scope (fail fast at cold start), so unit tests
+// provide a complete, valid environment before any handler module is imported.
+const handlerEnv = {
+  MODE: 'at-least-once',
+  TABLE_NAME: 'ledger-test',
+  QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/123456789012/at-most-once',
+  CRASH_RATE: '0',
+  CRASH_SEED: 'unit',
+  DEAD_LETTER_QUEUE_URLS: JSON.stringify({
+    'at-most-once': 'https://sqs.eu-west-1.amazonaws.com/123456789012/at-most-once-dlq',
+    'at-least-once': 'https://sqs.eu-west-1.amazonaws.com/123456789012/at-least-once-dlq',
+    'effectively-once': 'https://sqs.eu-west-1.amazonaws.com/123456789012/effectively-once-dlq',
+  }),
+  AWS_REGION: 'eu-west-1',
+  AWS_ACCESS_KEY_ID: 'unit',
+  AWS_SECRET_ACCESS_KEY: 'unit',
+  POWERTOOLS_LOG_LEVEL: 'SILENT',
+};
+
+export default defineConfig({
+  test: {
+    projects: [
+      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], env: handlerEnv } },
+      { test: { name: 'infra', include: ['test/infra/**/*.test.ts'], testTimeout: 120_000 } },
+      {
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          testTimeout: 240_000,
+          hookTimeout: 120_000,
+          // Emulators and child processes are heavy on 2 cores: one integration file at a time.
+          fileParallelism: false,
+        },
+      },
+    ],
+  },
+});
