@@ -19,7 +19,7 @@ export function processBatch(
   return workThenAcknowledge(event, context, deps, applyAtLeastOnce);
 }
 
-const deps = createConsumerDeps(readConsumerConfig());
+const deps = createConsumerDeps(readConsumerConfig('at-least-once'));
 
 export const handler = (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
   deps.logger.addContext(context);

@@ -103,7 +103,7 @@ export async function deleteBatch(
 }
 
 const queueUrl = requireEnv('QUEUE_URL');
-const deps = createConsumerDeps(readConsumerConfig());
+const deps = createConsumerDeps(readConsumerConfig('at-most-once'));
 
 export const handler = (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
   deps.logger.addContext(context);

@@ -32,7 +32,7 @@ export function processBatch(
   return workThenAcknowledge(event, context, deps, applyEffectivelyOnce);
 }
 
-const deps = createConsumerDeps(readConsumerConfig());
+const deps = createConsumerDeps(readConsumerConfig('effectively-once'));
 
 export const handler = (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
   deps.logger.addContext(context);

@@ -6,7 +6,7 @@ import { MODE_NAMES, type Mode } from '../lib/topology.js';
 import { requireEnv } from './shared/config.js';
 import { createLogger } from './shared/consumer.js';
 import { deadLetteredEventIds } from './shared/dead-letters.js';
-import { ConfigError, InvalidMessageError } from './shared/errors.js';
+import { ConfigError, InvalidInputError, RunNotFoundError } from './shared/errors.js';
 import { SK } from './shared/ledger-keys.js';
 import {
   type LedgerReader,
@@ -38,10 +38,7 @@ export interface VerifierDeps {
 export async function verifyMode(deps: VerifierDeps, runId: string, mode: Mode): Promise<ModeOutcome> {
   const manifest = await readManifest(deps.reader, runId, mode);
   if (manifest === undefined) {
-    throw new InvalidMessageError(
-      'runId',
-      `no manifest for run ${runId} in mode ${mode}: was the run produced?`,
-    );
+    throw new RunNotFoundError(`no manifest for run ${runId} in mode ${mode}: was the run produced against this table?`);
   }
   const deadLettered = await deadLetteredEventIds(deps.sqs, deps.deadLetterQueueUrls[mode], runId);
   const tally = new ApplicationTally(deadLettered);
@@ -69,10 +66,8 @@ export async function verifyRun(deps: VerifierDeps, input: unknown): Promise<Ver
   const parsed = v.safeParse(VerifierInputSchema, input);
   if (!parsed.success) {
     const issue = parsed.issues[0];
-    throw new InvalidMessageError(
-      v.getDotPath(issue) ?? '(input)',
-      `${issue.message}; expected { "runId": "..." }`,
-    );
+    const field = v.getDotPath(issue) ?? '(input)';
+    throw new InvalidInputError(`verifier input ${field}: ${issue.message}; expected { "runId": "..." }`);
   }
   const { runId } = parsed.output;
   const outcomes = await Promise.all(MODE_NAMES.map((mode) => verifyMode(deps, runId, mode)));

@@ -97,7 +97,6 @@ export class DeliverySemanticsStack extends Stack {
       bundling,
       logGroup: this.logGroup(`${id}Logs`),
       environment: {
-        MODE: mode,
         TABLE_NAME: this.table.tableName,
         CRASH_RATE: String(deployment.crashRate),
         CRASH_SEED: deployment.crashSeed,

@@ -12,14 +12,6 @@ export function requireEnv(name: string, env: Env = process.env): string {
   return value;
 }
 
-export function requireMode(name: string, env: Env = process.env): Mode {
-  const value = requireEnv(name, env);
-  if (!isMode(value)) {
-    throw new ConfigError(`${name}=${value} is not a mode; expected one of ${MODE_NAMES.join(', ')}`);
-  }
-  return value;
-}
-
 /** A probability in [0, 1], e.g. CRASH_RATE. */
 export function requireRate(name: string, env: Env = process.env): number {
   const raw = requireEnv(name, env);
@@ -38,9 +30,10 @@ export interface ConsumerConfig {
   readonly crashSeed: string;
 }
 
-export function readConsumerConfig(env: Env = process.env): ConsumerConfig {
+/** The mode is the handler's own (one handler file per mode), not configuration. */
+export function readConsumerConfig(mode: Mode, env: Env = process.env): ConsumerConfig {
   return {
-    mode: requireMode('MODE', env),
+    mode,
     tableName: requireEnv('TABLE_NAME', env),
     crashRate: requireRate('CRASH_RATE', env),
     crashSeed: requireEnv('CRASH_SEED', env),

@@ -40,3 +40,13 @@ export function describeError(error: unknown): { name: string; message: string }
   if (error instanceof Error) return { name: error.name, message: error.message };
   return { name: 'NonError', message: String(error) };
 }
+
+/** The verifier was invoked with input that is not `{ "runId": "..." }`. */
+export class InvalidInputError extends Error {
+  override readonly name = 'InvalidInputError';
+}
+
+/** The verifier found no manifest: the run id is wrong, or the run was never produced here. */
+export class RunNotFoundError extends Error {
+  override readonly name = 'RunNotFoundError';
+}

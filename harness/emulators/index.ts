@@ -1,0 +1,41 @@
+import { startDynamoDbEmulator } from './dynamodb-emulator.js';
+import { startSqsEmulator } from './sqs-emulator.js';
+
+export { JavaMissingError } from './dynamodb-emulator.js';
+
+/** A local stand-in for an AWS service: where to send requests, and how to shut it down. */
+export interface RunningEmulator {
+  readonly endpoint: string;
+  /** Idempotent; resolves once the emulator no longer holds its port or process. */
+  stop(): Promise<void>;
+}
+
+export interface RunningEmulators {
+  readonly sqsEndpoint: string;
+  readonly dynamodbEndpoint: string;
+  /** Stops both, even if stopping one fails. */
+  stop(): Promise<void>;
+}
+
+/** Starts the SQS and DynamoDB emulators in parallel; if either fails, the other is stopped before rethrowing. */
+export async function startEmulators(): Promise<RunningEmulators> {
+  const started = await Promise.allSettled([startSqsEmulator(), startDynamoDbEmulator()]);
+  const [sqs, dynamodb] = started;
+  if (sqs.status === 'rejected' || dynamodb.status === 'rejected') {
+    await stopAll(started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : [])));
+    const reasons = started.flatMap((result) => (result.status === 'rejected' ? [result.reason] : []));
+    // One failure is rethrown as is, so callers can still branch on e.g. JavaMissingError.
+    throw reasons.length === 1 ? reasons[0] : new AggregateError(reasons, 'both emulators failed to start');
+  }
+  return {
+    sqsEndpoint: sqs.value.endpoint,
+    dynamodbEndpoint: dynamodb.value.endpoint,
+    stop: () => stopAll([sqs.value, dynamodb.value]),
+  };
+}
+
+async function stopAll(emulators: readonly RunningEmulator[]): Promise<void> {
+  const results = await Promise.allSettled(emulators.map((emulator) => emulator.stop()));
+  const reasons = results.flatMap((result) => (result.status === 'rejected' ? [result.reason] : []));
+  if (reasons.length > 0) throw new AggregateError(reasons, 'failed to stop emulator(s)');
+}

@@ -1,0 +1,194 @@
+import { App } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { DeliverySemanticsStack } from '../../lib/delivery-semantics-stack.js';
+import { type DeploymentSettings, InvalidSettingError, deploymentSettingsFromContext } from '../../lib/deployment-settings.js';
+import { MODE_NAMES, MODES, STORAGE } from '../../lib/topology.js';
+
+function synth(settings: DeploymentSettings = { crashRate: 0, crashSeed: 'seed' }): {
+  template: Template;
+  stack: DeliverySemanticsStack;
+} {
+  // Skipping bundling keeps these assertions fast; test/infra/synth.test.ts bundles for real.
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const stack = new DeliverySemanticsStack(app, 'Test', { settings });
+  return { template: Template.fromStack(stack), stack };
+}
+
+describe('DeliverySemanticsStack', () => {
+  let template: Template;
+  let stack: DeliverySemanticsStack;
+
+  beforeAll(() => {
+    ({ template, stack } = synth());
+  });
+
+  it('deploys a queue and a DLQ per mode, 4 functions and 3 event source mappings', () => {
+    template.resourceCountIs('AWS::SQS::Queue', 2 * MODE_NAMES.length);
+    template.resourceCountIs('AWS::Lambda::Function', MODE_NAMES.length + 1);
+    template.resourceCountIs('AWS::Lambda::EventSourceMapping', MODE_NAMES.length);
+  });
+
+  it.each(MODE_NAMES)('%s: queue has a redrive policy to its DLQ, SSE-SQS, and visibility ≥ 6 × timeout', (mode) => {
+    const settings = MODES[mode];
+    const { queue, deadLetterQueue } = stack.modes[mode];
+    template.hasResourceProperties('AWS::SQS::Queue', {
+      VisibilityTimeout: settings.visibilityTimeoutSeconds,
+      SqsManagedSseEnabled: true,
+      MessageRetentionPeriod: STORAGE.queueRetentionSeconds,
+      RedrivePolicy: {
+        deadLetterTargetArn: { 'Fn::GetAtt': [stack.getLogicalId(deadLetterQueue.node.defaultChild as never), 'Arn'] },
+        maxReceiveCount: settings.maxReceiveCount,
+      },
+    });
+    expect(settings.visibilityTimeoutSeconds).toBeGreaterThanOrEqual(6 * settings.functionTimeoutSeconds);
+    expect(queue.node.id).toMatch(/Queue$/);
+  });
+
+  it('enforces TLS on every queue', () => {
+    const policies = template.findResources('AWS::SQS::QueuePolicy');
+    expect(Object.keys(policies)).toHaveLength(2 * MODE_NAMES.length);
+    for (const policy of Object.values(policies)) {
+      expect(policy.Properties.PolicyDocument.Statement).toContainEqual(
+        expect.objectContaining({
+          Effect: 'Deny',
+          Action: 'sqs:*',
+          Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+        }),
+      );
+    }
+  });
+
+  it.each(MODE_NAMES)('%s: event source mapping uses the topology’s batch, concurrency and response types', (mode) => {
+    const settings = MODES[mode];
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: stack.getLogicalId(stack.modes[mode].consumer.node.defaultChild as never) },
+      BatchSize: settings.batchSize,
+      ScalingConfig: { MaximumConcurrency: settings.maxConcurrency },
+      FunctionResponseTypes: settings.reportBatchItemFailures ? ['ReportBatchItemFailures'] : Match.absent(),
+    });
+  });
+
+  it('reports batch item failures for the two work-first modes only', () => {
+    expect(MODES['at-least-once'].reportBatchItemFailures).toBe(true);
+    expect(MODES['effectively-once'].reportBatchItemFailures).toBe(true);
+    expect(MODES['at-most-once'].reportBatchItemFailures).toBe(false);
+  });
+
+  it.each(MODE_NAMES)('%s: consumer runs a pinned Node runtime with timeout, memory and env from the topology', (mode) => {
+    const settings = MODES[mode];
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Runtime: 'nodejs22.x',
+      Timeout: settings.functionTimeoutSeconds,
+      MemorySize: settings.memoryMb,
+      Environment: {
+        Variables: {
+          TABLE_NAME: { Ref: Match.stringLikeRegexp('^Ledger') },
+          CRASH_RATE: '0',
+          CRASH_SEED: 'seed',
+          QUEUE_URL: settings.deletesOwnBatch ? { Ref: Match.stringLikeRegexp('^AtMostOnceQueue') } : Match.absent(),
+        },
+      },
+    });
+  });
+
+  it('stores the ledger on demand, with point-in-time recovery and a TTL', () => {
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      BillingMode: 'PAY_PER_REQUEST',
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
+      KeySchema: [
+        { AttributeName: 'pk', KeyType: 'HASH' },
+        { AttributeName: 'sk', KeyType: 'RANGE' },
+      ],
+    });
+    // Markers must outlive every way a message can come back, including a DLQ redrive.
+    expect(STORAGE.ledgerTtlSeconds).toBeGreaterThan(STORAGE.deadLetterRetentionSeconds);
+    expect(STORAGE.ledgerTtlSeconds).toBeGreaterThan(STORAGE.queueRetentionSeconds);
+  });
+
+  /** The statements of the identity policy attached to a function's role. */
+  function statementsOf(functionLogicalId: string): Array<Record<string, unknown>> {
+    const fn = template.findResources('AWS::Lambda::Function')[functionLogicalId];
+    const roleRef = fn?.Properties.Role['Fn::GetAtt'][0];
+    const policies = Object.values(template.findResources('AWS::IAM::Policy')).filter((policy) =>
+      policy.Properties.Roles.some((role: { Ref: string }) => role.Ref === roleRef),
+    );
+    return policies.flatMap((policy) => policy.Properties.PolicyDocument.Statement);
+  }
+
+  const actionsOf = (statement: Record<string, unknown>): string[] =>
+    ([] as string[]).concat(statement.Action as string | string[]);
+
+  it('lets only at-most-once delete from its own code: the others deny sqs:DeleteMessage to function code', () => {
+    for (const mode of MODE_NAMES) {
+      const statements = statementsOf(stack.getLogicalId(stack.modes[mode].consumer.node.defaultChild as never));
+      const deny = statements.find((statement) => statement.Effect === 'Deny');
+      if (MODES[mode].deletesOwnBatch) {
+        expect(deny).toBeUndefined();
+      } else {
+        expect(deny).toMatchObject({
+          Action: 'sqs:DeleteMessage',
+          Condition: { ArnLike: { 'lambda:SourceFunctionArn': expect.anything() } },
+        });
+      }
+      const dynamoActions = statements.flatMap(actionsOf).filter((action) => action.startsWith('dynamodb:'));
+      expect(dynamoActions.sort()).toEqual(['dynamodb:PutItem', 'dynamodb:UpdateItem']);
+    }
+  });
+
+  it('gives the verifier read-only access: Query/GetItem on the ledger, receive/release on the DLQs, nothing else', () => {
+    const statements = statementsOf(stack.getLogicalId(stack.verifier.node.defaultChild as never));
+    const actions = new Set(statements.flatMap(actionsOf));
+    expect([...actions].sort()).toEqual([
+      'dynamodb:GetItem',
+      'dynamodb:Query',
+      'sqs:ChangeMessageVisibility',
+      'sqs:ReceiveMessage',
+    ]);
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: { DEAD_LETTER_QUEUE_URLS: Match.anyValue(), TABLE_NAME: Match.anyValue() } },
+    });
+  });
+
+  it('outputs every queue URL, DLQ URL, function name, the table and the deployed crash settings', () => {
+    const outputs = Object.keys(template.findOutputs('*'));
+    for (const id of ['AtMostOnce', 'AtLeastOnce', 'EffectivelyOnce']) {
+      expect(outputs).toEqual(
+        expect.arrayContaining([`${id}QueueUrl`, `${id}DeadLetterQueueUrl`, `${id}FunctionName`, `${id}BatchSize`]),
+      );
+    }
+    expect(outputs).toEqual(
+      expect.arrayContaining(['TableName', 'VerifierFunctionName', 'CrashRate', 'CrashSeed', 'TopologyVersion']),
+    );
+  });
+
+  it('applies crash and batch settings from context to every consumer', () => {
+    const settings = deploymentSettingsFromContext(
+      (key) => ({ crashRate: '0.05', crashSeed: 'demo', batchSize: '50', maxReceiveCount: '3' })[key],
+    );
+    const { template: custom } = synth(settings);
+    custom.allResourcesProperties('AWS::Lambda::EventSourceMapping', {
+      BatchSize: 50,
+      // AWS requires a batching window for batches over 10.
+      MaximumBatchingWindowInSeconds: Match.anyValue(),
+    });
+    custom.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ CRASH_RATE: '0.05', CRASH_SEED: 'demo' }) },
+    });
+    custom.hasResourceProperties('AWS::SQS::Queue', { RedrivePolicy: Match.objectLike({ maxReceiveCount: 3 }) });
+  });
+
+  it.each([
+    [{ crashRate: '2' }, /crashRate=2 must be between 0 and 1/],
+    [{ crashRate: 'often' }, /crashRate=often is not a number/],
+    [{ batchSize: '0' }, /batchSize=0/],
+    [{ maxReceiveCount: '1.5' }, /maxReceiveCount=1.5/],
+    [{ crashSeed: '' }, /crashSeed/],
+  ])('refuses bad context %o with a clear message', (context, message) => {
+    expect(() => deploymentSettingsFromContext((key) => (context as Record<string, string>)[key])).toThrow(
+      InvalidSettingError,
+    );
+    expect(() => deploymentSettingsFromContext((key) => (context as Record<string, string>)[key])).toThrow(message);
+  });
+});

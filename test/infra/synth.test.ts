@@ -1,0 +1,34 @@
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { handlerEntry } from '../../lib/bundling.js';
+import { MODE_NAMES } from '../../lib/topology.js';
+
+const run = promisify(execFile);
+const outdir = mkdtempSync(join(tmpdir(), 'cdk-synth-'));
+
+describe('cdk synth (the CLI, as a user runs it, offline)', () => {
+  afterAll(() => rmSync(outdir, { recursive: true, force: true }));
+
+  it('bundles every handler with local esbuild and emits the expected template', async () => {
+    await run('npx', ['cdk', 'synth', '--quiet', '--output', outdir], {
+      env: { ...process.env, CDK_DISABLE_CLI_TELEMETRY: 'true' },
+      timeout: 110_000,
+    });
+
+    const template = JSON.parse(readFileSync(join(outdir, 'DeliverySemantics.template.json'), 'utf8')) as {
+      Resources: Record<string, { Type: string }>;
+    };
+    const count = (type: string) => Object.values(template.Resources).filter((r) => r.Type === type).length;
+    expect(count('AWS::SQS::Queue')).toBe(6);
+    expect(count('AWS::Lambda::Function')).toBe(4);
+    expect(count('AWS::Lambda::EventSourceMapping')).toBe(3);
+  });
+
+  it('has one handler file per mode of the topology', () => {
+    for (const mode of [...MODE_NAMES, 'verifier']) expect(existsSync(handlerEntry(mode))).toBe(true);
+  });
+});

@@ -1,0 +1,38 @@
+import type { SQSEvent, SQSRecord } from 'aws-lambda';
+import type { MessageBody } from '../../functions/shared/message.js';
+
+let sequence = 0;
+
+export function messageBody(overrides: Partial<MessageBody> = {}): MessageBody {
+  sequence += 1;
+  return { eventId: `evt-${sequence}`, runId: 'run-1', accountId: 'acct-1', amountCents: 250, ...overrides };
+}
+
+/** A record exactly as the Lambda SQS event source delivers it. */
+export function sqsRecord(body: MessageBody | string, overrides: { receiveCount?: number; messageId?: string } = {}): SQSRecord {
+  sequence += 1;
+  const messageId = overrides.messageId ?? `00000000-0000-4000-8000-${String(sequence).padStart(12, '0')}`;
+  const runId = typeof body === 'string' ? undefined : body.runId;
+  return {
+    messageId,
+    receiptHandle: `receipt-${messageId}`,
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+    attributes: {
+      ApproximateReceiveCount: String(overrides.receiveCount ?? 1),
+      SentTimestamp: '1700000000000',
+      SenderId: 'AIDAEXAMPLE',
+      ApproximateFirstReceiveTimestamp: '1700000000001',
+    },
+    messageAttributes: runId ? { runId: { stringValue: runId, dataType: 'String' } } : {},
+    md5OfBody: 'not-checked',
+    eventSource: 'aws:sqs',
+    eventSourceARN: 'arn:aws:sqs:eu-west-1:123456789012:queue',
+    awsRegion: 'eu-west-1',
+  };
+}
+
+export function sqsEvent(...records: SQSRecord[]): SQSEvent {
+  return { Records: records };
+}
+
+export const lambdaContext = { awsRequestId: 'req-1' };

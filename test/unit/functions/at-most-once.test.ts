@@ -1,0 +1,121 @@
+import { DeleteMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { processBatch } from '../../../functions/at-most-once.js';
+import { DeleteFailedError } from '../../../functions/shared/errors.js';
+import { consumerDeps, Killed } from '../../support/consumer-deps.js';
+import { lambdaContext, messageBody, sqsEvent, sqsRecord } from '../../support/sqs-events.js';
+
+const QUEUE_URL = 'https://sqs.eu-west-1.amazonaws.com/123456789012/at-most-once';
+
+describe('at-most-once consumer', () => {
+  const ddb = mockClient(DynamoDBDocumentClient);
+  const sqs = mockClient(SQSClient);
+  let calls: string[];
+
+  beforeEach(() => {
+    ddb.reset();
+    sqs.reset();
+    calls = [];
+    ddb.on(UpdateCommand).callsFake(() => {
+      calls.push('count');
+      return {};
+    });
+    ddb.on(TransactWriteCommand).callsFake(() => {
+      calls.push('write');
+      return {};
+    });
+    sqs.on(DeleteMessageBatchCommand).callsFake((input: { Entries: { Id: string }[] }) => {
+      calls.push('delete');
+      return { Successful: input.Entries.map(({ Id }) => ({ Id })), Failed: [] };
+    });
+  });
+
+  it('deletes the batch before the first ledger write', async () => {
+    const event = sqsEvent(sqsRecord(messageBody()), sqsRecord(messageBody()));
+
+    await processBatch(event, lambdaContext, consumerDeps('at-most-once'), QUEUE_URL);
+
+    expect(calls).toEqual(['count', 'delete', 'write', 'write']);
+    const [deleteCall] = sqs.commandCalls(DeleteMessageBatchCommand);
+    expect(deleteCall?.args[0].input).toEqual({
+      QueueUrl: QUEUE_URL,
+      Entries: event.Records.map((record, index) => ({ Id: String(index), ReceiptHandle: record.receiptHandle })),
+    });
+  });
+
+  it('deletes in chunks of 10, the DeleteMessageBatch limit', async () => {
+    const records = Array.from({ length: 23 }, () => sqsRecord(messageBody()));
+
+    await processBatch(sqsEvent(...records), lambdaContext, consumerDeps('at-most-once'), QUEUE_URL);
+
+    const sizes = sqs.commandCalls(DeleteMessageBatchCommand).map((call) => call.args[0].input.Entries?.length);
+    expect(sizes).toEqual([10, 10, 3]);
+    expect(calls.indexOf('write')).toBeGreaterThan(calls.lastIndexOf('delete'));
+  });
+
+  it('never applies a record SQS did not delete, and fails the invocation so it is redelivered', async () => {
+    sqs.on(DeleteMessageBatchCommand).callsFake(() => {
+      calls.push('delete');
+      return { Successful: [{ Id: '0' }], Failed: [{ Id: '1', Code: 'ReceiptHandleIsInvalid', SenderFault: true }] };
+    });
+    const applied = messageBody();
+    const notDeleted = sqsRecord(messageBody());
+
+    const result = processBatch(
+      sqsEvent(sqsRecord(applied), notDeleted),
+      lambdaContext,
+      consumerDeps('at-most-once'),
+      QUEUE_URL,
+    );
+
+    await expect(result).rejects.toThrow(DeleteFailedError);
+    const writes = ddb.commandCalls(TransactWriteCommand);
+    expect(writes).toHaveLength(1);
+    expect(writes[0]?.args[0].input.TransactItems?.[0]?.Put?.Item?.eventId).toBe(applied.eventId);
+  });
+
+  it('does not apply an invalid body (already deleted: lost) and still applies the rest', async () => {
+    const valid = messageBody();
+    const result = await processBatch(
+      sqsEvent(sqsRecord(JSON.stringify({ ...messageBody(), amountCents: 1.5 })), sqsRecord(valid)),
+      lambdaContext,
+      consumerDeps('at-most-once'),
+      QUEUE_URL,
+    );
+
+    expect(result).toEqual({ batchItemFailures: [] });
+    const writes = ddb.commandCalls(TransactWriteCommand);
+    expect(writes).toHaveLength(1);
+    expect(writes[0]?.args[0].input.TransactItems?.[0]?.Put?.Item?.eventId).toBe(valid.eventId);
+  });
+
+  it('crashes after the delete and before applying the message', async () => {
+    const deps = consumerDeps('at-most-once', { crashRate: 1 });
+
+    await expect(
+      processBatch(sqsEvent(sqsRecord(messageBody()), sqsRecord(messageBody())), lambdaContext, deps, QUEUE_URL),
+    ).rejects.toThrow(Killed);
+
+    expect(deps.kills).toBe(1);
+    expect(calls.filter((call) => call !== 'count')).toEqual(['delete']);
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
+  });
+
+  it('counts every record as a delivery before deleting or applying', async () => {
+    await processBatch(
+      sqsEvent(sqsRecord(messageBody({ runId: 'run-a' })), sqsRecord(messageBody({ runId: 'run-a' }))),
+      lambdaContext,
+      consumerDeps('at-most-once'),
+      QUEUE_URL,
+    );
+
+    const [count] = ddb.commandCalls(UpdateCommand);
+    expect(calls[0]).toBe('count');
+    expect(count?.args[0].input).toMatchObject({
+      Key: { pk: 'RUN#run-a#MODE#at-most-once', sk: 'STAT#deliveries' },
+      ExpressionAttributeValues: { ':n': 2 },
+    });
+  });
+});

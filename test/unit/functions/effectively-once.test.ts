@@ -1,0 +1,96 @@
+import { ProvisionedThroughputExceededException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { processBatch } from '../../../functions/effectively-once.js';
+import { consumerDeps, Killed } from '../../support/consumer-deps.js';
+import { lambdaContext, messageBody, sqsEvent, sqsRecord } from '../../support/sqs-events.js';
+
+function cancelled(...codes: string[]): TransactionCanceledException {
+  return new TransactionCanceledException({
+    message: 'Transaction cancelled',
+    $metadata: {},
+    CancellationReasons: codes.map((Code) => ({ Code })),
+  });
+}
+
+describe('effectively-once consumer', () => {
+  const ddb = mockClient(DynamoDBDocumentClient);
+  const sqs = mockClient(SQSClient);
+
+  beforeEach(() => {
+    ddb.reset();
+    sqs.reset();
+    ddb.on(UpdateCommand).resolves({});
+    ddb.on(TransactWriteCommand).resolves({});
+  });
+
+  it('sends ONE transaction: a conditional marker keyed on (runId, eventId) and the balance update', async () => {
+    const body = messageBody({ runId: 'run-9', eventId: 'evt-1', accountId: 'acct-2', amountCents: 700 });
+
+    const result = await processBatch(sqsEvent(sqsRecord(body)), lambdaContext, consumerDeps('effectively-once'));
+
+    expect(result).toEqual({ batchItemFailures: [] });
+    const writes = ddb.commandCalls(TransactWriteCommand);
+    expect(writes).toHaveLength(1);
+    const [marker, balance] = writes[0]?.args[0].input.TransactItems ?? [];
+    expect(marker?.Put).toMatchObject({
+      ConditionExpression: 'attribute_not_exists(pk)',
+      Item: { pk: 'RUN#run-9#MODE#effectively-once', sk: 'APP#evt-1', eventId: 'evt-1', amountCents: 700 },
+    });
+    expect(balance?.Update?.Key).toEqual({ pk: 'RUN#run-9#MODE#effectively-once', sk: 'BAL#acct-2' });
+  });
+
+  it('skips a redelivery whose marker exists (ConditionalCheckFailed) and counts a suppressed duplicate', async () => {
+    ddb.on(TransactWriteCommand).rejects(cancelled('ConditionalCheckFailed', 'None'));
+    const body = messageBody({ runId: 'run-9' });
+
+    const result = await processBatch(
+      sqsEvent(sqsRecord(body, { receiveCount: 2 })),
+      lambdaContext,
+      consumerDeps('effectively-once'),
+    );
+
+    expect(result).toEqual({ batchItemFailures: [] });
+    const suppressed = ddb.commandCalls(UpdateCommand).map((call) => call.args[0].input.Key?.sk);
+    expect(suppressed).toContain('STAT#suppressedDuplicates');
+  });
+
+  it.each([
+    ['TransactionConflict on the marker', cancelled('TransactionConflict', 'None')],
+    ['TransactionConflict on the balance', cancelled('None', 'TransactionConflict')],
+    ['a failed condition on the balance, not the marker', cancelled('None', 'ConditionalCheckFailed')],
+    ['throttling inside the transaction', cancelled('ThrottlingError', 'None')],
+    ['throttling of the request', new ProvisionedThroughputExceededException({ message: 'slow', $metadata: {} })],
+  ])('reports %s as a failed item, never as applied', async (_name, error) => {
+    ddb.on(TransactWriteCommand).rejects(error);
+    const record = sqsRecord(messageBody());
+
+    const result = await processBatch(sqsEvent(record), lambdaContext, consumerDeps('effectively-once'));
+
+    expect(result).toEqual({ batchItemFailures: [{ itemIdentifier: record.messageId }] });
+    const counters = ddb.commandCalls(UpdateCommand).map((call) => call.args[0].input.Key?.sk);
+    expect(counters).not.toContain('STAT#suppressedDuplicates');
+  });
+
+  it('never applies an invalid body and reports it as failed', async () => {
+    const record = sqsRecord(JSON.stringify({ eventId: 'e', runId: 'r', accountId: 'a' }));
+
+    const result = await processBatch(sqsEvent(record), lambdaContext, consumerDeps('effectively-once'));
+
+    expect(result).toEqual({ batchItemFailures: [{ itemIdentifier: record.messageId }] });
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
+  });
+
+  it('crashes after applying a message and before the batch is acknowledged', async () => {
+    const deps = consumerDeps('effectively-once', { crashRate: 1 });
+
+    await expect(
+      processBatch(sqsEvent(sqsRecord(messageBody()), sqsRecord(messageBody())), lambdaContext, deps),
+    ).rejects.toThrow(Killed);
+
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(1);
+    expect(deps.kills).toBe(1);
+  });
+});

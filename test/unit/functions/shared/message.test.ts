@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { InvalidMessageError } from '../../../../functions/shared/errors.js';
+import { parseMessageBody, runIdOf } from '../../../../functions/shared/message.js';
+import { sqsRecord } from '../../../support/sqs-events.js';
+
+const valid = { eventId: 'evt-1', runId: 'run-1', accountId: 'acct-1', amountCents: 100 };
+
+function fieldOf(body: string): string {
+  try {
+    parseMessageBody(body);
+  } catch (error) {
+    if (error instanceof InvalidMessageError) return error.field;
+    throw error;
+  }
+  throw new Error('expected the body to be rejected');
+}
+
+describe('message body validation', () => {
+  it('accepts a valid body', () => {
+    expect(parseMessageBody(JSON.stringify(valid))).toEqual(valid);
+  });
+
+  it.each([
+    ['not JSON', 'nope', '(body)'],
+    ['a float amount', JSON.stringify({ ...valid, amountCents: 1.5 }), 'amountCents'],
+    ['a string amount', JSON.stringify({ ...valid, amountCents: '100' }), 'amountCents'],
+    ['a zero amount', JSON.stringify({ ...valid, amountCents: 0 }), 'amountCents'],
+    ['a missing eventId', JSON.stringify({ ...valid, eventId: undefined }), 'eventId'],
+    ['a # in the runId', JSON.stringify({ ...valid, runId: 'a#b' }), 'runId'],
+    ['an unknown field', JSON.stringify({ ...valid, note: 'x' }), 'note'],
+  ])('rejects %s and names the field', (_name, body, field) => {
+    expect(fieldOf(body)).toBe(field);
+  });
+
+  it('attributes a record to its run by attribute first, then by body', () => {
+    expect(runIdOf(sqsRecord({ ...valid, runId: 'from-both' }))).toBe('from-both');
+    const noAttribute = { ...sqsRecord({ ...valid, runId: 'from-body' }), messageAttributes: {} };
+    expect(runIdOf(noAttribute)).toBe('from-body');
+    expect(runIdOf(sqsRecord('not json'))).toBeUndefined();
+  });
+});
