@@ -20,11 +20,13 @@ import { ApplicationTally, computeOutcome, type ModeOutcome } from './shared/out
 
 export const VerifierInputSchema = v.strictObject({
   runId: v.pipe(v.string(), v.regex(/^[A-Za-z0-9._:-]{1,128}$/, 'must be 1–128 of A-Z a-z 0-9 . _ : -')),
+  /** Which modes to verify; all of the topology's by default. */
+  modes: v.optional(v.pipe(v.array(v.picklist(MODE_NAMES)), v.minLength(1))),
 });
 
 export interface VerifierResult {
   readonly runId: string;
-  readonly modes: Record<Mode, ModeOutcome>;
+  readonly modes: Partial<Record<Mode, ModeOutcome>>;
 }
 
 export interface VerifierDeps {
@@ -38,7 +40,9 @@ export interface VerifierDeps {
 export async function verifyMode(deps: VerifierDeps, runId: string, mode: Mode): Promise<ModeOutcome> {
   const manifest = await readManifest(deps.reader, runId, mode);
   if (manifest === undefined) {
-    throw new RunNotFoundError(`no manifest for run ${runId} in mode ${mode}: was the run produced against this table?`);
+    throw new RunNotFoundError(
+      `no manifest for run ${runId} in mode ${mode}: was the run produced against this table?`,
+    );
   }
   const deadLettered = await deadLetteredEventIds(deps.sqs, deps.deadLetterQueueUrls[mode], runId);
   const tally = new ApplicationTally(deadLettered);
@@ -67,7 +71,9 @@ export async function verifyRun(deps: VerifierDeps, input: unknown): Promise<Ver
   if (!parsed.success) {
     const issue = parsed.issues[0];
     const field = v.getDotPath(issue) ?? '(input)';
-    throw new InvalidInputError(`verifier input ${field}: ${issue.message}; expected { "runId": "..." }`);
+    throw new InvalidInputError(
+      `verifier input ${field}: ${issue.message}; expected { "runId": "...", "modes"?: [...] }`,
+    );
   }
   const { runId } = parsed.output;
   const outcomes = await Promise.all(MODE_NAMES.map((mode) => verifyMode(deps, runId, mode)));

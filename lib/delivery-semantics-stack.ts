@@ -9,6 +9,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { BUNDLING, handlerEntry, PROJECT_ROOT } from './bundling.js';
 import { type DeploymentSettings, resolveModeSettings } from './deployment-settings.js';
+import { consumerEnvironment, verifierEnvironment } from './function-environment.js';
 import { MODE_NAMES, type Mode, type ModeSettings, STORAGE, TOPOLOGY_VERSION } from './topology.js';
 
 export interface DeliverySemanticsStackProps extends StackProps {
@@ -96,12 +97,12 @@ export class DeliverySemanticsStack extends Stack {
       memorySize: settings.memoryMb,
       bundling,
       logGroup: this.logGroup(`${id}Logs`),
-      environment: {
-        TABLE_NAME: this.table.tableName,
-        CRASH_RATE: String(deployment.crashRate),
-        CRASH_SEED: deployment.crashSeed,
-        ...(settings.deletesOwnBatch ? { QUEUE_URL: queue.queueUrl } : {}),
-      },
+      environment: consumerEnvironment(settings, {
+        tableName: this.table.tableName,
+        queueUrl: queue.queueUrl,
+        crashRate: deployment.crashRate,
+        crashSeed: deployment.crashSeed,
+      }),
     });
     // TransactWriteItems is authorised per item: Put → PutItem, Update → UpdateItem.
     this.table.grant(consumer, 'dynamodb:PutItem', 'dynamodb:UpdateItem');
@@ -166,12 +167,13 @@ export class DeliverySemanticsStack extends Stack {
       memorySize: 1024,
       bundling,
       logGroup: this.logGroup('VerifierLogs'),
-      environment: {
-        TABLE_NAME: this.table.tableName,
-        DEAD_LETTER_QUEUE_URLS: Stack.of(this).toJsonString(
-          Object.fromEntries(MODE_NAMES.map((mode) => [mode, this.modes[mode].deadLetterQueue.queueUrl])),
-        ),
-      },
+      environment: verifierEnvironment({
+        tableName: this.table.tableName,
+        deadLetterQueueUrls: Object.fromEntries(
+          MODE_NAMES.map((mode) => [mode, this.modes[mode].deadLetterQueue.queueUrl]),
+        ) as Record<Mode, string>,
+        toJson: (value) => Stack.of(this).toJsonString(value),
+      }),
     });
     // Read-only on the ledger; on the DLQs it may receive and release (make visible again), never delete.
     this.table.grant(verifier, 'dynamodb:Query', 'dynamodb:GetItem');

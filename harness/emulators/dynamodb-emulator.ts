@@ -112,7 +112,12 @@ function freePort(): Promise<number> {
 function captureTail(child: ChildProcess): () => string {
   const lines: string[] = [];
   const push = (chunk: Buffer): void => {
-    lines.push(...chunk.toString('utf8').split('\n').filter((line) => line.trim() !== ''));
+    lines.push(
+      ...chunk
+        .toString('utf8')
+        .split('\n')
+        .filter((line) => line.trim() !== ''),
+    );
     lines.splice(0, Math.max(0, lines.length - OUTPUT_TAIL_LINES));
   };
   child.stdout?.on('data', push);
@@ -139,7 +144,10 @@ function startError(port: number, reason: string, tail: string): DynamoDbLocalSt
   );
 }
 
-async function waitUntilReady(endpoint: string, exited: Promise<void>): Promise<'ready' | 'exited' | 'timeout'> {
+async function waitUntilReady(
+  endpoint: string,
+  exited: Promise<void>,
+): Promise<'ready' | 'exited' | 'timeout'> {
   const client = new DynamoDBClient({
     endpoint,
     region: 'us-east-1',

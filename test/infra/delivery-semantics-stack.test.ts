@@ -2,7 +2,11 @@ import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DeliverySemanticsStack } from '../../lib/delivery-semantics-stack.js';
-import { type DeploymentSettings, InvalidSettingError, deploymentSettingsFromContext } from '../../lib/deployment-settings.js';
+import {
+  type DeploymentSettings,
+  deploymentSettingsFromContext,
+  InvalidSettingError,
+} from '../../lib/deployment-settings.js';
 import { MODE_NAMES, MODES, STORAGE } from '../../lib/topology.js';
 
 function synth(settings: DeploymentSettings = { crashRate: 0, crashSeed: 'seed' }): {
@@ -29,21 +33,26 @@ describe('DeliverySemanticsStack', () => {
     template.resourceCountIs('AWS::Lambda::EventSourceMapping', MODE_NAMES.length);
   });
 
-  it.each(MODE_NAMES)('%s: queue has a redrive policy to its DLQ, SSE-SQS, and visibility ≥ 6 × timeout', (mode) => {
-    const settings = MODES[mode];
-    const { queue, deadLetterQueue } = stack.modes[mode];
-    template.hasResourceProperties('AWS::SQS::Queue', {
-      VisibilityTimeout: settings.visibilityTimeoutSeconds,
-      SqsManagedSseEnabled: true,
-      MessageRetentionPeriod: STORAGE.queueRetentionSeconds,
-      RedrivePolicy: {
-        deadLetterTargetArn: { 'Fn::GetAtt': [stack.getLogicalId(deadLetterQueue.node.defaultChild as never), 'Arn'] },
-        maxReceiveCount: settings.maxReceiveCount,
-      },
-    });
-    expect(settings.visibilityTimeoutSeconds).toBeGreaterThanOrEqual(6 * settings.functionTimeoutSeconds);
-    expect(queue.node.id).toMatch(/Queue$/);
-  });
+  it.each(MODE_NAMES)(
+    '%s: queue has a redrive policy to its DLQ, SSE-SQS, and visibility ≥ 6 × timeout',
+    (mode) => {
+      const settings = MODES[mode];
+      const { queue, deadLetterQueue } = stack.modes[mode];
+      template.hasResourceProperties('AWS::SQS::Queue', {
+        VisibilityTimeout: settings.visibilityTimeoutSeconds,
+        SqsManagedSseEnabled: true,
+        MessageRetentionPeriod: STORAGE.queueRetentionSeconds,
+        RedrivePolicy: {
+          deadLetterTargetArn: {
+            'Fn::GetAtt': [stack.getLogicalId(deadLetterQueue.node.defaultChild as never), 'Arn'],
+          },
+          maxReceiveCount: settings.maxReceiveCount,
+        },
+      });
+      expect(settings.visibilityTimeoutSeconds).toBeGreaterThanOrEqual(6 * settings.functionTimeoutSeconds);
+      expect(queue.node.id).toMatch(/Queue$/);
+    },
+  );
 
   it('enforces TLS on every queue', () => {
     const policies = template.findResources('AWS::SQS::QueuePolicy');
@@ -59,15 +68,20 @@ describe('DeliverySemanticsStack', () => {
     }
   });
 
-  it.each(MODE_NAMES)('%s: event source mapping uses the topology’s batch, concurrency and response types', (mode) => {
-    const settings = MODES[mode];
-    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
-      FunctionName: { Ref: stack.getLogicalId(stack.modes[mode].consumer.node.defaultChild as never) },
-      BatchSize: settings.batchSize,
-      ScalingConfig: { MaximumConcurrency: settings.maxConcurrency },
-      FunctionResponseTypes: settings.reportBatchItemFailures ? ['ReportBatchItemFailures'] : Match.absent(),
-    });
-  });
+  it.each(MODE_NAMES)(
+    '%s: event source mapping uses the topology’s batch, concurrency and response types',
+    (mode) => {
+      const settings = MODES[mode];
+      template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+        FunctionName: { Ref: stack.getLogicalId(stack.modes[mode].consumer.node.defaultChild as never) },
+        BatchSize: settings.batchSize,
+        ScalingConfig: { MaximumConcurrency: settings.maxConcurrency },
+        FunctionResponseTypes: settings.reportBatchItemFailures
+          ? ['ReportBatchItemFailures']
+          : Match.absent(),
+      });
+    },
+  );
 
   it('reports batch item failures for the two work-first modes only', () => {
     expect(MODES['at-least-once'].reportBatchItemFailures).toBe(true);
@@ -75,22 +89,27 @@ describe('DeliverySemanticsStack', () => {
     expect(MODES['at-most-once'].reportBatchItemFailures).toBe(false);
   });
 
-  it.each(MODE_NAMES)('%s: consumer runs a pinned Node runtime with timeout, memory and env from the topology', (mode) => {
-    const settings = MODES[mode];
-    template.hasResourceProperties('AWS::Lambda::Function', {
-      Runtime: 'nodejs22.x',
-      Timeout: settings.functionTimeoutSeconds,
-      MemorySize: settings.memoryMb,
-      Environment: {
-        Variables: {
-          TABLE_NAME: { Ref: Match.stringLikeRegexp('^Ledger') },
-          CRASH_RATE: '0',
-          CRASH_SEED: 'seed',
-          QUEUE_URL: settings.deletesOwnBatch ? { Ref: Match.stringLikeRegexp('^AtMostOnceQueue') } : Match.absent(),
+  it.each(MODE_NAMES)(
+    '%s: consumer runs a pinned Node runtime with timeout, memory and env from the topology',
+    (mode) => {
+      const settings = MODES[mode];
+      template.hasResourceProperties('AWS::Lambda::Function', {
+        Runtime: 'nodejs22.x',
+        Timeout: settings.functionTimeoutSeconds,
+        MemorySize: settings.memoryMb,
+        Environment: {
+          Variables: {
+            TABLE_NAME: { Ref: Match.stringLikeRegexp('^Ledger') },
+            CRASH_RATE: '0',
+            CRASH_SEED: 'seed',
+            QUEUE_URL: settings.deletesOwnBatch
+              ? { Ref: Match.stringLikeRegexp('^AtMostOnceQueue') }
+              : Match.absent(),
+          },
         },
-      },
-    });
-  });
+      });
+    },
+  );
 
   it('stores the ledger on demand, with point-in-time recovery and a TTL', () => {
     template.hasResourceProperties('AWS::DynamoDB::Table', {
@@ -122,7 +141,9 @@ describe('DeliverySemanticsStack', () => {
 
   it('lets only at-most-once delete from its own code: the others deny sqs:DeleteMessage to function code', () => {
     for (const mode of MODE_NAMES) {
-      const statements = statementsOf(stack.getLogicalId(stack.modes[mode].consumer.node.defaultChild as never));
+      const statements = statementsOf(
+        stack.getLogicalId(stack.modes[mode].consumer.node.defaultChild as never),
+      );
       const deny = statements.find((statement) => statement.Effect === 'Deny');
       if (MODES[mode].deletesOwnBatch) {
         expect(deny).toBeUndefined();
@@ -155,11 +176,22 @@ describe('DeliverySemanticsStack', () => {
     const outputs = Object.keys(template.findOutputs('*'));
     for (const id of ['AtMostOnce', 'AtLeastOnce', 'EffectivelyOnce']) {
       expect(outputs).toEqual(
-        expect.arrayContaining([`${id}QueueUrl`, `${id}DeadLetterQueueUrl`, `${id}FunctionName`, `${id}BatchSize`]),
+        expect.arrayContaining([
+          `${id}QueueUrl`,
+          `${id}DeadLetterQueueUrl`,
+          `${id}FunctionName`,
+          `${id}BatchSize`,
+        ]),
       );
     }
     expect(outputs).toEqual(
-      expect.arrayContaining(['TableName', 'VerifierFunctionName', 'CrashRate', 'CrashSeed', 'TopologyVersion']),
+      expect.arrayContaining([
+        'TableName',
+        'VerifierFunctionName',
+        'CrashRate',
+        'CrashSeed',
+        'TopologyVersion',
+      ]),
     );
   });
 
@@ -176,7 +208,9 @@ describe('DeliverySemanticsStack', () => {
     custom.hasResourceProperties('AWS::Lambda::Function', {
       Environment: { Variables: Match.objectLike({ CRASH_RATE: '0.05', CRASH_SEED: 'demo' }) },
     });
-    custom.hasResourceProperties('AWS::SQS::Queue', { RedrivePolicy: Match.objectLike({ maxReceiveCount: 3 }) });
+    custom.hasResourceProperties('AWS::SQS::Queue', {
+      RedrivePolicy: Match.objectLike({ maxReceiveCount: 3 }),
+    });
   });
 
   it.each([
@@ -189,6 +223,8 @@ describe('DeliverySemanticsStack', () => {
     expect(() => deploymentSettingsFromContext((key) => (context as Record<string, string>)[key])).toThrow(
       InvalidSettingError,
     );
-    expect(() => deploymentSettingsFromContext((key) => (context as Record<string, string>)[key])).toThrow(message);
+    expect(() => deploymentSettingsFromContext((key) => (context as Record<string, string>)[key])).toThrow(
+      message,
+    );
   });
 });

@@ -1,9 +1,9 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { Mode } from '../../lib/topology.js';
 import { type ConsumerDeps, createCrashWithRecord, createLogger } from '../../functions/shared/consumer.js';
 import type { Ledger } from '../../functions/shared/ledger.js';
+import type { Mode } from '../../lib/topology.js';
 
 /** Thrown by the injected kill: stands in for SIGKILL, which would end the test runner. */
 export class Killed extends Error {
@@ -13,10 +13,18 @@ export class Killed extends Error {
 export const NOW = Date.UTC(2026, 0, 1);
 
 /** Consumer deps with real SDK clients (mocked by aws-sdk-client-mock at prototype level) and an injected kill. */
-export function consumerDeps(mode: Mode, options: { crashRate?: number; crashSeed?: string } = {}): ConsumerDeps & {
+export function consumerDeps(
+  mode: Mode,
+  options: { crashRate?: number; crashSeed?: string } = {},
+): ConsumerDeps & {
   kills: number;
 } {
-  const config = { mode, tableName: 'ledger-test', crashRate: options.crashRate ?? 0, crashSeed: options.crashSeed ?? 'unit' };
+  const config = {
+    mode,
+    tableName: 'ledger-test',
+    crashRate: options.crashRate ?? 0,
+    crashSeed: options.crashSeed ?? 'unit',
+  };
   const ledger: Ledger = {
     ddb: DynamoDBDocumentClient.from(new DynamoDBClient({})),
     tableName: config.tableName,

@@ -9,7 +9,10 @@ export function messageBody(overrides: Partial<MessageBody> = {}): MessageBody {
 }
 
 /** A record exactly as the Lambda SQS event source delivers it. */
-export function sqsRecord(body: MessageBody | string, overrides: { receiveCount?: number; messageId?: string } = {}): SQSRecord {
+export function sqsRecord(
+  body: MessageBody | string,
+  overrides: { receiveCount?: number; messageId?: string } = {},
+): SQSRecord {
   sequence += 1;
   const messageId = overrides.messageId ?? `00000000-0000-4000-8000-${String(sequence).padStart(12, '0')}`;
   const runId = typeof body === 'string' ? undefined : body.runId;

@@ -41,7 +41,10 @@ describe('at-most-once consumer', () => {
     const [deleteCall] = sqs.commandCalls(DeleteMessageBatchCommand);
     expect(deleteCall?.args[0].input).toEqual({
       QueueUrl: QUEUE_URL,
-      Entries: event.Records.map((record, index) => ({ Id: String(index), ReceiptHandle: record.receiptHandle })),
+      Entries: event.Records.map((record, index) => ({
+        Id: String(index),
+        ReceiptHandle: record.receiptHandle,
+      })),
     });
   });
 
@@ -50,7 +53,9 @@ describe('at-most-once consumer', () => {
 
     await processBatch(sqsEvent(...records), lambdaContext, consumerDeps('at-most-once'), QUEUE_URL);
 
-    const sizes = sqs.commandCalls(DeleteMessageBatchCommand).map((call) => call.args[0].input.Entries?.length);
+    const sizes = sqs
+      .commandCalls(DeleteMessageBatchCommand)
+      .map((call) => call.args[0].input.Entries?.length);
     expect(sizes).toEqual([10, 10, 3]);
     expect(calls.indexOf('write')).toBeGreaterThan(calls.lastIndexOf('delete'));
   });
@@ -58,7 +63,10 @@ describe('at-most-once consumer', () => {
   it('never applies a record SQS did not delete, and fails the invocation so it is redelivered', async () => {
     sqs.on(DeleteMessageBatchCommand).callsFake(() => {
       calls.push('delete');
-      return { Successful: [{ Id: '0' }], Failed: [{ Id: '1', Code: 'ReceiptHandleIsInvalid', SenderFault: true }] };
+      return {
+        Successful: [{ Id: '0' }],
+        Failed: [{ Id: '1', Code: 'ReceiptHandleIsInvalid', SenderFault: true }],
+      };
     });
     const applied = messageBody();
     const notDeleted = sqsRecord(messageBody());
@@ -95,7 +103,12 @@ describe('at-most-once consumer', () => {
     const deps = consumerDeps('at-most-once', { crashRate: 1 });
 
     await expect(
-      processBatch(sqsEvent(sqsRecord(messageBody()), sqsRecord(messageBody())), lambdaContext, deps, QUEUE_URL),
+      processBatch(
+        sqsEvent(sqsRecord(messageBody()), sqsRecord(messageBody())),
+        lambdaContext,
+        deps,
+        QUEUE_URL,
+      ),
     ).rejects.toThrow(Killed);
 
     expect(deps.kills).toBe(1);

@@ -1,4 +1,7 @@
-import { ProvisionedThroughputExceededException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import {
+  ProvisionedThroughputExceededException,
+  TransactionCanceledException,
+} from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -29,7 +32,11 @@ describe('effectively-once consumer', () => {
   it('sends ONE transaction: a conditional marker keyed on (runId, eventId) and the balance update', async () => {
     const body = messageBody({ runId: 'run-9', eventId: 'evt-1', accountId: 'acct-2', amountCents: 700 });
 
-    const result = await processBatch(sqsEvent(sqsRecord(body)), lambdaContext, consumerDeps('effectively-once'));
+    const result = await processBatch(
+      sqsEvent(sqsRecord(body)),
+      lambdaContext,
+      consumerDeps('effectively-once'),
+    );
 
     expect(result).toEqual({ batchItemFailures: [] });
     const writes = ddb.commandCalls(TransactWriteCommand);
@@ -62,7 +69,10 @@ describe('effectively-once consumer', () => {
     ['TransactionConflict on the balance', cancelled('None', 'TransactionConflict')],
     ['a failed condition on the balance, not the marker', cancelled('None', 'ConditionalCheckFailed')],
     ['throttling inside the transaction', cancelled('ThrottlingError', 'None')],
-    ['throttling of the request', new ProvisionedThroughputExceededException({ message: 'slow', $metadata: {} })],
+    [
+      'throttling of the request',
+      new ProvisionedThroughputExceededException({ message: 'slow', $metadata: {} }),
+    ],
   ])('reports %s as a failed item, never as applied', async (_name, error) => {
     ddb.on(TransactWriteCommand).rejects(error);
     const record = sqsRecord(messageBody());

@@ -1,10 +1,20 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ChangeMessageVisibilityBatchCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { DynamoDBDocumentClient, GetCommand, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  QueryCommand,
+  type QueryCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { InvalidInputError, RunNotFoundError } from '../../../functions/shared/errors.js';
-import { parseDeadLetterQueueUrls, type VerifierDeps, verifyMode, verifyRun } from '../../../functions/verifier.js';
+import {
+  parseDeadLetterQueueUrls,
+  type VerifierDeps,
+  verifyMode,
+  verifyRun,
+} from '../../../functions/verifier.js';
 
 const DLQ = {
   'at-most-once': 'https://sqs.local/amo-dlq',
@@ -18,11 +28,18 @@ type Item = Record<string, unknown>;
 function serveLedger(ddb: ReturnType<typeof mockClient>, items: Item[], pageSize = 2): void {
   ddb.on(QueryCommand).callsFake((input: QueryCommandInput) => {
     const prefix = String(input.ExpressionAttributeValues?.[':prefix']);
-    const matching = items.filter((item) => String(item.sk).startsWith(prefix)).sort((a, b) => (String(a.sk) < String(b.sk) ? -1 : 1));
-    const start = input.ExclusiveStartKey ? matching.findIndex((item) => item.sk === input.ExclusiveStartKey?.sk) + 1 : 0;
+    const matching = items
+      .filter((item) => String(item.sk).startsWith(prefix))
+      .sort((a, b) => (String(a.sk) < String(b.sk) ? -1 : 1));
+    const start = input.ExclusiveStartKey
+      ? matching.findIndex((item) => item.sk === input.ExclusiveStartKey?.sk) + 1
+      : 0;
     const page = matching.slice(start, start + pageSize);
     const last = page.at(-1);
-    return { Items: page, ...(start + pageSize < matching.length && last ? { LastEvaluatedKey: { sk: last.sk } } : {}) };
+    return {
+      Items: page,
+      ...(start + pageSize < matching.length && last ? { LastEvaluatedKey: { sk: last.sk } } : {}),
+    };
   });
 }
 
@@ -130,7 +147,9 @@ describe('verifier', () => {
 
     const queries = ddb.commandCalls(QueryCommand);
     expect(queries.length).toBeGreaterThan(0);
-    expect(ddb.calls().every((call) => call.args[0] instanceof QueryCommand || call.args[0] instanceof GetCommand)).toBe(true);
+    expect(
+      ddb.calls().every((call) => call.args[0] instanceof QueryCommand || call.args[0] instanceof GetCommand),
+    ).toBe(true);
     expect(queries.every((call) => call.args[0].input.ConsistentRead === true)).toBe(true);
   });
 

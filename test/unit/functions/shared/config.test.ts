@@ -15,7 +15,9 @@ describe('configuration', () => {
   });
 
   it('fails fast, naming the variable, when one is missing or blank', () => {
-    expect(() => requireEnv('TABLE_NAME', {})).toThrow(new ConfigError('environment variable TABLE_NAME is required but not set'));
+    expect(() => requireEnv('TABLE_NAME', {})).toThrow(
+      new ConfigError('environment variable TABLE_NAME is required but not set'),
+    );
     expect(() => readConsumerConfig('at-least-once', { ...env, CRASH_SEED: ' ' })).toThrow(/CRASH_SEED/);
   });
 

@@ -40,9 +40,9 @@ describe('crash decision', () => {
       },
     });
 
-    await expect(injector.maybeCrash({ runId: 'r', key: 'e', receiveCount: 1, where: 'test' })).rejects.toThrow(
-      'killed',
-    );
+    await expect(
+      injector.maybeCrash({ runId: 'r', key: 'e', receiveCount: 1, where: 'test' }),
+    ).rejects.toThrow('killed');
     expect(order).toEqual(['record', 'kill']);
   });
 

@@ -1,0 +1,146 @@
+import { parseArgs } from 'node:util';
+import { isMode, MODE_NAMES, type Mode } from '../lib/topology.js';
+import type { ExperimentConfig } from './experiment.js';
+
+export const TARGETS = ['embedded'] as const;
+export type Target = (typeof TARGETS)[number];
+
+export interface CliOptions {
+  readonly help: boolean;
+  readonly json: boolean;
+  readonly target: Target;
+  readonly config: ExperimentConfig;
+}
+
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+export const DEFAULTS = {
+  messages: 200,
+  accounts: 10,
+  crashRate: 0.02,
+  batchSize: 10,
+  visibilityTimeoutSeconds: 5,
+} as const;
+
+export const HELP = `Usage: npm run experiment -- [options]
+
+Runs the delivery-semantics experiment: produces N messages per mode, lets each mode's consumer
+process them (with injected crashes), waits until every queue is drained, and prints what the
+verifier counted: applied once, duplicated, lost, dead-lettered, and whether the money adds up.
+
+Target:
+  --target embedded        everything on this machine (default): fauxqs for SQS, DynamoDB Local
+                           (needs Java 17+), the real handler bundles in child processes behind a
+                           local Lambda SQS event source mapping
+
+Options:
+  --messages N             messages per mode                                  (default ${DEFAULTS.messages})
+  --accounts K             accounts the amounts are spread over               (default ${DEFAULTS.accounts})
+  --crash-rate R           probability 0..1 that a handler SIGKILLs itself at  (default ${DEFAULTS.crashRate})
+                           its mode's crash point, per message and delivery
+  --batch-size B           event source mapping batch size, 1..10000          (default ${DEFAULTS.batchSize})
+  --seed S                 seeds the manifest (accounts, amounts) and the     (default: random)
+                           crash decisions; the same seed reproduces a run
+  --modes a,b              modes to run: ${MODE_NAMES.join(', ')}
+                                                                              (default: all)
+  --concurrency C          batches in flight per mode (ESM maximum            (default: topology, 5)
+                           concurrency; AWS allows 2..1000)
+  --visibility-timeout S   local queue visibility timeout in seconds; the     (default ${DEFAULTS.visibilityTimeoutSeconds})
+                           local function timeout equals it, so crashed
+                           batches come back quickly
+  --json                   print the report as JSON on stdout, nothing else
+  -h, --help               show this help
+
+The report is also written to reports/<runId>.json, the functions' logs to reports/<runId>.logs/.
+Exit codes: 0 done, 1 the run failed, 2 invalid options, 130/143 interrupted.`;
+
+function integer(name: string, raw: string | undefined, min: number, max: number): number | undefined {
+  if (raw === undefined) return undefined;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(value) || value < min || value > max) {
+    throw new UsageError(`--${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+export function parseCliArgs(argv: readonly string[]): CliOptions {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        help: { type: 'boolean', short: 'h' },
+        json: { type: 'boolean' },
+        target: { type: 'string' },
+        messages: { type: 'string' },
+        accounts: { type: 'string' },
+        'crash-rate': { type: 'string' },
+        'batch-size': { type: 'string' },
+        seed: { type: 'string' },
+        modes: { type: 'string' },
+        concurrency: { type: 'string' },
+        'visibility-timeout': { type: 'string' },
+      },
+    }));
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+  const text = (name: string): string | undefined => {
+    const value = values[name];
+    return typeof value === 'string' ? value : undefined;
+  };
+
+  const target = text('target') ?? 'embedded';
+  if (!(TARGETS as readonly string[]).includes(target)) {
+    throw new UsageError(`--target must be one of ${TARGETS.join(', ')}, got "${target}"`);
+  }
+
+  const crashRateRaw = text('crash-rate');
+  const crashRate = crashRateRaw === undefined ? DEFAULTS.crashRate : Number(crashRateRaw);
+  if (crashRateRaw !== undefined && (crashRateRaw.trim() === '' || !(crashRate >= 0 && crashRate <= 1))) {
+    throw new UsageError(`--crash-rate must be a number from 0 to 1, got "${crashRateRaw}"`);
+  }
+
+  const modesRaw = text('modes');
+  let modes: Mode[] = [...MODE_NAMES];
+  if (modesRaw !== undefined) {
+    const names = modesRaw
+      .split(',')
+      .map((name) => name.trim())
+      .filter(Boolean);
+    const unknown = names.filter((name) => !isMode(name));
+    if (names.length === 0 || unknown.length > 0) {
+      throw new UsageError(
+        `--modes takes a comma-separated list of ${MODE_NAMES.join(', ')}; unknown: "${unknown.join(', ') || modesRaw}"`,
+      );
+    }
+    modes = [...new Set(names as Mode[])];
+  }
+
+  const seed = text('seed') ?? Math.random().toString(36).slice(2, 10);
+  if (!/^[A-Za-z0-9._:-]{1,40}$/.test(seed)) {
+    throw new UsageError(`--seed must be 1–40 of A-Z a-z 0-9 . _ : -, got "${seed}"`);
+  }
+
+  return {
+    help: values.help === true,
+    json: values.json === true,
+    target: target as Target,
+    config: {
+      messages: integer('messages', text('messages'), 1, 1_000_000) ?? DEFAULTS.messages,
+      accounts: integer('accounts', text('accounts'), 1, 100_000) ?? DEFAULTS.accounts,
+      crashRate,
+      batchSize: integer('batch-size', text('batch-size'), 1, 10_000) ?? DEFAULTS.batchSize,
+      seed,
+      modes,
+      concurrency: integer('concurrency', text('concurrency'), 2, 1000),
+      visibilityTimeoutSeconds:
+        integer('visibility-timeout', text('visibility-timeout'), 1, 43_200) ??
+        DEFAULTS.visibilityTimeoutSeconds,
+    },
+  };
+}

@@ -1,0 +1,106 @@
+/**
+ * `npm run experiment`: start an environment, run the experiment, print the table (or JSON),
+ * write reports/<runId>.json, and stop everything it started — on success, on error, on Ctrl-C.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { PROJECT_ROOT } from '../lib/bundling.js';
+import { type CliOptions, HELP, parseCliArgs, UsageError } from './cli-args.js';
+import { JavaMissingError } from './emulators/index.js';
+import { startEmbeddedEnvironment } from './environments/embedded.js';
+import type { ExperimentEnvironment } from './environments/environment.js';
+import { newRunId, runExperiment } from './experiment.js';
+import { createProgress } from './progress.js';
+import { formatSummary } from './report.js';
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
+let environment: ExperimentEnvironment | undefined;
+let stopping = false;
+
+async function shutdown(signal: NodeJS.Signals): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  process.stderr.write(`\n${signal}: stopping the emulators and function processes…\n`);
+  await environment?.stop().catch(() => undefined);
+  process.exit(signal === 'SIGINT' ? 130 : 143);
+}
+
+async function main(): Promise<number> {
+  let options: CliOptions;
+  try {
+    options = parseCliArgs(process.argv.slice(2));
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`error: ${error.message}\n\nRun with --help for the options.\n`);
+      return 2;
+    }
+    throw error;
+  }
+  if (options.help) {
+    process.stdout.write(`${HELP}\n`);
+    return 0;
+  }
+
+  process.once('SIGINT', (signal) => void shutdown(signal));
+  process.once('SIGTERM', (signal) => void shutdown(signal));
+
+  const startedAt = Date.now();
+  const { config } = options;
+  const runId = newRunId(config.seed);
+  const reportsDir = join(PROJECT_ROOT, 'reports');
+  const progress = createProgress(process.stderr);
+
+  try {
+    environment = await startEmbeddedEnvironment({
+      modes: config.modes,
+      crashRate: config.crashRate,
+      crashSeed: config.seed,
+      batchSize: config.batchSize,
+      ...(config.concurrency !== undefined ? { concurrency: config.concurrency } : {}),
+      visibilityTimeoutSeconds: config.visibilityTimeoutSeconds,
+      logDir: join(reportsDir, `${runId}.logs`),
+      onStatus: (message) => progress.phase(message),
+    });
+    const report = await runExperiment(environment, config, runId, progress, startedAt);
+    progress.done();
+
+    mkdirSync(reportsDir, { recursive: true });
+    const reportPath = join(reportsDir, `${runId}.json`);
+    const json = JSON.stringify(report, null, 2);
+    writeFileSync(reportPath, `${json}\n`);
+    if (options.json) process.stdout.write(`${json}\n`);
+    else process.stdout.write(`${formatSummary(report, relative(process.cwd(), reportPath))}\n`);
+    return 0;
+  } catch (error) {
+    progress.done();
+    process.stderr.write(`${describeFailure(error)}\n`);
+    return 1;
+  } finally {
+    if (!stopping)
+      await environment?.stop().catch((error: unknown) => {
+        process.stderr.write(
+          `warning: cleanup incomplete: ${error instanceof Error ? error.message : String(error)}\n`,
+        );
+      });
+  }
+}
+
+function describeFailure(error: unknown): string {
+  if (error instanceof JavaMissingError) return `error: ${error.message}`;
+  if (error instanceof Error)
+    return `error: ${error.name === 'Error' ? '' : `${error.name}: `}${error.message}`;
+  return `error: ${String(error)}`;
+}
+
+main().then(
+  (code) => {
+    if (!stopping) process.exit(code);
+  },
+  (error: unknown) => {
+    process.stderr.write(
+      `unexpected failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    process.exit(1);
+  },
+);

@@ -1,0 +1,257 @@
+import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { join } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { VerifierResult } from '../../functions/verifier.js';
+import { resolveModeSettings } from '../../lib/deployment-settings.js';
+import { consumerEnvironment, verifierEnvironment } from '../../lib/function-environment.js';
+import { MODE_NAMES, MODES, type Mode } from '../../lib/topology.js';
+import { type Bundles, bundleHandlers } from '../bundle.js';
+import { type RunningEmulators, startEmulators } from '../emulators/index.js';
+import { LocalEventSourceMapping } from '../lambda-runtime/event-source-mapping.js';
+import type { FunctionSpec } from '../lambda-runtime/execution-environment.js';
+import { LocalFunction } from '../lambda-runtime/local-function.js';
+import type {
+  EffectiveModeSettings,
+  ExperimentEnvironment,
+  LiveModeStats,
+  VerifierInvocation,
+} from './environment.js';
+import { createLedgerTable, createModeQueues } from './provision.js';
+
+export interface EmbeddedOptions {
+  readonly modes: readonly Mode[];
+  readonly crashRate: number;
+  readonly crashSeed: string;
+  /** Overrides every mode's batch size. */
+  readonly batchSize?: number;
+  /** Overrides every mode's maximum concurrency. */
+  readonly concurrency?: number;
+  /**
+   * Local visibility timeout. Short, so crashed batches come back quickly; the function timeout
+   * is set equal to it (Lambda's hard rule is visibility ≥ function timeout; the 6× AWS
+   * recommendation leaves room for retries that a local run does not need).
+   */
+  readonly visibilityTimeoutSeconds: number;
+  /** Folder for the functions' logs (one file per function). */
+  readonly logDir?: string;
+  /** Progress messages while starting (emulators, bundling, provisioning). */
+  readonly onStatus?: (message: string) => void;
+}
+
+const REGION = 'us-east-1';
+const CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
+const TABLE_NAME = 'ledger';
+
+/** Settings a mode runs with locally: the topology, the run's overrides, and the short local timeouts. */
+export function embeddedModeSettings(mode: Mode, options: EmbeddedOptions): EffectiveModeSettings {
+  const settings = resolveModeSettings(mode, {
+    crashRate: options.crashRate,
+    crashSeed: options.crashSeed,
+    ...(options.batchSize !== undefined ? { batchSize: options.batchSize } : {}),
+  });
+  return {
+    batchSize: settings.batchSize,
+    maxBatchingWindowSeconds: settings.maxBatchingWindowSeconds,
+    maxConcurrency: options.concurrency ?? settings.maxConcurrency,
+    visibilityTimeoutSeconds: options.visibilityTimeoutSeconds,
+    functionTimeoutSeconds: Math.min(settings.functionTimeoutSeconds, options.visibilityTimeoutSeconds),
+    maxReceiveCount: settings.maxReceiveCount,
+  };
+}
+
+/**
+ * Everything on this machine: fauxqs (SQS) in this process, DynamoDB Local in a Java process, and
+ * the real handler bundles in child processes fed by a local event source mapping per mode.
+ */
+export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promise<ExperimentEnvironment> {
+  const status = options.onStatus ?? (() => undefined);
+  const cleanups: Array<() => Promise<void>> = [];
+  const stop = async () => {
+    const results = await Promise.allSettled(cleanups.reverse().map((cleanup) => cleanup()));
+    cleanups.length = 0;
+    const failures = results.flatMap((result) => (result.status === 'rejected' ? [result.reason] : []));
+    if (failures.length > 0) throw new AggregateError(failures, 'embedded environment did not stop cleanly');
+  };
+
+  try {
+    status('starting SQS (fauxqs) and DynamoDB Local, bundling handlers');
+    const [emulators, bundles] = await Promise.all([
+      startEmulators().then((started: RunningEmulators) => {
+        cleanups.push(() => started.stop());
+        return started;
+      }),
+      bundleHandlers([...options.modes, 'verifier']).then((built: Bundles) => {
+        cleanups.push(() => built.dispose());
+        return built;
+      }),
+    ]);
+
+    const sqs = new SQSClient({ region: REGION, credentials: CREDENTIALS, endpoint: emulators.sqsEndpoint });
+    const dynamodb = new DynamoDBClient({
+      region: REGION,
+      credentials: CREDENTIALS,
+      endpoint: emulators.dynamodbEndpoint,
+    });
+    const ddb = DynamoDBDocumentClient.from(dynamodb);
+    cleanups.push(async () => {
+      sqs.destroy();
+      dynamodb.destroy();
+    });
+
+    status('creating queues and the ledger table from the topology');
+    await createLedgerTable(dynamodb, TABLE_NAME);
+    // Every mode's queues exist, as in the stack; only the selected modes get consumers.
+    const modeSettings = Object.fromEntries(
+      MODE_NAMES.map((mode) => [mode, embeddedModeSettings(mode, options)]),
+    ) as Record<Mode, EffectiveModeSettings>;
+    const queues = Object.fromEntries(
+      await Promise.all(
+        MODE_NAMES.map(async (mode) => [mode, await createModeQueues(sqs, mode, modeSettings[mode])]),
+      ),
+    ) as Record<Mode, Awaited<ReturnType<typeof createModeQueues>>>;
+
+    const sdkEnvironment = {
+      AWS_REGION: REGION,
+      AWS_DEFAULT_REGION: REGION,
+      AWS_ACCESS_KEY_ID: CREDENTIALS.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey,
+      AWS_ENDPOINT_URL_SQS: emulators.sqsEndpoint,
+      AWS_ENDPOINT_URL_DYNAMODB: emulators.dynamodbEndpoint,
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      POWERTOOLS_LOG_LEVEL: 'INFO',
+      LOCAL_LAMBDA_RESOLVE_LOCALHOST: '1',
+    };
+    const logSink = (name: string): WriteStream | undefined => {
+      if (!options.logDir) return undefined;
+      mkdirSync(options.logDir, { recursive: true });
+      const stream = createWriteStream(join(options.logDir, `${name}.log`));
+      cleanups.push(() => new Promise((resolve) => stream.end(resolve)));
+      return stream;
+    };
+    const spec = (
+      name: string,
+      timeoutSeconds: number,
+      memoryMb: number,
+      environment: Record<string, string>,
+    ) => {
+      const sink = logSink(name);
+      const bundlePath = bundles.handlers[name];
+      if (!bundlePath) throw new Error(`no bundle for ${name}`);
+      return {
+        name,
+        bundlePath,
+        workerPath: bundles.worker,
+        timeoutMs: timeoutSeconds * 1000,
+        memoryMb,
+        environment: { ...sdkEnvironment, ...environment },
+        ...(sink ? { logSink: sink } : {}),
+      } satisfies FunctionSpec;
+    };
+
+    let fatal: Error | undefined;
+    const mappings = new Map<Mode, LocalEventSourceMapping>();
+    const functions = new Map<Mode, LocalFunction>();
+    for (const mode of options.modes) {
+      const settings = modeSettings[mode];
+      const fn = new LocalFunction(
+        spec(
+          mode,
+          settings.functionTimeoutSeconds,
+          MODES[mode].memoryMb,
+          consumerEnvironment(MODES[mode], {
+            tableName: TABLE_NAME,
+            queueUrl: queues[mode].queueUrl,
+            crashRate: options.crashRate,
+            crashSeed: options.crashSeed,
+          }),
+        ),
+      );
+      const mapping = new LocalEventSourceMapping({
+        sqs,
+        queueUrl: queues[mode].queueUrl,
+        queueArn: queues[mode].queueArn,
+        region: REGION,
+        fn,
+        batchSize: settings.batchSize,
+        maxBatchingWindowMs: settings.maxBatchingWindowSeconds * 1000,
+        maxConcurrency: settings.maxConcurrency,
+        reportBatchItemFailures: MODES[mode].reportBatchItemFailures,
+        onFatal: (error) => {
+          fatal ??= error;
+        },
+      });
+      functions.set(mode, fn);
+      mappings.set(mode, mapping);
+      cleanups.push(() => fn.stop());
+      cleanups.push(() => mapping.stop());
+    }
+    for (const mapping of mappings.values()) mapping.start();
+
+    const allDeadLetterQueueUrls = Object.fromEntries(
+      MODE_NAMES.map((mode) => [mode, queues[mode].deadLetterQueueUrl]),
+    ) as Record<Mode, string>;
+    const verifier = new LocalFunction(
+      spec(
+        'verifier',
+        300,
+        1024,
+        verifierEnvironment({ tableName: TABLE_NAME, deadLetterQueueUrls: allDeadLetterQueueUrls }),
+      ),
+    );
+    cleanups.push(() => verifier.stop());
+
+    return {
+      description: {
+        target: 'embedded',
+        crashRate: options.crashRate,
+        crashSeed: options.crashSeed,
+        modes: modeSettings,
+      },
+      modes: options.modes,
+      sqs,
+      ddb,
+      tableName: TABLE_NAME,
+      queueUrl: (mode) => queues[mode].queueUrl,
+      queueDepth: async (mode) => {
+        const { Attributes = {} } = await sqs.send(
+          new GetQueueAttributesCommand({
+            QueueUrl: queues[mode].queueUrl,
+            AttributeNames: [
+              'ApproximateNumberOfMessages',
+              'ApproximateNumberOfMessagesNotVisible',
+              'ApproximateNumberOfMessagesDelayed',
+            ],
+          }),
+        );
+        return {
+          visible:
+            Number(Attributes.ApproximateNumberOfMessages ?? 0) +
+            Number(Attributes.ApproximateNumberOfMessagesDelayed ?? 0),
+          inFlight: Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0),
+        };
+      },
+      liveStats: (mode): LiveModeStats => {
+        const mapping = mappings.get(mode);
+        const fn = functions.get(mode);
+        return {
+          deliveries: mapping?.stats.deliveries ?? 0,
+          inFlight: mapping?.stats.inFlight ?? 0,
+          crashes: fn?.stats.exits ?? 0,
+        };
+      },
+      invokeVerifier: async (runId, modes): Promise<VerifierInvocation> => {
+        const result = await verifier.invoke({ runId, modes });
+        if (result.status === 'error')
+          throw new Error(`verifier failed (${result.errorType}): ${result.message}`);
+        return { result: result.response as VerifierResult, peakRssKb: result.maxRssKb };
+      },
+      fatalError: () => fatal,
+      stop,
+    };
+  } catch (error) {
+    await stop().catch(() => undefined);
+    throw error;
+  }
+}

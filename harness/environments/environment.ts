@@ -1,0 +1,57 @@
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { VerifierResult } from '../../functions/verifier.js';
+import type { Mode } from '../../lib/topology.js';
+
+/** The settings a mode actually runs with in an environment (after local or deployed overrides). */
+export interface EffectiveModeSettings {
+  readonly batchSize: number;
+  readonly maxBatchingWindowSeconds: number;
+  readonly maxConcurrency: number;
+  readonly visibilityTimeoutSeconds: number;
+  readonly functionTimeoutSeconds: number;
+  readonly maxReceiveCount: number;
+}
+
+export interface EnvironmentDescription {
+  readonly target: string;
+  readonly crashRate: number;
+  readonly crashSeed: string;
+  readonly modes: Readonly<Record<Mode, EffectiveModeSettings>>;
+}
+
+/** Live numbers that only an environment running the consumers itself can see. */
+export interface LiveModeStats {
+  readonly deliveries: number;
+  readonly inFlight: number;
+  readonly crashes: number;
+}
+
+export interface VerifierInvocation {
+  readonly result: VerifierResult;
+  /** Peak resident memory of the verifier's process, when the environment can measure it. */
+  readonly peakRssKb?: number;
+}
+
+/**
+ * Where an experiment runs: the queues, the ledger and the verifier. The driver (experiment.ts)
+ * only talks to this interface, so it is the same for the embedded emulators, LocalStack and a
+ * deployed stack.
+ */
+export interface ExperimentEnvironment {
+  readonly description: EnvironmentDescription;
+  readonly sqs: SQSClient;
+  readonly ddb: DynamoDBDocumentClient;
+  readonly tableName: string;
+  queueUrl(mode: Mode): string;
+  /** Visible + in-flight (+ delayed) messages of a mode's source queue. */
+  queueDepth(mode: Mode): Promise<{ readonly visible: number; readonly inFlight: number }>;
+  /** Consumer-side live stats, if this environment runs the consumers in-process. */
+  liveStats?(mode: Mode): LiveModeStats;
+  /** The modes this environment runs consumers for. */
+  readonly modes: readonly Mode[];
+  invokeVerifier(runId: string, modes: readonly Mode[]): Promise<VerifierInvocation>;
+  /** A fatal problem seen by the consumers (e.g. a handler that cannot initialise), if any. */
+  fatalError?(): Error | undefined;
+  stop(): Promise<void>;
+}

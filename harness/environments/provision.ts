@@ -1,0 +1,84 @@
+import {
+  CreateTableCommand,
+  type DynamoDBClient,
+  UpdateTimeToLiveCommand,
+  waitUntilTableExists,
+} from '@aws-sdk/client-dynamodb';
+import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { TTL_ATTRIBUTE } from '../../functions/shared/ledger-keys.js';
+import { type Mode, STORAGE } from '../../lib/topology.js';
+import type { EffectiveModeSettings } from './environment.js';
+
+export interface ProvisionedQueues {
+  readonly queueUrl: string;
+  readonly queueArn: string;
+  readonly deadLetterQueueUrl: string;
+}
+
+/** Creates a mode's queue and DLQ as the stack does: redrive policy, retention, visibility timeout. */
+export async function createModeQueues(
+  sqs: SQSClient,
+  mode: Mode,
+  settings: EffectiveModeSettings,
+): Promise<ProvisionedQueues> {
+  const dlq = await sqs.send(
+    new CreateQueueCommand({
+      QueueName: `${mode}-dlq`,
+      Attributes: { MessageRetentionPeriod: String(STORAGE.deadLetterRetentionSeconds) },
+    }),
+  );
+  const deadLetterQueueUrl = required(dlq.QueueUrl, 'DLQ URL');
+  const dlqArn = await queueArn(sqs, deadLetterQueueUrl);
+  const queue = await sqs.send(
+    new CreateQueueCommand({
+      QueueName: mode,
+      Attributes: {
+        VisibilityTimeout: String(settings.visibilityTimeoutSeconds),
+        MessageRetentionPeriod: String(STORAGE.queueRetentionSeconds),
+        RedrivePolicy: JSON.stringify({
+          deadLetterTargetArn: dlqArn,
+          maxReceiveCount: settings.maxReceiveCount,
+        }),
+      },
+    }),
+  );
+  const queueUrl = required(queue.QueueUrl, 'queue URL');
+  return { queueUrl, queueArn: await queueArn(sqs, queueUrl), deadLetterQueueUrl };
+}
+
+/** Creates the ledger table with the stack's key schema and TTL. */
+export async function createLedgerTable(ddb: DynamoDBClient, tableName: string): Promise<void> {
+  await ddb.send(
+    new CreateTableCommand({
+      TableName: tableName,
+      AttributeDefinitions: [
+        { AttributeName: 'pk', AttributeType: 'S' },
+        { AttributeName: 'sk', AttributeType: 'S' },
+      ],
+      KeySchema: [
+        { AttributeName: 'pk', KeyType: 'HASH' },
+        { AttributeName: 'sk', KeyType: 'RANGE' },
+      ],
+      BillingMode: 'PAY_PER_REQUEST',
+    }),
+  );
+  await waitUntilTableExists({ client: ddb, maxWaitTime: 30, minDelay: 1 }, { TableName: tableName });
+  await ddb.send(
+    new UpdateTimeToLiveCommand({
+      TableName: tableName,
+      TimeToLiveSpecification: { AttributeName: TTL_ATTRIBUTE, Enabled: true },
+    }),
+  );
+}
+
+async function queueArn(sqs: SQSClient, queueUrl: string): Promise<string> {
+  const { Attributes } = await sqs.send(
+    new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }),
+  );
+  return required(Attributes?.QueueArn, 'QueueArn');
+}
+
+function required(value: string | undefined, what: string): string {
+  if (value === undefined) throw new Error(`the SQS emulator returned no ${what}`);
+  return value;
+}

@@ -1,0 +1,115 @@
+import type { ModeOutcome } from '../functions/shared/outcome.js';
+import type { Mode } from '../lib/topology.js';
+import { type DrainSnapshot, waitUntilDrained } from './drain.js';
+import type { EnvironmentDescription, ExperimentEnvironment } from './environments/environment.js';
+import { buildManifest, produce } from './producer.js';
+
+export interface ExperimentConfig {
+  readonly messages: number;
+  readonly accounts: number;
+  readonly crashRate: number;
+  readonly batchSize: number | undefined;
+  readonly seed: string;
+  readonly modes: readonly Mode[];
+  readonly concurrency: number | undefined;
+  readonly visibilityTimeoutSeconds: number;
+}
+
+export interface ModeReport extends ModeOutcome {
+  /** Messages per second, from the first send until the mode's queue drained. */
+  readonly throughputPerSecond: number;
+  /** What the local runtime saw (embedded only): environments that died mid-invocation. */
+  readonly environmentExits?: number;
+}
+
+export interface ExperimentReport {
+  readonly runId: string;
+  readonly target: string;
+  readonly config: ExperimentConfig & { readonly crashSeed: string };
+  readonly environment: EnvironmentDescription;
+  readonly modes: Partial<Record<Mode, ModeReport>>;
+  readonly durationMs: number;
+  readonly phasesMs: { readonly produce: number; readonly drain: number; readonly verify: number };
+  readonly memory: { readonly experimentPeakRssKb: number; readonly verifierPeakRssKb?: number };
+}
+
+export interface ExperimentProgress {
+  phase(message: string): void;
+  produced?(mode: Mode, sent: number, total: number): void;
+  drain?(snapshot: DrainSnapshot): void;
+}
+
+export function newRunId(seed: string, now: Date = new Date()): string {
+  const stamp = now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
+  const suffix = Math.random().toString(36).slice(2, 6);
+  return `${stamp}-${seed.replace(/[^A-Za-z0-9._:-]/g, '_').slice(0, 40)}-${suffix}`;
+}
+
+/**
+ * The experiment, independent of where it runs: produce the manifest to every mode's queue, wait
+ * until the consumers have drained them, ask the verifier what happened.
+ */
+export async function runExperiment(
+  env: ExperimentEnvironment,
+  config: ExperimentConfig,
+  runId: string,
+  progress: ExperimentProgress,
+  startedAt: number = Date.now(),
+): Promise<ExperimentReport> {
+  const manifest = buildManifest(runId, config.seed, config.messages, config.accounts);
+
+  progress.phase(`producing ${config.messages} messages to each of ${config.modes.join(', ')}`);
+  const produceStart = Date.now();
+  await Promise.all(
+    config.modes.map((mode) => {
+      let sent = 0;
+      return produce(env, mode, manifest, (count) => {
+        sent += count;
+        progress.produced?.(mode, sent, config.messages);
+      });
+    }),
+  );
+  const produceMs = Date.now() - produceStart;
+
+  progress.phase('waiting until every queue is drained');
+  const drainStart = Date.now();
+  const drainedAfter = await waitUntilDrained(env, config.modes, {
+    timeoutMs: Math.max(120_000, config.messages * 50),
+    onTick: (snapshot) => progress.drain?.(snapshot),
+  });
+  const drainMs = Date.now() - drainStart;
+
+  progress.phase('verifying');
+  const verifyStart = Date.now();
+  const verification = await env.invokeVerifier(runId, config.modes);
+  const verifyMs = Date.now() - verifyStart;
+
+  const modes: Partial<Record<Mode, ModeReport>> = {};
+  for (const mode of config.modes) {
+    const outcome = verification.result.modes[mode];
+    if (!outcome) throw new Error(`the verifier returned no outcome for ${mode}`);
+    const seconds = (produceMs + (drainedAfter[mode] ?? drainMs)) / 1000;
+    const exits = env.liveStats?.(mode).crashes;
+    modes[mode] = {
+      ...outcome,
+      throughputPerSecond: Math.round((config.messages / Math.max(seconds, 0.001)) * 10) / 10,
+      ...(exits !== undefined ? { environmentExits: exits } : {}),
+    };
+  }
+  return {
+    runId,
+    target: env.description.target,
+    config: { ...config, crashSeed: env.description.crashSeed },
+    environment: env.description,
+    modes,
+    durationMs: Date.now() - startedAt,
+    phasesMs: { produce: produceMs, drain: drainMs, verify: verifyMs },
+    memory: {
+      experimentPeakRssKb: process.resourceUsage().maxRSS,
+      ...(verification.peakRssKb !== undefined ? { verifierPeakRssKb: verification.peakRssKb } : {}),
+    },
+  };
+}

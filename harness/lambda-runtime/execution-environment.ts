@@ -1,0 +1,182 @@
+import { type ChildProcess, fork } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import type { Writable } from 'node:stream';
+import type { EnvironmentMessage, InvokeMessage, SerializedError } from './protocol.js';
+
+/** What the local Lambda service knows about one function. */
+export interface FunctionSpec {
+  readonly name: string;
+  /** The esbuild bundle exporting `handler` (the same build the stack deploys). */
+  readonly bundlePath: string;
+  /** The worker bundle that hosts a handler inside a child process. */
+  readonly workerPath: string;
+  readonly timeoutMs: number;
+  readonly memoryMb: number;
+  readonly environment: Readonly<Record<string, string>>;
+  /** Where the environment's stdout/stderr (the function's logs) go. */
+  readonly logSink?: Writable;
+}
+
+export type InvocationResult =
+  | { readonly status: 'ok'; readonly response: unknown; readonly maxRssKb: number }
+  | {
+      readonly status: 'error';
+      /** Lambda's error types: a thrown error, a process exit, a timeout, a failed init. */
+      readonly errorType: 'Handler' | 'Runtime.ExitError' | 'Sandbox.Timedout' | 'Runtime.InitError';
+      readonly message: string;
+    };
+
+/** Raised when an environment cannot even start its handler (a configuration or packaging bug). */
+export class InitError extends Error {
+  override readonly name = 'InitError';
+  constructor(
+    readonly functionName: string,
+    readonly error: SerializedError,
+  ) {
+    super(`${functionName} failed to initialise: ${error.name}: ${error.message}`);
+  }
+}
+
+/**
+ * One execution environment: a child process running the worker, which imports the handler once
+ * (cold start) and then serves invocations one at a time. It dies with the handler (SIGKILL,
+ * crash) or when the invocation times out, and is never reused after that.
+ */
+export class ExecutionEnvironment {
+  private exited = false;
+  private exitDescription = '';
+  private pending:
+    | { requestId: string; resolve: (result: InvocationResult) => void; timer: NodeJS.Timeout }
+    | undefined;
+
+  private constructor(
+    private readonly spec: FunctionSpec,
+    private readonly child: ChildProcess,
+  ) {
+    child.on('message', (message: EnvironmentMessage) => this.onMessage(message));
+    child.on('exit', (code, signal) => this.onExit(code, signal));
+  }
+
+  get alive(): boolean {
+    return !this.exited;
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  /** Starts a process and waits for the handler's module scope to finish (the init phase). */
+  static start(spec: FunctionSpec): Promise<ExecutionEnvironment> {
+    const child = fork(spec.workerPath, [], {
+      env: {
+        PATH: process.env.PATH ?? '',
+        NODE_OPTIONS: '--enable-source-maps',
+        AWS_LAMBDA_FUNCTION_NAME: spec.name,
+        AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(spec.memoryMb),
+        AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
+        LOCAL_LAMBDA_BUNDLE: spec.bundlePath,
+        ...spec.environment,
+      },
+      // Lambda caps the heap to the function's memory; a leak here dies like it would there.
+      execArgv: [`--max-old-space-size=${spec.memoryMb}`],
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    });
+    if (spec.logSink) {
+      child.stdout?.pipe(spec.logSink, { end: false });
+      child.stderr?.pipe(spec.logSink, { end: false });
+    } else {
+      child.stdout?.resume();
+      child.stderr?.resume();
+    }
+    return new Promise((resolve, reject) => {
+      const onReady = (message: EnvironmentMessage) => {
+        if (message.type === 'ready') {
+          cleanup();
+          resolve(new ExecutionEnvironment(spec, child));
+        } else if (message.type === 'init-error') {
+          cleanup();
+          child.kill('SIGKILL');
+          reject(new InitError(spec.name, message.error));
+        }
+      };
+      const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
+        cleanup();
+        reject(
+          new InitError(spec.name, {
+            name: 'Runtime.ExitError',
+            message: `exited during init (${signal ?? code})`,
+          }),
+        );
+      };
+      const cleanup = () => {
+        child.off('message', onReady);
+        child.off('exit', onExit);
+      };
+      child.on('message', onReady);
+      child.on('exit', onExit);
+    });
+  }
+
+  invoke(event: unknown, requestId: string = randomUUID()): Promise<InvocationResult> {
+    if (this.exited) throw new Error(`environment of ${this.spec.name} is dead; start a new one`);
+    if (this.pending) throw new Error(`environment of ${this.spec.name} is busy; one invocation at a time`);
+    const deadline = Date.now() + this.spec.timeoutMs;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        // Lambda stops a timed-out invocation by discarding the environment.
+        this.settle({
+          status: 'error',
+          errorType: 'Sandbox.Timedout',
+          message: `Task timed out after ${(this.spec.timeoutMs / 1000).toFixed(2)} seconds`,
+        });
+        this.kill();
+      }, this.spec.timeoutMs);
+      this.pending = { requestId, resolve, timer };
+      const message: InvokeMessage = { type: 'invoke', requestId, event, deadline };
+      this.child.send(message);
+    });
+  }
+
+  kill(): void {
+    if (!this.exited) this.child.kill('SIGKILL');
+  }
+
+  /** Resolves once the process has exited. */
+  async stop(): Promise<void> {
+    if (this.exited) return;
+    const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
+    this.kill();
+    await exited;
+  }
+
+  private onMessage(message: EnvironmentMessage): void {
+    if (message.type !== 'result' || message.requestId !== this.pending?.requestId) return;
+    this.settle(
+      message.ok
+        ? { status: 'ok', response: message.response, maxRssKb: message.maxRssKb }
+        : {
+            status: 'error',
+            errorType: 'Handler',
+            message: `${message.error.name}: ${message.error.message}`,
+          },
+    );
+  }
+
+  private onExit(code: number | null, signal: NodeJS.Signals | null): void {
+    this.exited = true;
+    this.exitDescription = signal ? `signal ${signal}` : `exit code ${code}`;
+    this.settle({
+      status: 'error',
+      errorType: 'Runtime.ExitError',
+      message: `RequestId: ${this.pending?.requestId} Error: Runtime exited with ${this.exitDescription}`,
+    });
+  }
+
+  private settle(result: InvocationResult): void {
+    const pending = this.pending;
+    if (!pending) return;
+    this.pending = undefined;
+    clearTimeout(pending.timer);
+    pending.resolve(result);
+  }
+}

@@ -1,0 +1,77 @@
+import type { Mode } from '../lib/topology.js';
+import type { DrainSnapshot } from './drain.js';
+import type { ExperimentReport } from './experiment.js';
+
+const money = (cents: number): string => {
+  const sign = cents < 0 ? '-' : '';
+  const abs = Math.abs(cents);
+  return `${sign}${Math.floor(abs / 100).toLocaleString('en-US')}.${String(abs % 100).padStart(2, '0')}`;
+};
+
+/** The result table: one row per mode. */
+export function formatTable(report: ExperimentReport): string {
+  const header = [
+    'mode',
+    'produced',
+    'deliveries',
+    'applied once',
+    'duplicated (extra)',
+    'lost',
+    'dead-lettered',
+    'expected',
+    'actual',
+    'drift',
+    'crashes',
+    'consistent',
+  ];
+  const rows = (Object.entries(report.modes) as [Mode, NonNullable<ExperimentReport['modes'][Mode]>][]).map(
+    ([mode, m]) => [
+      mode,
+      String(m.produced),
+      String(m.deliveries),
+      String(m.appliedOnce),
+      `${m.duplicated} (${m.extraApplications})`,
+      String(m.lost),
+      String(m.deadLettered),
+      money(m.expectedCents),
+      money(m.actualCents),
+      money(m.driftCents),
+      String(m.crashes),
+      m.consistent ? 'yes' : 'NO',
+    ],
+  );
+  const widths = header.map((title, column) =>
+    Math.max(title.length, ...rows.map((row) => row[column]?.length ?? 0)),
+  );
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, column) =>
+        column === 0 ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0),
+      )
+      .join('  ');
+  return [line(header), widths.map((width) => '-'.repeat(width)).join('  '), ...rows.map(line)].join('\n');
+}
+
+export function formatSummary(report: ExperimentReport, reportPath: string): string {
+  const c = report.config;
+  const seconds = (report.durationMs / 1000).toFixed(1);
+  return [
+    `run ${report.runId} on ${report.target}: ${c.messages} messages × ${Object.keys(report.modes).length} modes, ` +
+      `${c.accounts} accounts, crash rate ${c.crashRate}, seed ${c.seed}, ${seconds} s`,
+    '',
+    formatTable(report),
+    '',
+    `report: ${reportPath}`,
+  ].join('\n');
+}
+
+/** One progress line: deliveries, in flight, applied/acknowledged, crashes, elapsed. */
+export function formatProgress(snapshot: DrainSnapshot): string {
+  const parts = (Object.entries(snapshot.modes) as [Mode, NonNullable<DrainSnapshot['modes'][Mode]>][]).map(
+    ([mode, s]) => {
+      const live = s.live ? ` ${s.live.deliveries} delivered, ${s.live.crashes} crashes,` : '';
+      return `${mode}:${live} ${s.visible} queued, ${s.inFlight} in flight${s.drained ? ' ✓' : ''}`;
+    },
+  );
+  return `[${(snapshot.elapsedMs / 1000).toFixed(1)} s] ${parts.join(' | ')}`;
+}

@@ -1,0 +1,33 @@
+import type { Mode, ModeSettings } from './topology.js';
+
+/**
+ * The environment variables of each function, in one place: the stack deploys them and the local
+ * runtime sets the same ones, so a handler cannot work locally and fail to configure on AWS.
+ */
+export function consumerEnvironment(
+  settings: ModeSettings,
+  values: {
+    readonly tableName: string;
+    readonly queueUrl: string;
+    readonly crashRate: number;
+    readonly crashSeed: string;
+  },
+): Record<string, string> {
+  return {
+    TABLE_NAME: values.tableName,
+    CRASH_RATE: String(values.crashRate),
+    CRASH_SEED: values.crashSeed,
+    // Only the mode that deletes its own batch is told where its queue is.
+    ...(settings.deletesOwnBatch ? { QUEUE_URL: values.queueUrl } : {}),
+  };
+}
+
+export function verifierEnvironment(values: {
+  readonly tableName: string;
+  readonly deadLetterQueueUrls: Readonly<Record<Mode, string>>;
+  /** JSON encoder; the stack passes Stack.toJsonString so that unresolved tokens survive. */
+  readonly toJson?: (value: unknown) => string;
+}): Record<string, string> {
+  const toJson = values.toJson ?? JSON.stringify;
+  return { TABLE_NAME: values.tableName, DEAD_LETTER_QUEUE_URLS: toJson(values.deadLetterQueueUrls) };
+}
