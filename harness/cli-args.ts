@@ -21,7 +21,7 @@ export const DEFAULTS = {
   accounts: 10,
   crashRate: 0.02,
   batchSize: 10,
-  visibilityTimeoutSeconds: 5,
+  visibilityTimeoutSeconds: 10,
 } as const;
 
 export const HELP = `Usage: npm run experiment -- [options]

@@ -1,7 +1,11 @@
 import type { ModeOutcome } from '../functions/shared/outcome.js';
 import type { Mode } from '../lib/topology.js';
 import { type DrainSnapshot, waitUntilDrained } from './drain.js';
-import type { EnvironmentDescription, ExperimentEnvironment } from './environments/environment.js';
+import type {
+  EnvironmentDescription,
+  ExperimentEnvironment,
+  LiveModeStats,
+} from './environments/environment.js';
 import { buildManifest, produce } from './producer.js';
 
 export interface ExperimentConfig {
@@ -18,8 +22,8 @@ export interface ExperimentConfig {
 export interface ModeReport extends ModeOutcome {
   /** Messages per second, from the first send until the mode's queue drained. */
   readonly throughputPerSecond: number;
-  /** What the local runtime saw (embedded only): environments that died mid-invocation. */
-  readonly environmentExits?: number;
+  /** What the local runtime saw (embedded only). */
+  readonly runtime?: LiveModeStats;
 }
 
 export interface ExperimentReport {
@@ -92,11 +96,11 @@ export async function runExperiment(
     const outcome = verification.result.modes[mode];
     if (!outcome) throw new Error(`the verifier returned no outcome for ${mode}`);
     const seconds = (produceMs + (drainedAfter[mode] ?? drainMs)) / 1000;
-    const exits = env.liveStats?.(mode).crashes;
+    const runtime = env.liveStats?.(mode);
     modes[mode] = {
       ...outcome,
       throughputPerSecond: Math.round((config.messages / Math.max(seconds, 0.001)) * 10) / 10,
-      ...(exits !== undefined ? { environmentExits: exits } : {}),
+      ...(runtime !== undefined ? { runtime } : {}),
     };
   }
   return {

@@ -41,7 +41,7 @@ export interface DynamoDbEmulatorOptions {
 /** Starts AWS's DynamoDB Local (in memory) as a Java child process and waits until it serves requests. */
 export async function startDynamoDbEmulator(options: DynamoDbEmulatorOptions = {}): Promise<RunningDynamoDb> {
   assertJava();
-  const port = options.port ?? (await freePort());
+  const port = await probePort(options.port ?? 0);
   const endpoint = `http://127.0.0.1:${port}`;
   // sharedDb: one database for every access key and region, so a handler whose credentials or
   // region differ from the harness's still sees the same tables (DynamoDB Local otherwise splits them).
@@ -49,7 +49,7 @@ export async function startDynamoDbEmulator(options: DynamoDbEmulatorOptions = {
   const output = captureTail(child);
   // 'close' rather than 'exit': by then the last output lines have been read too.
   const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
-  // A crashed test runner must not leave a JVM behind.
+  // If this process exits without calling stop() (process.exit, an uncaught error), take the JVM with it.
   const killOnExit = (): void => {
     child.kill('SIGKILL');
   };
@@ -80,7 +80,8 @@ export async function startDynamoDbEmulator(options: DynamoDbEmulatorOptions = {
 function assertJava(): void {
   const result = spawnSync('java', ['-version'], { encoding: 'utf8' });
   if (result.error !== undefined) {
-    throw new JavaMissingError('no `java` command', { cause: result.error });
+    const code = (result.error as NodeJS.ErrnoException).code ?? result.error.message;
+    throw new JavaMissingError(`no usable \`java\` command (${code})`, { cause: result.error });
   }
   // `java -version` prints to stderr: `openjdk version "17.0.15"`, or `java version "1.8.0_402"` for Java 8.
   const text = `${result.stderr}${result.stdout}`;
@@ -94,15 +95,23 @@ function assertJava(): void {
   }
 }
 
-function freePort(): Promise<number> {
+/** Binds and releases `port` on loopback (0: any free one), so a taken port fails here with a clear message. */
+function probePort(port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      reject(
+        error.code === 'EADDRINUSE'
+          ? new DynamoDbLocalStartError(`DynamoDB Local cannot start: port ${port} is already in use`)
+          : error,
+      );
+    });
+    server.listen(port, '127.0.0.1', () => {
       const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : undefined;
       server.close(() =>
-        port === undefined ? reject(new Error('could not read a free port')) : resolve(port),
+        typeof address === 'object' && address !== null
+          ? resolve(address.port)
+          : reject(new Error('could not read the probed port')),
       );
     });
   });
@@ -112,12 +121,9 @@ function freePort(): Promise<number> {
 function captureTail(child: ChildProcess): () => string {
   const lines: string[] = [];
   const push = (chunk: Buffer): void => {
-    lines.push(
-      ...chunk
-        .toString('utf8')
-        .split('\n')
-        .filter((line) => line.trim() !== ''),
-    );
+    // Java stack frames would crowd out the lines that say what went wrong ("Caused by: ...BindException").
+    const text = chunk.toString('utf8').split('\n');
+    lines.push(...text.filter((line) => line.trim() !== '' && !/^\s+(at |\.\.\. \d+ more)/.test(line)));
     lines.splice(0, Math.max(0, lines.length - OUTPUT_TAIL_LINES));
   };
   child.stdout?.on('data', push);
@@ -137,8 +143,8 @@ function spawned(child: ChildProcess): Promise<number> {
 
 function startError(port: number, reason: string, tail: string): DynamoDbLocalStartError {
   // DynamoDB Local reports a taken port only in its output, so name the cause when we can see it.
-  const portTaken = /address already in use|failed to bind|BindException/i.test(tail);
-  const why = portTaken ? `port ${port} is already in use (${reason})` : reason;
+  const portTaken = /BindException|address already in use/i.test(tail);
+  const why = portTaken ? `port ${port} is already in use; ${reason}` : reason;
   return new DynamoDbLocalStartError(
     `DynamoDB Local failed to start on port ${port}: ${why}.\nLast output:\n${tail || '(none)'}`,
   );
@@ -153,25 +159,23 @@ async function waitUntilReady(
     region: 'us-east-1',
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
     maxAttempts: 1,
-    requestHandler: { connectionTimeout: 500, requestTimeout: 2_000 },
+    // throwOnRequestTimeout: without it the SDK only warns, and a silent listener would hang the poll.
+    requestHandler: { connectionTimeout: 500, requestTimeout: 2_000, throwOnRequestTimeout: true },
   });
-  let hasExited = false;
-  void exited.then(() => {
-    hasExited = true;
-  });
+  const hasExited = exited.then(() => 'exited' as const);
   const deadline = Date.now() + READY_DEADLINE_MS;
   try {
-    while (!hasExited) {
-      try {
-        await client.send(new ListTablesCommand({ Limit: 1 }));
-        return 'ready';
-      } catch {
-        // Not listening yet (connection refused) or still initialising: poll again.
-      }
+    for (;;) {
+      // A failed attempt means not listening yet (connection refused) or still initialising: poll again.
+      const answered = client.send(new ListTablesCommand({ Limit: 1 })).then(
+        () => 'ready' as const,
+        () => 'retry' as const,
+      );
+      const outcome = await Promise.race([answered, hasExited]);
+      if (outcome !== 'retry') return outcome;
       if (Date.now() > deadline) return 'timeout';
-      await sleep(100);
+      await Promise.race([sleep(100), hasExited]);
     }
-    return 'exited';
   } finally {
     client.destroy();
   }

@@ -1,7 +1,7 @@
 import { startDynamoDbEmulator } from './dynamodb-emulator.js';
 import { startSqsEmulator } from './sqs-emulator.js';
 
-export { JavaMissingError } from './dynamodb-emulator.js';
+export { DynamoDbLocalStartError, JavaMissingError } from './dynamodb-emulator.js';
 
 /** A local stand-in for an AWS service: where to send requests, and how to shut it down. */
 export interface RunningEmulator {

@@ -4,9 +4,9 @@ import type { RunningEmulator } from './index.js';
 /**
  * Starts fauxqs in this process on a free loopback port.
  *
- * Clients must set `endpoint` explicitly: fauxqs's queue URLs look like
- * `http://sqs.us-east-1.localhost:<port>/000000000000/<name>`, and that host does not resolve here, so the
- * SDK's default of sending requests to the queue URL's host would fail.
+ * SQS clients must set `endpoint` in code (or `useQueueUrlAsEndpoint: false`): fauxqs's queue URLs look like
+ * `http://sqs.us-east-1.localhost:<port>/000000000000/<name>`, that host does not resolve, and without a
+ * coded endpoint the SDK sends each request to its QueueUrl's host (AWS_ENDPOINT_URL_SQS is not enough).
  */
 export async function startSqsEmulator(): Promise<RunningEmulator> {
   // buildApp + our own listen rather than startFauxqs, which always binds 0.0.0.0.

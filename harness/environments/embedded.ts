@@ -239,6 +239,9 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
           deliveries: mapping?.stats.deliveries ?? 0,
           inFlight: mapping?.stats.inFlight ?? 0,
           crashes: fn?.stats.exits ?? 0,
+          timeouts: fn?.stats.timeouts ?? 0,
+          slowestInvocationMs: fn?.stats.slowestInvocationMs ?? 0,
+          coldStarts: fn?.stats.coldStarts ?? 0,
         };
       },
       invokeVerifier: async (runId, modes): Promise<VerifierInvocation> => {

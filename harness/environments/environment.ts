@@ -24,7 +24,12 @@ export interface EnvironmentDescription {
 export interface LiveModeStats {
   readonly deliveries: number;
   readonly inFlight: number;
+  /** Environments that died mid-invocation (injected crashes). */
   readonly crashes: number;
+  /** Invocations that hit the function timeout (the environment was killed). */
+  readonly timeouts: number;
+  readonly slowestInvocationMs: number;
+  readonly coldStarts: number;
 }
 
 export interface VerifierInvocation {

@@ -44,6 +44,8 @@ export class InitError extends Error {
  */
 export class ExecutionEnvironment {
   private exited = false;
+  /** Set the moment we decide to kill, so the pool never hands out an environment about to die. */
+  private killed = false;
   private exitDescription = '';
   private pending:
     | { requestId: string; resolve: (result: InvocationResult) => void; timer: NodeJS.Timeout }
@@ -58,7 +60,7 @@ export class ExecutionEnvironment {
   }
 
   get alive(): boolean {
-    return !this.exited;
+    return !this.exited && !this.killed;
   }
 
   get pid(): number | undefined {
@@ -118,18 +120,18 @@ export class ExecutionEnvironment {
   }
 
   invoke(event: unknown, requestId: string = randomUUID()): Promise<InvocationResult> {
-    if (this.exited) throw new Error(`environment of ${this.spec.name} is dead; start a new one`);
+    if (!this.alive) throw new Error(`environment of ${this.spec.name} is dead; start a new one`);
     if (this.pending) throw new Error(`environment of ${this.spec.name} is busy; one invocation at a time`);
     const deadline = Date.now() + this.spec.timeoutMs;
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         // Lambda stops a timed-out invocation by discarding the environment.
+        this.kill();
         this.settle({
           status: 'error',
           errorType: 'Sandbox.Timedout',
           message: `Task timed out after ${(this.spec.timeoutMs / 1000).toFixed(2)} seconds`,
         });
-        this.kill();
       }, this.spec.timeoutMs);
       this.pending = { requestId, resolve, timer };
       const message: InvokeMessage = { type: 'invoke', requestId, event, deadline };
@@ -138,6 +140,7 @@ export class ExecutionEnvironment {
   }
 
   kill(): void {
+    this.killed = true;
     if (!this.exited) this.child.kill('SIGKILL');
   }
 

@@ -7,6 +7,10 @@ export interface FunctionStats {
   exits: number;
   timeouts: number;
   handlerErrors: number;
+  /** Environments that died between invocations. */
+  idleDeaths: number;
+  /** The longest invocation so far (init excluded), in ms: compare with the function timeout. */
+  slowestInvocationMs: number;
   /** Peak resident set size of any environment of this function, in KiB. */
   peakRssKb: number;
 }
@@ -23,6 +27,8 @@ export class LocalFunction {
     exits: 0,
     timeouts: 0,
     handlerErrors: 0,
+    idleDeaths: 0,
+    slowestInvocationMs: 0,
     peakRssKb: 0,
   };
   private readonly idle: ExecutionEnvironment[] = [];
@@ -34,9 +40,14 @@ export class LocalFunction {
   /** Invokes the handler; throws InitError if a new environment cannot start its handler. */
   async invoke(event: unknown): Promise<InvocationResult> {
     if (this.stopped) throw new Error(`${this.spec.name} is stopped`);
-    const environment = this.idle.pop() ?? (await this.coldStart());
+    const environment = this.takeWarm() ?? (await this.coldStart());
     this.stats.invocations += 1;
+    const started = performance.now();
     const result = await environment.invoke(event);
+    this.stats.slowestInvocationMs = Math.max(
+      this.stats.slowestInvocationMs,
+      Math.round(performance.now() - started),
+    );
     if (result.status === 'ok') this.stats.peakRssKb = Math.max(this.stats.peakRssKb, result.maxRssKb);
     else if (result.errorType === 'Runtime.ExitError') this.stats.exits += 1;
     else if (result.errorType === 'Sandbox.Timedout') this.stats.timeouts += 1;
@@ -53,6 +64,16 @@ export class LocalFunction {
     this.idle.length = 0;
     await Promise.all([...this.live].map((environment) => environment.stop()));
     this.live.clear();
+  }
+
+  /** A warm environment, skipping any that died while idle (Lambda replaces those too). */
+  private takeWarm(): ExecutionEnvironment | undefined {
+    for (let environment = this.idle.pop(); environment; environment = this.idle.pop()) {
+      if (environment.alive) return environment;
+      this.live.delete(environment);
+      this.stats.idleDeaths += 1;
+    }
+    return undefined;
   }
 
   private async coldStart(): Promise<ExecutionEnvironment> {

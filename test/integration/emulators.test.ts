@@ -1,0 +1,345 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:net';
+import {
+  CreateTableCommand,
+  DynamoDBClient,
+  GetItemCommand,
+  TransactionCanceledException,
+  TransactWriteItemsCommand,
+} from '@aws-sdk/client-dynamodb';
+import {
+  ChangeMessageVisibilityBatchCommand,
+  CreateQueueCommand,
+  DeleteMessageBatchCommand,
+  GetQueueAttributesCommand,
+  type Message,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import {
+  DynamoDbLocalStartError,
+  JavaMissingError,
+  startDynamoDbEmulator,
+} from '../../harness/emulators/dynamodb-emulator.js';
+import { type RunningEmulators, startEmulators } from '../../harness/emulators/index.js';
+
+const clientConfig = (endpoint: string) => ({
+  endpoint,
+  region: 'us-east-1',
+  credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+});
+
+let emulators: RunningEmulators;
+let sqs: SQSClient;
+let dynamodb: DynamoDBClient;
+
+beforeAll(async () => {
+  emulators = await startEmulators();
+  sqs = new SQSClient(clientConfig(emulators.sqsEndpoint));
+  dynamodb = new DynamoDBClient(clientConfig(emulators.dynamodbEndpoint));
+});
+
+afterAll(async () => {
+  sqs?.destroy();
+  dynamodb?.destroy();
+  await emulators?.stop();
+});
+
+async function createQueue(attributes: Record<string, string> = {}): Promise<string> {
+  const { QueueUrl } = await sqs.send(
+    new CreateQueueCommand({ QueueName: `q-${randomUUID()}`, Attributes: attributes }),
+  );
+  if (QueueUrl === undefined) throw new Error('CreateQueue returned no QueueUrl');
+  return QueueUrl;
+}
+
+async function queueAttributes(queueUrl: string): Promise<Record<string, string>> {
+  const { Attributes } = await sqs.send(
+    new GetQueueAttributesCommand({
+      QueueUrl: queueUrl,
+      AttributeNames: ['QueueArn', 'ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+    }),
+  );
+  return Attributes ?? {};
+}
+
+/** One ReceiveMessage call, asking for what a Lambda event source mapping puts into a record. */
+async function receive(queueUrl: string, waitTimeSeconds = 0): Promise<Message[]> {
+  const { Messages } = await sqs.send(
+    new ReceiveMessageCommand({
+      QueueUrl: queueUrl,
+      MaxNumberOfMessages: 10,
+      WaitTimeSeconds: waitTimeSeconds,
+      MessageSystemAttributeNames: ['ApproximateReceiveCount', 'SentTimestamp'],
+      MessageAttributeNames: ['All'],
+    }),
+  );
+  return Messages ?? [];
+}
+
+async function receiveOne(queueUrl: string, waitTimeSeconds = 0): Promise<Message> {
+  const [message, ...rest] = await receive(queueUrl, waitTimeSeconds);
+  expect(rest).toHaveLength(0);
+  if (message === undefined) throw new Error('expected a message, received none');
+  return message;
+}
+
+describe('SQS emulator (fauxqs)', () => {
+  it('returns message attributes and the system attributes an SQS event record carries', async () => {
+    const queueUrl = await createQueue();
+    const body = JSON.stringify({ eventId: 'e-1', amountCents: 125 });
+    const before = Date.now();
+    await sqs.send(
+      new SendMessageCommand({
+        QueueUrl: queueUrl,
+        MessageBody: body,
+        MessageAttributes: {
+          runId: { DataType: 'String', StringValue: 'run-1' },
+          attempt: { DataType: 'Number', StringValue: '3' },
+        },
+      }),
+    );
+
+    const message = await receiveOne(queueUrl);
+
+    expect(message.Body).toBe(body);
+    expect(message.MD5OfBody).toBe(createHash('md5').update(body).digest('hex'));
+    expect(message.MessageAttributes).toEqual({
+      runId: { DataType: 'String', StringValue: 'run-1' },
+      attempt: { DataType: 'Number', StringValue: '3' },
+    });
+    expect(message.Attributes?.ApproximateReceiveCount).toBe('1');
+    const sent = Number(message.Attributes?.SentTimestamp);
+    expect(sent).toBeGreaterThanOrEqual(before);
+    expect(sent).toBeLessThanOrEqual(Date.now());
+  });
+
+  it('moves a message to the DLQ once it has been received maxReceiveCount times without a delete', async () => {
+    const dlqUrl = await createQueue();
+    const dlqArn = (await queueAttributes(dlqUrl)).QueueArn;
+    const queueUrl = await createQueue({
+      VisibilityTimeout: '30',
+      RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: 2 }),
+    });
+    const { MessageId } = await sqs.send(
+      new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'poison' }),
+    );
+
+    for (const expectedCount of ['1', '2']) {
+      const message = await receiveOne(queueUrl);
+      expect(message.Attributes?.ApproximateReceiveCount).toBe(expectedCount);
+      // A failed batch: make it visible again at once instead of waiting out the 30 s timeout.
+      const result = await sqs.send(
+        new ChangeMessageVisibilityBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: [{ Id: 'm0', ReceiptHandle: message.ReceiptHandle, VisibilityTimeout: 0 }],
+        }),
+      );
+      expect(result.Successful?.map((entry) => entry.Id)).toEqual(['m0']);
+    }
+
+    // The third receive is the one that exceeds maxReceiveCount: nothing is returned, the message moves.
+    expect(await receive(queueUrl)).toEqual([]);
+    const deadLettered = await receiveOne(dlqUrl);
+    expect(deadLettered.MessageId).toBe(MessageId);
+    expect(deadLettered.Body).toBe('poison');
+    expect(await queueAttributes(queueUrl)).toMatchObject({
+      ApproximateNumberOfMessages: '0',
+      ApproximateNumberOfMessagesNotVisible: '0',
+    });
+  });
+
+  it('redelivers a received message after its visibility timeout, with ApproximateReceiveCount 2', async () => {
+    const queueUrl = await createQueue({ VisibilityTimeout: '1' });
+    await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'slow' }));
+
+    const first = await receiveOne(queueUrl);
+    const receivedAt = Date.now();
+    expect(await queueAttributes(queueUrl)).toMatchObject({
+      ApproximateNumberOfMessages: '0',
+      ApproximateNumberOfMessagesNotVisible: '1',
+    });
+    expect(await receive(queueUrl)).toEqual([]);
+
+    const second = await receiveOne(queueUrl, 5);
+
+    expect(Date.now() - receivedAt).toBeGreaterThanOrEqual(900);
+    expect(second.MessageId).toBe(first.MessageId);
+    expect(second.ReceiptHandle).not.toBe(first.ReceiptHandle);
+    expect(second.Attributes?.ApproximateReceiveCount).toBe('2');
+    expect(second.Attributes?.SentTimestamp).toBe(first.Attributes?.SentTimestamp);
+  });
+
+  it('long polling returns as soon as a message arrives, and waits out WaitTimeSeconds when none does', async () => {
+    const queueUrl = await createQueue();
+    const started = Date.now();
+    const polled = receive(queueUrl, 10);
+    setTimeout(() => void sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'late' })), 300);
+
+    const messages = await polled;
+
+    expect(messages.map((message) => message.Body)).toEqual(['late']);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+    expect(Date.now() - started).toBeLessThan(3_000);
+
+    const emptyPollStarted = Date.now();
+    expect(await receive(await createQueue(), 1)).toEqual([]);
+    expect(Date.now() - emptyPollStarted).toBeGreaterThanOrEqual(900);
+  });
+
+  it('deletes a received batch, and reports a bad receipt handle as a per-entry failure', async () => {
+    const queueUrl = await createQueue();
+    for (const body of ['a', 'b', 'c']) {
+      await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body }));
+    }
+    const received: Message[] = [];
+    while (received.length < 3) received.push(...(await receive(queueUrl, 1)));
+    expect(await queueAttributes(queueUrl)).toMatchObject({
+      ApproximateNumberOfMessages: '0',
+      ApproximateNumberOfMessagesNotVisible: '3',
+    });
+
+    const visibility = await sqs.send(
+      new ChangeMessageVisibilityBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: [
+          { Id: 'known', ReceiptHandle: received[0]?.ReceiptHandle, VisibilityTimeout: 60 },
+          { Id: 'unknown', ReceiptHandle: 'not-a-receipt-handle', VisibilityTimeout: 60 },
+        ],
+      }),
+    );
+    expect(visibility.Successful?.map((entry) => entry.Id)).toEqual(['known']);
+    expect(visibility.Failed?.map((entry) => [entry.Id, entry.Code])).toEqual([
+      ['unknown', 'ReceiptHandleIsInvalid'],
+    ]);
+
+    const deleted = await sqs.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: received.map((message, index) => ({
+          Id: `m${index}`,
+          ReceiptHandle: message.ReceiptHandle,
+        })),
+      }),
+    );
+
+    expect(deleted.Successful).toHaveLength(3);
+    expect(deleted.Failed ?? []).toEqual([]);
+    expect(await queueAttributes(queueUrl)).toMatchObject({
+      ApproximateNumberOfMessages: '0',
+      ApproximateNumberOfMessagesNotVisible: '0',
+    });
+  });
+});
+
+describe('DynamoDB emulator (DynamoDB Local)', () => {
+  it('cancels a replayed marker-plus-balance transaction with ConditionalCheckFailed', async () => {
+    const TableName = `ledger-${randomUUID()}`;
+    await dynamodb.send(
+      new CreateTableCommand({
+        TableName,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [
+          { AttributeName: 'pk', AttributeType: 'S' },
+          { AttributeName: 'sk', AttributeType: 'S' },
+        ],
+        KeySchema: [
+          { AttributeName: 'pk', KeyType: 'HASH' },
+          { AttributeName: 'sk', KeyType: 'RANGE' },
+        ],
+      }),
+    );
+    const applyEvent = new TransactWriteItemsCommand({
+      TransactItems: [
+        {
+          Put: {
+            TableName,
+            Item: { pk: { S: 'event#e-1' }, sk: { S: 'applied' } },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
+        },
+        {
+          Update: {
+            TableName,
+            Key: { pk: { S: 'account#a-1' }, sk: { S: 'balance' } },
+            UpdateExpression: 'ADD balanceCents :amount',
+            ExpressionAttributeValues: { ':amount': { N: '125' } },
+          },
+        },
+      ],
+    });
+
+    await dynamodb.send(applyEvent);
+    const replay = await dynamodb.send(applyEvent).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+
+    if (!(replay instanceof TransactionCanceledException)) {
+      throw new Error(`expected TransactionCanceledException, got ${String(replay)}`);
+    }
+    expect(replay.CancellationReasons?.map((reason) => reason.Code)).toEqual([
+      'ConditionalCheckFailed',
+      'None',
+    ]);
+    const { Item } = await dynamodb.send(
+      new GetItemCommand({ TableName, Key: { pk: { S: 'account#a-1' }, sk: { S: 'balance' } } }),
+    );
+    expect(Item?.balanceCents).toEqual({ N: '125' });
+  });
+});
+
+describe('DynamoDB emulator lifecycle', () => {
+  it('stop() ends the Java process and waits for it to exit', async () => {
+    const emulator = await startDynamoDbEmulator();
+    expect(isRunning(emulator.pid)).toBe(true);
+
+    await emulator.stop();
+
+    expect(isRunning(emulator.pid)).toBe(false);
+    await expect(emulator.stop()).resolves.toBeUndefined();
+  });
+
+  it('refuses a port that is already taken, saying so', async () => {
+    const blocker = await listenOnLoopback();
+    try {
+      const address = blocker.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      const started = startDynamoDbEmulator({ port });
+      await expect(started).rejects.toThrow(DynamoDbLocalStartError);
+      await expect(started).rejects.toThrow(`port ${port} is already in use`);
+    } finally {
+      blocker.close();
+    }
+  });
+
+  it('throws JavaMissingError, naming Java 17 and the other targets, when java is not on PATH', async () => {
+    vi.stubEnv('PATH', '/nonexistent');
+    try {
+      const started = startDynamoDbEmulator();
+      await expect(started).rejects.toThrow(JavaMissingError);
+      await expect(started).rejects.toThrow(/Java 17\+.*--target localstack.*--target aws/s);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+});
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
+    throw error;
+  }
+}
+
+function listenOnLoopback(): Promise<Server> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => resolve(server));
+  });
+}

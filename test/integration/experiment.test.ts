@@ -1,0 +1,143 @@
+import { paginateQuery } from '@aws-sdk/lib-dynamodb';
+import { afterEach, describe, expect, it } from 'vitest';
+import { partitionKey } from '../../functions/shared/ledger-keys.js';
+import { DEFAULTS } from '../../harness/cli-args.js';
+import { startEmbeddedEnvironment } from '../../harness/environments/embedded.js';
+import type { ExperimentEnvironment } from '../../harness/environments/environment.js';
+import { type ExperimentConfig, newRunId, runExperiment } from '../../harness/experiment.js';
+import { buildManifest } from '../../harness/producer.js';
+import { MODE_NAMES, type Mode } from '../../lib/topology.js';
+
+const quiet = { phase: () => undefined };
+
+function config(overrides: Partial<ExperimentConfig>): ExperimentConfig {
+  return {
+    messages: 200,
+    accounts: 10,
+    crashRate: 0.02,
+    batchSize: 10,
+    seed: 'it-crash',
+    modes: MODE_NAMES,
+    concurrency: undefined,
+    visibilityTimeoutSeconds: DEFAULTS.visibilityTimeoutSeconds,
+    ...overrides,
+  };
+}
+
+/** Counts applications per event straight from the table, independently of the verifier's code. */
+async function independentCount(env: ExperimentEnvironment, runId: string, mode: Mode) {
+  const applications = new Map<string, number>();
+  let ledgerCents = 0;
+  let balanceCents = 0;
+  const pages = paginateQuery(
+    { client: env.ddb },
+    {
+      TableName: env.tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': partitionKey(runId, mode) },
+    },
+  );
+  for await (const page of pages) {
+    for (const item of page.Items ?? []) {
+      const sk = String(item.sk);
+      if (sk.startsWith('APP#')) {
+        applications.set(String(item.eventId), (applications.get(String(item.eventId)) ?? 0) + 1);
+        ledgerCents += Number(item.amountCents);
+      } else if (sk.startsWith('BAL#')) {
+        balanceCents += Number(item.balanceCents);
+      }
+    }
+  }
+  return { applications, ledgerCents, balanceCents };
+}
+
+describe('the embedded experiment (fauxqs, DynamoDB Local, real handler processes, real SIGKILLs)', () => {
+  let env: ExperimentEnvironment | undefined;
+
+  afterEach(async () => {
+    await env?.stop();
+    env = undefined;
+  });
+
+  async function run(overrides: Partial<ExperimentConfig>) {
+    const cfg = config(overrides);
+    env = await startEmbeddedEnvironment({
+      modes: cfg.modes,
+      crashRate: cfg.crashRate,
+      crashSeed: cfg.seed,
+      batchSize: cfg.batchSize,
+      visibilityTimeoutSeconds: cfg.visibilityTimeoutSeconds,
+    });
+    const runId = newRunId(cfg.seed);
+    const report = await runExperiment(env, cfg, runId, quiet);
+    return { cfg, runId, report, env };
+  }
+
+  it('with crashes: at-most-once loses, at-least-once duplicates, effectively-once applies each event once', async () => {
+    const { cfg, runId, report, env: live } = await run({});
+    const amo = report.modes['at-most-once'];
+    const alo = report.modes['at-least-once'];
+    const eo = report.modes['effectively-once'];
+    if (!amo || !alo || !eo) throw new Error('missing a mode in the report');
+
+    expect(amo.lost).toBeGreaterThan(0);
+    expect(amo.duplicated).toBe(0);
+    expect(amo.driftCents).toBeLessThan(0);
+
+    expect(alo.duplicated).toBeGreaterThan(0);
+    expect(alo.lost).toBe(0);
+    expect(alo.driftCents).toBeGreaterThan(0);
+
+    expect(eo).toMatchObject({
+      appliedOnce: cfg.messages,
+      lost: 0,
+      duplicated: 0,
+      driftCents: 0,
+      deadLettered: 0,
+    });
+    expect(eo.deliveries).toBeGreaterThan(eo.produced);
+    expect(eo.crashes).toBeGreaterThan(0);
+    expect(eo.suppressedDuplicates).toBeGreaterThan(0);
+
+    const manifest = buildManifest(runId, cfg.seed, cfg.messages, cfg.accounts);
+    for (const mode of MODE_NAMES) {
+      const outcome = report.modes[mode];
+      if (!outcome) throw new Error(`no outcome for ${mode}`);
+      expect(outcome.consistent, `${mode} ledger equals balances`).toBe(true);
+      // Every crash the handler recorded is a process the local runtime saw die.
+      expect(outcome.crashes, `${mode} crashes`).toBe(outcome.runtime?.crashes);
+
+      const direct = await independentCount(live, runId, mode);
+      const counts = manifest.messages.map((message) => direct.applications.get(message.eventId) ?? 0);
+      expect(outcome.appliedOnce, `${mode} appliedOnce`).toBe(counts.filter((n) => n === 1).length);
+      expect(outcome.duplicated, `${mode} duplicated`).toBe(counts.filter((n) => n > 1).length);
+      expect(outcome.extraApplications, `${mode} extra`).toBe(
+        counts.reduce((sum, n) => sum + Math.max(0, n - 1), 0),
+      );
+      expect(outcome.lost, `${mode} lost`).toBe(counts.filter((n) => n === 0).length - outcome.deadLettered);
+      expect(outcome.expectedCents).toBe(manifest.expectedCents);
+      expect(outcome.actualCents).toBe(direct.balanceCents);
+      expect(outcome.ledgerCents).toBe(direct.ledgerCents);
+      expect(
+        direct.applications.size + outcome.lost + outcome.deadLettered - outcome.appliedAndDeadLettered,
+      ).toBe(cfg.messages);
+    }
+  });
+
+  it('without crashes: every mode applies every event exactly once and the money adds up', async () => {
+    const { cfg, report } = await run({ crashRate: 0, seed: 'it-clean', messages: 150 });
+    for (const mode of MODE_NAMES) {
+      expect(report.modes[mode], mode).toMatchObject({
+        produced: cfg.messages,
+        deliveries: cfg.messages,
+        appliedOnce: cfg.messages,
+        duplicated: 0,
+        lost: 0,
+        deadLettered: 0,
+        driftCents: 0,
+        crashes: 0,
+        consistent: true,
+      });
+    }
+  });
+});
