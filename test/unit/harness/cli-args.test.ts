@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULTS, parseCliArgs, UsageError } from '../../../harness/cli-args.js';
+
+describe('experiment command-line options', () => {
+  it('has the documented defaults', () => {
+    const { config, json, target } = parseCliArgs([]);
+    expect(target).toBe('embedded');
+    expect(json).toBe(false);
+    expect(config).toMatchObject({
+      messages: 200,
+      accounts: 10,
+      crashRate: 0.02,
+      batchSize: 10,
+      modes: ['at-most-once', 'at-least-once', 'effectively-once'],
+      visibilityTimeoutSeconds: DEFAULTS.visibilityTimeoutSeconds,
+    });
+    expect(config.seed).toMatch(/^[a-z0-9]+$/);
+  });
+
+  it('reads every option', () => {
+    const { config, json } = parseCliArgs([
+      '--messages=50',
+      '--accounts',
+      '3',
+      '--crash-rate',
+      '0.5',
+      '--batch-size',
+      '25',
+      '--seed',
+      'demo',
+      '--modes',
+      'effectively-once,at-most-once',
+      '--concurrency',
+      '4',
+      '--visibility-timeout',
+      '7',
+      '--json',
+    ]);
+    expect(json).toBe(true);
+    expect(config).toEqual({
+      messages: 50,
+      accounts: 3,
+      crashRate: 0.5,
+      batchSize: 25,
+      seed: 'demo',
+      modes: ['effectively-once', 'at-most-once'],
+      concurrency: 4,
+      visibilityTimeoutSeconds: 7,
+    });
+  });
+
+  it.each([
+    [['--messages', '0'], /--messages must be a whole number from 1/],
+    [['--messages', '1.5'], /--messages/],
+    [['--crash-rate', '2'], /--crash-rate must be a number from 0 to 1/],
+    [['--crash-rate', ''], /--crash-rate/],
+    [['--batch-size', '10001'], /--batch-size/],
+    [['--modes', 'exactly-once'], /unknown: "exactly-once"/],
+    [['--concurrency', '1'], /--concurrency must be a whole number from 2/],
+    [['--seed', 'has space'], /--seed/],
+    [['--target', 'mars'], /--target must be one of/],
+    [['--nope'], /Unknown option '--nope'/],
+  ])('refuses %o with a clear message', (argv, message) => {
+    expect(() => parseCliArgs(argv)).toThrow(UsageError);
+    expect(() => parseCliArgs(argv)).toThrow(message);
+  });
+});
