@@ -22,9 +22,10 @@ describe('local event source mapping: what Lambda deletes after an invocation', 
 
   it('deletes all but the listed records', () => {
     const response = { batchItemFailures: [{ itemIdentifier: records[1]?.messageId }] };
-    expect(ids(recordsToDelete(records, response, true).delete)).toEqual(
-      ids([records[0], records[2]] as const),
-    );
+    expect(ids(recordsToDelete(records, response, true).delete)).toEqual([
+      records[0]?.messageId,
+      records[2]?.messageId,
+    ]);
   });
 
   it.each([
