@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { isMode, MODE_NAMES, type Mode } from '../lib/topology.js';
 import type { ExperimentConfig } from './experiment.js';
 
-export const TARGETS = ['embedded'] as const;
+export const TARGETS = ['embedded', 'localstack', 'aws'] as const;
 export type Target = (typeof TARGETS)[number];
 
 export interface CliOptions {
@@ -10,6 +10,12 @@ export interface CliOptions {
   readonly json: boolean;
   readonly target: Target;
   readonly config: ExperimentConfig;
+  /** Deployed targets: the CloudFormation stack, its region, and LocalStack's endpoint. */
+  readonly stackName: string;
+  readonly region: string | undefined;
+  readonly endpoint: string | undefined;
+  /** Options the user actually passed (a default never contradicts a deployment). */
+  readonly explicit: ReadonlySet<string>;
 }
 
 export class UsageError extends Error {
@@ -30,10 +36,23 @@ Runs the delivery-semantics experiment: produces N messages per mode, lets each 
 process them (with injected crashes), waits until every queue is drained, and prints what the
 verifier counted: applied once, duplicated, lost, dead-lettered, and whether the money adds up.
 
-Target:
+Targets:
   --target embedded        everything on this machine (default): fauxqs for SQS, DynamoDB Local
                            (needs Java 17+), the real handler bundles in child processes behind a
                            local Lambda SQS event source mapping
+  --target aws             a stack deployed with \`npx cdk deploy\` to an AWS account; uses your
+                           AWS credentials (profile, SSO or env) and region
+  --target localstack      a stack deployed to LocalStack with \`npm run deploy:local\`
+                           (see localstack/README.md)
+
+Deployed targets (aws, localstack):
+  --stack NAME             CloudFormation stack name                          (default DeliverySemantics)
+  --region REGION          AWS region                                         (default: AWS_REGION/profile;
+                                                                               us-east-1 for localstack)
+  --endpoint URL           LocalStack endpoint                                (default http://localhost:4566)
+  Crash rate, crash seed and batch size are deployment settings there: the run reads and prints
+  them; passing a different --crash-rate or --batch-size is refused with how to redeploy.
+  --concurrency and --visibility-timeout apply to the embedded target only.
 
 Options:
   --messages N             messages per mode                                  (default ${DEFAULTS.messages})
@@ -84,6 +103,9 @@ export function parseCliArgs(argv: readonly string[]): CliOptions {
         modes: { type: 'string' },
         concurrency: { type: 'string' },
         'visibility-timeout': { type: 'string' },
+        stack: { type: 'string' },
+        region: { type: 'string' },
+        endpoint: { type: 'string' },
       },
     }));
   } catch (error) {
@@ -121,6 +143,35 @@ export function parseCliArgs(argv: readonly string[]): CliOptions {
     modes = [...new Set(names as Mode[])];
   }
 
+  const explicit = new Set(Object.keys(values).filter((name) => values[name] !== undefined));
+  if (target === 'embedded') {
+    const deployedOnly = ['stack', 'region', 'endpoint'].filter((name) => explicit.has(name));
+    if (deployedOnly.length > 0) {
+      throw new UsageError(`--${deployedOnly[0]} applies to --target aws or localstack, not embedded`);
+    }
+  } else {
+    const embeddedOnly = ['concurrency', 'visibility-timeout'].filter((name) => explicit.has(name));
+    if (embeddedOnly.length > 0) {
+      throw new UsageError(
+        `--${embeddedOnly[0]} applies to --target embedded only; a deployed stack runs with the settings in ` +
+          'lib/topology.ts it was deployed with (change them there and redeploy)',
+      );
+    }
+    if (target === 'aws' && explicit.has('endpoint')) {
+      throw new UsageError('--endpoint applies to --target localstack; --target aws always talks to AWS');
+    }
+  }
+  const endpoint = text('endpoint');
+  if (endpoint !== undefined && !/^https?:\/\/[^\s/]+/.test(endpoint)) {
+    throw new UsageError(`--endpoint must be a URL like http://localhost:4566, got "${endpoint}"`);
+  }
+  const stackName = text('stack') ?? 'DeliverySemantics';
+  if (!/^[A-Za-z][A-Za-z0-9-]{0,127}$/.test(stackName)) {
+    throw new UsageError(
+      `--stack must be a CloudFormation stack name (letters, digits, -), got "${stackName}"`,
+    );
+  }
+
   const seed = text('seed') ?? Math.random().toString(36).slice(2, 10);
   if (!/^[A-Za-z0-9._:-]{1,40}$/.test(seed)) {
     throw new UsageError(`--seed must be 1–40 of A-Z a-z 0-9 . _ : -, got "${seed}"`);
@@ -130,6 +181,10 @@ export function parseCliArgs(argv: readonly string[]): CliOptions {
     help: values.help === true,
     json: values.json === true,
     target: target as Target,
+    stackName,
+    region: text('region'),
+    endpoint,
+    explicit,
     config: {
       messages: integer('messages', text('messages'), 1, 1_000_000) ?? DEFAULTS.messages,
       accounts: integer('accounts', text('accounts'), 1, 100_000) ?? DEFAULTS.accounts,

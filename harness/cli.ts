@@ -7,10 +7,13 @@ import { join, relative } from 'node:path';
 import { PROJECT_ROOT } from '../lib/bundling.js';
 import { type CliOptions, HELP, parseCliArgs, UsageError } from './cli-args.js';
 import { JavaMissingError } from './emulators/index.js';
+import { connectDeployedEnvironment } from './environments/deployed.js';
+import { DeployedEnvironmentError } from './environments/deployed-errors.js';
 import { startEmbeddedEnvironment } from './environments/embedded.js';
 import type { ExperimentEnvironment } from './environments/environment.js';
 import { newRunId, runExperiment } from './experiment.js';
 import { createProgress } from './progress.js';
+import { describeSettings, reconcileWithEnvironment } from './reconcile.js';
 import { formatSummary } from './report.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -52,17 +55,17 @@ async function main(): Promise<number> {
   const progress = createProgress(process.stderr);
 
   try {
-    environment = await startEmbeddedEnvironment({
-      modes: config.modes,
-      crashRate: config.crashRate,
-      crashSeed: config.seed,
-      batchSize: config.batchSize,
-      ...(config.concurrency !== undefined ? { concurrency: config.concurrency } : {}),
-      visibilityTimeoutSeconds: config.visibilityTimeoutSeconds,
-      logDir: join(reportsDir, `${runId}.logs`),
-      onStatus: (message) => progress.phase(message),
-    });
-    const report = await runExperiment(environment, config, runId, progress, startedAt);
+    environment = await startEnvironment(options, join(reportsDir, `${runId}.logs`), (message) =>
+      progress.phase(message),
+    );
+    const effective = reconcileWithEnvironment(
+      config,
+      options.explicit,
+      environment.description,
+      options.stackName,
+    );
+    progress.phase(describeSettings(environment.description));
+    const report = await runExperiment(environment, effective, runId, progress, startedAt);
     progress.done();
 
     mkdirSync(reportsDir, { recursive: true });
@@ -75,7 +78,7 @@ async function main(): Promise<number> {
   } catch (error) {
     progress.done();
     process.stderr.write(`${describeFailure(error)}\n`);
-    return 1;
+    return error instanceof UsageError ? 2 : 1;
   } finally {
     if (!stopping)
       await environment?.stop().catch((error: unknown) => {
@@ -86,8 +89,42 @@ async function main(): Promise<number> {
   }
 }
 
+function startEnvironment(
+  options: CliOptions,
+  logDir: string,
+  onStatus: (message: string) => void,
+): Promise<ExperimentEnvironment> {
+  const { config } = options;
+  if (options.target === 'embedded') {
+    return startEmbeddedEnvironment({
+      modes: config.modes,
+      crashRate: config.crashRate,
+      crashSeed: config.seed,
+      batchSize: config.batchSize,
+      ...(config.concurrency !== undefined ? { concurrency: config.concurrency } : {}),
+      visibilityTimeoutSeconds: config.visibilityTimeoutSeconds,
+      logDir,
+      onStatus,
+    });
+  }
+  return connectDeployedEnvironment({
+    target: options.target,
+    stackName: options.stackName,
+    modes: config.modes,
+    ...(options.region !== undefined ? { region: options.region } : {}),
+    ...(options.endpoint !== undefined ? { endpoint: options.endpoint } : {}),
+    onStatus,
+  });
+}
+
 function describeFailure(error: unknown): string {
-  if (error instanceof JavaMissingError) return `error: ${error.message}`;
+  if (
+    error instanceof JavaMissingError ||
+    error instanceof DeployedEnvironmentError ||
+    error instanceof UsageError
+  ) {
+    return `error: ${error.message}`;
+  }
   if (error instanceof Error)
     return `error: ${error.name === 'Error' ? '' : `${error.name}: `}${error.message}`;
   return `error: ${String(error)}`;

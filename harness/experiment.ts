@@ -81,6 +81,7 @@ export async function runExperiment(
   progress.phase('waiting until every queue is drained');
   const drainStart = Date.now();
   const drainedAfter = await waitUntilDrained(env, config.modes, {
+    ...env.drainPolicy,
     timeoutMs: Math.max(120_000, config.messages * 50),
     onTick: (snapshot) => progress.drain?.(snapshot),
   });

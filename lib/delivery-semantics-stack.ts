@@ -10,6 +10,7 @@ import type { Construct } from 'constructs';
 import { BUNDLING, handlerEntry, PROJECT_ROOT } from './bundling.js';
 import { type DeploymentSettings, resolveModeSettings } from './deployment-settings.js';
 import { consumerEnvironment, verifierEnvironment } from './function-environment.js';
+import { modeId, modeOutputs, STACK_OUTPUTS } from './stack-outputs.js';
 import { MODE_NAMES, type Mode, type ModeSettings, STORAGE, TOPOLOGY_VERSION } from './topology.js';
 
 export interface DeliverySemanticsStackProps extends StackProps {
@@ -62,15 +63,27 @@ export class DeliverySemanticsStack extends Stack {
     this.modes = modes;
     this.verifier = this.addVerifier();
 
-    new CfnOutput(this, 'TableName', { value: this.table.tableName });
-    new CfnOutput(this, 'VerifierFunctionName', { value: this.verifier.functionName });
-    new CfnOutput(this, 'CrashRate', { value: String(props.settings.crashRate) });
-    new CfnOutput(this, 'CrashSeed', { value: props.settings.crashSeed });
-    new CfnOutput(this, 'TopologyVersion', { value: TOPOLOGY_VERSION });
+    const output = (key: string, value: string) => new CfnOutput(this, key, { value });
+    output(STACK_OUTPUTS.tableName, this.table.tableName);
+    output(STACK_OUTPUTS.verifierFunctionName, this.verifier.functionName);
+    output(STACK_OUTPUTS.crashRate, String(props.settings.crashRate));
+    output(STACK_OUTPUTS.crashSeed, props.settings.crashSeed);
+    output(STACK_OUTPUTS.topologyVersion, TOPOLOGY_VERSION);
+    for (const mode of MODE_NAMES) {
+      const { queue, deadLetterQueue, consumer, settings } = this.modes[mode];
+      const keys = modeOutputs(mode);
+      output(keys.queueUrl, queue.queueUrl);
+      output(keys.deadLetterQueueUrl, deadLetterQueue.queueUrl);
+      output(keys.functionName, consumer.functionName);
+      output(keys.batchSize, String(settings.batchSize));
+      output(keys.maxConcurrency, String(settings.maxConcurrency));
+      output(keys.visibilityTimeout, String(settings.visibilityTimeoutSeconds));
+      output(keys.maxReceiveCount, String(settings.maxReceiveCount));
+    }
   }
 
   private addMode(mode: Mode, settings: ModeSettings, deployment: DeploymentSettings): ModeResources {
-    const id = pascalCase(mode);
+    const id = modeId(mode);
     const deadLetterQueue = new sqs.Queue(this, `${id}DeadLetterQueue`, {
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
@@ -120,10 +133,6 @@ export class DeliverySemanticsStack extends Stack {
 
     if (!settings.deletesOwnBatch) this.denyDeleteFromFunctionCode(consumer, queue);
 
-    new CfnOutput(this, `${id}QueueUrl`, { value: queue.queueUrl });
-    new CfnOutput(this, `${id}DeadLetterQueueUrl`, { value: deadLetterQueue.queueUrl });
-    new CfnOutput(this, `${id}FunctionName`, { value: consumer.functionName });
-    new CfnOutput(this, `${id}BatchSize`, { value: String(settings.batchSize) });
     return { queue, deadLetterQueue, consumer, settings };
   }
 
@@ -189,11 +198,4 @@ export class DeliverySemanticsStack extends Stack {
       removalPolicy: RemovalPolicy.DESTROY,
     });
   }
-}
-
-function pascalCase(mode: string): string {
-  return mode
-    .split('-')
-    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
-    .join('');
 }

@@ -213,6 +213,8 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
       sqs,
       ddb,
       tableName: TABLE_NAME,
+      // The local runtime reports its own in-flight invocations, so a short quiet period is enough.
+      drainPolicy: { pollMs: 250, stablePolls: 3 },
       queueUrl: (mode) => queues[mode].queueUrl,
       queueDepth: async (mode) => {
         const { Attributes = {} } = await sqs.send(

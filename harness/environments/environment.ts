@@ -48,6 +48,8 @@ export interface ExperimentEnvironment {
   readonly sqs: SQSClient;
   readonly ddb: DynamoDBDocumentClient;
   readonly tableName: string;
+  /** How often to poll queue depths, and how many empty polls in a row mean drained. */
+  readonly drainPolicy: { readonly pollMs: number; readonly stablePolls: number };
   queueUrl(mode: Mode): string;
   /** Visible + in-flight (+ delayed) messages of a mode's source queue. */
   queueDepth(mode: Mode): Promise<{ readonly visible: number; readonly inFlight: number }>;

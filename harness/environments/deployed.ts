@@ -1,0 +1,231 @@
+import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  GetFunctionConfigurationCommand,
+  InvokeCommand,
+  type InvokeCommandOutput,
+  LambdaClient,
+} from '@aws-sdk/client-lambda';
+import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { VerifierResult } from '../../functions/verifier.js';
+import { modeOutputs, STACK_OUTPUTS } from '../../lib/stack-outputs.js';
+import { MODE_NAMES, type Mode, TOPOLOGY_VERSION } from '../../lib/topology.js';
+import {
+  DeployedEnvironmentError,
+  explainAwsError,
+  StackVersionError,
+  VerifierInvocationError,
+} from './deployed-errors.js';
+import type { EffectiveModeSettings, ExperimentEnvironment, VerifierInvocation } from './environment.js';
+
+export interface DeployedOptions {
+  readonly target: 'aws' | 'localstack';
+  readonly stackName: string;
+  readonly modes: readonly Mode[];
+  /** Defaults to the SDK's (AWS_REGION, profile); LocalStack defaults to us-east-1. */
+  readonly region?: string;
+  /** LocalStack's endpoint; unset for AWS. */
+  readonly endpoint?: string;
+  readonly onStatus?: (message: string) => void;
+}
+
+/** Injectable for tests; built from the options otherwise. */
+export interface DeployedClients {
+  readonly cloudFormation: CloudFormationClient;
+  readonly lambda: LambdaClient;
+  readonly sqs: SQSClient;
+  readonly dynamodb: DynamoDBClient;
+}
+
+export const LOCALSTACK_DEFAULTS = {
+  endpoint: 'http://localhost:4566',
+  region: 'us-east-1',
+  // LocalStack accepts any credentials; these are its documented defaults.
+  credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+} as const;
+
+export function createDeployedClients(options: DeployedOptions): DeployedClients {
+  const local = options.target === 'localstack';
+  const region = options.region ?? (local ? LOCALSTACK_DEFAULTS.region : undefined);
+  const config = {
+    ...(region ? { region } : {}),
+    ...(local
+      ? {
+          endpoint: options.endpoint ?? LOCALSTACK_DEFAULTS.endpoint,
+          credentials: LOCALSTACK_DEFAULTS.credentials,
+        }
+      : {}),
+    // Fail fast instead of retrying for minutes when something is misconfigured.
+    maxAttempts: 3,
+  };
+  return {
+    cloudFormation: new CloudFormationClient(config),
+    lambda: new LambdaClient(config),
+    sqs: new SQSClient(config),
+    dynamodb: new DynamoDBClient(config),
+  };
+}
+
+/** How long the driver must see a queue empty before calling it drained, given the deployment. */
+export function deployedDrainPolicy(modes: Readonly<Record<string, EffectiveModeSettings>>) {
+  const longestFunction = Math.max(...Object.values(modes).map((mode) => mode.functionTimeoutSeconds));
+  const pollMs = 5000;
+  // SQS's approximate counters settle within about a minute, and an at-most-once invocation keeps
+  // working after its delete for up to the function timeout: stay empty for both before trusting it.
+  return { pollMs, stablePolls: Math.ceil((Math.max(60, longestFunction + 15) * 1000) / pollMs) };
+}
+
+/**
+ * A deployed stack — in an AWS account, or in LocalStack — read from its CloudFormation outputs.
+ * The driver produces with SQS, reads queue depths, and invokes the deployed verifier Lambda.
+ */
+export async function connectDeployedEnvironment(
+  options: DeployedOptions,
+  clients: DeployedClients = createDeployedClients(options),
+): Promise<ExperimentEnvironment> {
+  const status = options.onStatus ?? (() => undefined);
+  const region = options.region ?? (await clients.cloudFormation.config.region());
+  const explain = (error: unknown) =>
+    explainAwsError(error, {
+      target: options.target,
+      stackName: options.stackName,
+      region,
+      ...(options.endpoint !== undefined || options.target === 'localstack'
+        ? { endpoint: options.endpoint ?? LOCALSTACK_DEFAULTS.endpoint }
+        : {}),
+    });
+
+  try {
+    status(
+      `reading stack ${options.stackName} in ${region}${options.target === 'localstack' ? ' (LocalStack)' : ''}`,
+    );
+    const { Stacks = [] } = await clients.cloudFormation.send(
+      new DescribeStacksCommand({ StackName: options.stackName }),
+    );
+    const outputs = new Map(
+      (Stacks[0]?.Outputs ?? []).map((output) => [output.OutputKey ?? '', output.OutputValue ?? '']),
+    );
+    const output = (key: string): string => {
+      const value = outputs.get(key);
+      if (value === undefined || value === '') {
+        throw new StackVersionError(
+          `stack ${options.stackName} has no output ${key}: it was deployed from another version of this project. ` +
+            'Redeploy it from this checkout (`npx cdk deploy`).',
+        );
+      }
+      return value;
+    };
+    const version = outputs.get(STACK_OUTPUTS.topologyVersion);
+    if (version !== TOPOLOGY_VERSION) {
+      throw new StackVersionError(
+        `stack ${options.stackName} was deployed from another version of this project (topology ${version ?? 'unknown'}, ` +
+          `this checkout expects ${TOPOLOGY_VERSION}). Redeploy it from this checkout (\`npx cdk deploy\`).`,
+      );
+    }
+
+    const crashRate = Number(output(STACK_OUTPUTS.crashRate));
+    const crashSeed = output(STACK_OUTPUTS.crashSeed);
+    const modes = {} as Record<Mode, EffectiveModeSettings>;
+    const queueUrls = {} as Record<Mode, string>;
+    for (const mode of MODE_NAMES) {
+      const keys = modeOutputs(mode);
+      const functionName = output(keys.functionName);
+      // The function's own configuration is the truth about what runs (a hand edit would show here).
+      const configuration = await clients.lambda.send(
+        new GetFunctionConfigurationCommand({ FunctionName: functionName }),
+      );
+      const deployedRate = Number(configuration.Environment?.Variables?.CRASH_RATE);
+      if (deployedRate !== crashRate) {
+        throw new StackVersionError(
+          `${functionName} runs with CRASH_RATE=${configuration.Environment?.Variables?.CRASH_RATE}, but the stack says ` +
+            `${crashRate}: it was changed outside CDK. Redeploy (\`npx cdk deploy -c crashRate=${crashRate}\`).`,
+        );
+      }
+      queueUrls[mode] = output(keys.queueUrl);
+      modes[mode] = {
+        batchSize: Number(output(keys.batchSize)),
+        maxBatchingWindowSeconds: 0,
+        maxConcurrency: Number(output(keys.maxConcurrency)),
+        visibilityTimeoutSeconds: Number(output(keys.visibilityTimeout)),
+        functionTimeoutSeconds: configuration.Timeout ?? 0,
+        maxReceiveCount: Number(output(keys.maxReceiveCount)),
+      };
+    }
+    const tableName = output(STACK_OUTPUTS.tableName);
+    const verifierName = output(STACK_OUTPUTS.verifierFunctionName);
+    const ddb = DynamoDBDocumentClient.from(clients.dynamodb);
+
+    const environment: ExperimentEnvironment = {
+      description: { target: options.target, crashRate, crashSeed, modes },
+      modes: options.modes,
+      sqs: clients.sqs,
+      ddb,
+      tableName,
+      drainPolicy: deployedDrainPolicy(modes),
+      queueUrl: (mode) => queueUrls[mode],
+      queueDepth: async (mode) => {
+        try {
+          const { Attributes = {} } = await clients.sqs.send(
+            new GetQueueAttributesCommand({
+              QueueUrl: queueUrls[mode],
+              AttributeNames: [
+                'ApproximateNumberOfMessages',
+                'ApproximateNumberOfMessagesNotVisible',
+                'ApproximateNumberOfMessagesDelayed',
+              ],
+            }),
+          );
+          return {
+            visible:
+              Number(Attributes.ApproximateNumberOfMessages ?? 0) +
+              Number(Attributes.ApproximateNumberOfMessagesDelayed ?? 0),
+            inFlight: Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0),
+          };
+        } catch (error) {
+          throw explain(error);
+        }
+      },
+      invokeVerifier: async (runId, verifyModes): Promise<VerifierInvocation> => {
+        let response: InvokeCommandOutput;
+        try {
+          response = await clients.lambda.send(
+            new InvokeCommand({
+              FunctionName: verifierName,
+              Payload: new TextEncoder().encode(JSON.stringify({ runId, modes: verifyModes })),
+              LogType: 'Tail',
+            }),
+          );
+        } catch (error) {
+          throw explain(error);
+        }
+        const payload = response.Payload ? new TextDecoder().decode(response.Payload) : '';
+        if (response.FunctionError) {
+          throw new VerifierInvocationError(
+            `the verifier ${verifierName} failed (${response.FunctionError}): ${payload}`,
+          );
+        }
+        const peakRssKb = maxMemoryUsedKb(response.LogResult);
+        return {
+          result: JSON.parse(payload) as VerifierResult,
+          ...(peakRssKb !== undefined ? { peakRssKb } : {}),
+        };
+      },
+      stop: async () => {
+        for (const client of Object.values(clients)) client.destroy();
+      },
+    };
+    return environment;
+  } catch (error) {
+    for (const client of Object.values(clients)) client.destroy();
+    if (error instanceof DeployedEnvironmentError) throw error;
+    throw explain(error);
+  }
+}
+
+/** Lambda's REPORT line (in the tail log of a synchronous invoke) says "Max Memory Used: 85 MB". */
+export function maxMemoryUsedKb(logResult: string | undefined): number | undefined {
+  if (!logResult) return undefined;
+  const match = /Max Memory Used: (\d+) MB/.exec(Buffer.from(logResult, 'base64').toString('utf8'));
+  return match?.[1] ? Number(match[1]) * 1024 : undefined;
+}

@@ -1,0 +1,34 @@
+import type { Mode } from './topology.js';
+
+/**
+ * The stack's CloudFormation output keys, shared by the stack (which writes them) and the
+ * experiment driver (which reads them with DescribeStacks), so the two cannot drift apart.
+ */
+export const STACK_OUTPUTS = {
+  tableName: 'TableName',
+  verifierFunctionName: 'VerifierFunctionName',
+  crashRate: 'CrashRate',
+  crashSeed: 'CrashSeed',
+  topologyVersion: 'TopologyVersion',
+} as const;
+
+/** `at-most-once` → `AtMostOnce`: the construct id prefix of a mode's resources and outputs. */
+export function modeId(mode: Mode): string {
+  return mode
+    .split('-')
+    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+    .join('');
+}
+
+export function modeOutputs(mode: Mode) {
+  const id = modeId(mode);
+  return {
+    queueUrl: `${id}QueueUrl`,
+    deadLetterQueueUrl: `${id}DeadLetterQueueUrl`,
+    functionName: `${id}FunctionName`,
+    batchSize: `${id}BatchSize`,
+    maxConcurrency: `${id}MaxConcurrency`,
+    visibilityTimeout: `${id}VisibilityTimeout`,
+    maxReceiveCount: `${id}MaxReceiveCount`,
+  } as const;
+}
