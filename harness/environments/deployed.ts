@@ -28,6 +28,8 @@ export interface DeployedOptions {
   /** LocalStack's endpoint; unset for AWS. */
   readonly endpoint?: string;
   readonly onStatus?: (message: string) => void;
+  /** Overrides the drain policy derived from the deployment (tests use a short one). */
+  readonly drainPolicy?: ExperimentEnvironment['drainPolicy'];
 }
 
 /** Injectable for tests; built from the options otherwise. */
@@ -162,7 +164,7 @@ export async function connectDeployedEnvironment(
       sqs: clients.sqs,
       ddb,
       tableName,
-      drainPolicy: deployedDrainPolicy(modes),
+      drainPolicy: options.drainPolicy ?? deployedDrainPolicy(modes),
       queueUrl: (mode) => queueUrls[mode],
       queueDepth: async (mode) => {
         try {

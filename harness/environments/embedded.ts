@@ -65,7 +65,17 @@ export function embeddedModeSettings(mode: Mode, options: EmbeddedOptions): Effe
  * Everything on this machine: fauxqs (SQS) in this process, DynamoDB Local in a Java process, and
  * the real handler bundles in child processes fed by a local event source mapping per mode.
  */
-export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promise<ExperimentEnvironment> {
+export interface EmbeddedEnvironment extends ExperimentEnvironment {
+  /** Where the emulators listen and what was created, for tools that drive the same resources. */
+  readonly local: {
+    readonly sqsEndpoint: string;
+    readonly dynamodbEndpoint: string;
+    readonly region: string;
+    readonly deadLetterQueueUrls: Readonly<Record<Mode, string>>;
+  };
+}
+
+export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promise<EmbeddedEnvironment> {
   const status = options.onStatus ?? (() => undefined);
   const cleanups: Array<() => Promise<void>> = [];
   const stop = async () => {
@@ -254,6 +264,12 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
       },
       fatalError: () => fatal,
       stop,
+      local: {
+        sqsEndpoint: emulators.sqsEndpoint,
+        dynamodbEndpoint: emulators.dynamodbEndpoint,
+        region: REGION,
+        deadLetterQueueUrls: allDeadLetterQueueUrls,
+      },
     };
   } catch (error) {
     await stop().catch(() => undefined);

@@ -1,0 +1,222 @@
+import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { GetFunctionConfigurationCommand, InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { mockClient } from 'aws-sdk-client-mock';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { connectDeployedEnvironment, type DeployedClients } from '../../harness/environments/deployed.js';
+import { StackVersionError, VerifierInvocationError } from '../../harness/environments/deployed-errors.js';
+import { type EmbeddedEnvironment, startEmbeddedEnvironment } from '../../harness/environments/embedded.js';
+import { newRunId, runExperiment } from '../../harness/experiment.js';
+import { modeOutputs, STACK_OUTPUTS } from '../../lib/stack-outputs.js';
+import { MODE_NAMES, MODES, TOPOLOGY_VERSION } from '../../lib/topology.js';
+
+/**
+ * The deployed environment's real paths — SendMessageBatch, GetQueueAttributes, the manifest write
+ * to DynamoDB, the drain wait and the verifier's answer — run against real SQS and DynamoDB
+ * emulators. The consumers and the verifier stand in for the deployed Lambdas (the embedded
+ * runtime runs the same bundles); CloudFormation and Lambda's control plane are mocked, since
+ * there is no AWS account here.
+ */
+/** The SDK's payload type: bytes that can also render themselves as a string. */
+function blob(text: string) {
+  return Object.assign(new TextEncoder().encode(text), { transformToString: () => text });
+}
+
+describe('deployed environment against real SQS and DynamoDB endpoints', () => {
+  const cloudFormation = mockClient(CloudFormationClient);
+  const lambda = mockClient(LambdaClient);
+  let backing: EmbeddedEnvironment;
+  const CRASH_RATE = 0.05;
+
+  beforeAll(async () => {
+    backing = await startEmbeddedEnvironment({
+      modes: MODE_NAMES,
+      crashRate: CRASH_RATE,
+      crashSeed: 'deployed-it',
+      visibilityTimeoutSeconds: 10,
+    });
+  });
+
+  afterAll(async () => {
+    await backing?.stop();
+  });
+
+  function outputs(overrides: Record<string, string | undefined> = {}) {
+    const values: Record<string, string | undefined> = {
+      [STACK_OUTPUTS.tableName]: backing.tableName,
+      [STACK_OUTPUTS.verifierFunctionName]: 'DeliverySemantics-Verifier',
+      [STACK_OUTPUTS.crashRate]: String(CRASH_RATE),
+      [STACK_OUTPUTS.crashSeed]: 'deployed-it',
+      [STACK_OUTPUTS.topologyVersion]: TOPOLOGY_VERSION,
+    };
+    for (const mode of MODE_NAMES) {
+      const keys = modeOutputs(mode);
+      values[keys.queueUrl] = backing.queueUrl(mode);
+      values[keys.deadLetterQueueUrl] = backing.local.deadLetterQueueUrls[mode];
+      values[keys.functionName] = `DeliverySemantics-${mode}`;
+      values[keys.batchSize] = String(MODES[mode].batchSize);
+      values[keys.maxConcurrency] = String(MODES[mode].maxConcurrency);
+      values[keys.visibilityTimeout] = String(MODES[mode].visibilityTimeoutSeconds);
+      values[keys.maxReceiveCount] = String(MODES[mode].maxReceiveCount);
+    }
+    Object.assign(values, overrides);
+    return Object.entries(values)
+      .filter(([, value]) => value !== undefined)
+      .map(([OutputKey, OutputValue]) => ({ OutputKey, OutputValue }));
+  }
+
+  function clients(): DeployedClients {
+    const config = {
+      region: backing.local.region,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    };
+    return {
+      cloudFormation: new CloudFormationClient(config),
+      lambda: new LambdaClient(config),
+      sqs: new SQSClient({ ...config, endpoint: backing.local.sqsEndpoint }),
+      dynamodb: new DynamoDBClient({ ...config, endpoint: backing.local.dynamodbEndpoint }),
+    };
+  }
+
+  beforeEach(() => {
+    cloudFormation.reset();
+    lambda.reset();
+    cloudFormation
+      .on(DescribeStacksCommand)
+      .resolves({
+        Stacks: [
+          { StackName: 'X', CreationTime: new Date(), StackStatus: 'CREATE_COMPLETE', Outputs: outputs() },
+        ],
+      });
+    lambda
+      .on(GetFunctionConfigurationCommand)
+      .resolves({ Timeout: 30, Environment: { Variables: { CRASH_RATE: String(CRASH_RATE) } } });
+    lambda.on(InvokeCommand).callsFake(async (input: { Payload: Uint8Array }) => {
+      const { runId, modes } = JSON.parse(new TextDecoder().decode(input.Payload));
+      const { result } = await backing.invokeVerifier(runId, modes);
+      const report =
+        'REPORT RequestId: x Duration: 812.3 ms Billed Duration: 813 ms Memory Size: 1024 MB Max Memory Used: 91 MB';
+      return {
+        StatusCode: 200,
+        Payload: blob(JSON.stringify(result)),
+        LogResult: Buffer.from(report).toString('base64'),
+      };
+    });
+  });
+
+  it('runs the whole experiment through the deployed driver: produce, drain, verify', async () => {
+    const env = await connectDeployedEnvironment(
+      {
+        target: 'aws',
+        stackName: 'DeliverySemantics',
+        modes: MODE_NAMES,
+        region: 'us-east-1',
+        drainPolicy: { pollMs: 250, stablePolls: 4 },
+      },
+      clients(),
+    );
+    expect(env.description).toMatchObject({ target: 'aws', crashRate: CRASH_RATE, crashSeed: 'deployed-it' });
+    expect(env.description.modes['at-least-once']).toMatchObject({
+      batchSize: 10,
+      maxConcurrency: 5,
+      functionTimeoutSeconds: 30,
+    });
+
+    const config = {
+      messages: 120,
+      accounts: 5,
+      crashRate: CRASH_RATE,
+      batchSize: 10,
+      seed: 'deployed-run',
+      modes: MODE_NAMES,
+      concurrency: undefined,
+      visibilityTimeoutSeconds: 10,
+    };
+    const report = await runExperiment(env, config, newRunId('deployed-run'), { phase: () => undefined });
+    await env.stop();
+
+    expect(report.target).toBe('aws');
+    expect(report.memory.verifierPeakRssKb).toBe(91 * 1024);
+    expect(report.modes['effectively-once']).toMatchObject({
+      appliedOnce: 120,
+      lost: 0,
+      duplicated: 0,
+      driftCents: 0,
+    });
+    for (const mode of MODE_NAMES) {
+      expect(report.modes[mode]?.produced).toBe(120);
+      expect(report.modes[mode]?.consistent).toBe(true);
+      // The deployed environment cannot see the consumers' processes: no runtime section.
+      expect(report.modes[mode]?.runtime).toBeUndefined();
+    }
+    const invoked = lambda.commandCalls(InvokeCommand)[0]?.args[0].input;
+    expect(invoked?.FunctionName).toBe('DeliverySemantics-Verifier');
+    expect(invoked?.LogType).toBe('Tail');
+  });
+
+  it('refuses a stack deployed from another version of the project', async () => {
+    cloudFormation.on(DescribeStacksCommand).resolves({
+      Stacks: [
+        {
+          StackName: 'X',
+          CreationTime: new Date(),
+          StackStatus: 'CREATE_COMPLETE',
+          Outputs: outputs({ [STACK_OUTPUTS.topologyVersion]: '0' }),
+        },
+      ],
+    });
+    await expect(
+      connectDeployedEnvironment(
+        { target: 'aws', stackName: 'Old', modes: MODE_NAMES, region: 'us-east-1' },
+        clients(),
+      ),
+    ).rejects.toThrow(StackVersionError);
+  });
+
+  it('refuses a stack whose outputs lack what this version needs', async () => {
+    cloudFormation.on(DescribeStacksCommand).resolves({
+      Stacks: [
+        {
+          StackName: 'X',
+          CreationTime: new Date(),
+          StackStatus: 'CREATE_COMPLETE',
+          Outputs: outputs({ [modeOutputs('at-most-once').queueUrl]: undefined }),
+        },
+      ],
+    });
+    await expect(
+      connectDeployedEnvironment(
+        { target: 'aws', stackName: 'Partial', modes: MODE_NAMES, region: 'us-east-1' },
+        clients(),
+      ),
+    ).rejects.toThrow(/has no output AtMostOnceQueueUrl/);
+  });
+
+  it('refuses a function whose crash rate was changed outside CDK', async () => {
+    lambda
+      .on(GetFunctionConfigurationCommand)
+      .resolves({ Timeout: 30, Environment: { Variables: { CRASH_RATE: '0.5' } } });
+    await expect(
+      connectDeployedEnvironment(
+        { target: 'aws', stackName: 'Edited', modes: MODE_NAMES, region: 'us-east-1' },
+        clients(),
+      ),
+    ).rejects.toThrow(/changed outside CDK/);
+  });
+
+  it('reports a failed verifier invocation with its error payload', async () => {
+    lambda.on(InvokeCommand).resolves({
+      StatusCode: 200,
+      FunctionError: 'Unhandled',
+      Payload: blob('{"errorType":"RunNotFoundError","errorMessage":"no manifest"}'),
+    });
+    const env = await connectDeployedEnvironment(
+      { target: 'aws', stackName: 'DeliverySemantics', modes: MODE_NAMES, region: 'us-east-1' },
+      clients(),
+    );
+    await expect(env.invokeVerifier('missing-run', MODE_NAMES)).rejects.toThrow(VerifierInvocationError);
+    await expect(env.invokeVerifier('missing-run', MODE_NAMES)).rejects.toThrow(/RunNotFoundError/);
+    await env.stop();
+  });
+});
