@@ -14,9 +14,13 @@ interface Finished {
   stderr: string;
 }
 
-function runCli(args: string[], onStart?: (child: ChildProcess) => void): Promise<Finished> {
+function runCli(
+  args: string[],
+  onStart?: (child: ChildProcess) => void,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<Finished> {
   return new Promise((resolve, reject) => {
-    const child = spawn(TSX, [CLI, ...args], { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(TSX, [CLI, ...args], { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => {
@@ -112,6 +116,27 @@ describe('npm run experiment (the CLI, as a child process)', () => {
     ]) {
       expect(result.stdout).toContain(option);
     }
+  });
+
+  it('--target aws without credentials exits with a clear message, and never reaches AWS', async () => {
+    const { AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_PROFILE, ...rest } = process.env;
+    const result = await runCli(['--target', 'aws', '--region', 'eu-west-1'], undefined, {
+      ...rest,
+      // No credentials anywhere, and no instance metadata lookup: the SDK fails before any request.
+      AWS_CONFIG_FILE: '/nonexistent/config',
+      AWS_SHARED_CREDENTIALS_FILE: '/nonexistent/credentials',
+      AWS_EC2_METADATA_DISABLED: 'true',
+    });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('AWS credentials are missing, expired or not allowed');
+    expect(result.stderr).not.toMatch(/\n\s+at /); // no stack trace
+  });
+
+  it('--target localstack with nothing listening says how to start LocalStack', async () => {
+    const result = await runCli(['--target', 'localstack', '--endpoint', 'http://127.0.0.1:9']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('LocalStack is not reachable at http://127.0.0.1:9');
+    expect(result.stderr).toContain('npm run localstack:up');
   });
 
   it('on SIGTERM mid-run stops the emulators and every function process', async () => {

@@ -49,6 +49,26 @@ describe('experiment command-line options', () => {
     });
   });
 
+  it('reads the deployed-target options and remembers which flags were given', () => {
+    const options = parseCliArgs([
+      '--target',
+      'localstack',
+      '--stack',
+      'Demo',
+      '--endpoint',
+      'http://127.0.0.1:4566',
+      '--crash-rate',
+      '0',
+    ]);
+    expect(options).toMatchObject({
+      target: 'localstack',
+      stackName: 'Demo',
+      endpoint: 'http://127.0.0.1:4566',
+    });
+    expect([...options.explicit].sort()).toEqual(['crash-rate', 'endpoint', 'stack', 'target']);
+    expect(parseCliArgs(['--target', 'aws']).stackName).toBe('DeliverySemantics');
+  });
+
   it.each([
     [['--messages', '0'], /--messages must be a whole number from 1/],
     [['--messages', '1.5'], /--messages/],
@@ -60,6 +80,14 @@ describe('experiment command-line options', () => {
     [['--seed', 'has space'], /--seed/],
     [['--target', 'mars'], /--target must be one of/],
     [['--nope'], /Unknown option '--nope'/],
+    [['--stack', 'X'], /--stack applies to --target aws or localstack/],
+    [['--target', 'aws', '--concurrency', '3'], /--concurrency applies to --target embedded only/],
+    [
+      ['--target', 'aws', '--visibility-timeout', '3'],
+      /--visibility-timeout applies to --target embedded only/,
+    ],
+    [['--target', 'aws', '--endpoint', 'http://localhost:4566'], /--endpoint applies to --target localstack/],
+    [['--target', 'localstack', '--endpoint', 'localhost'], /--endpoint must be a URL/],
   ])('refuses %o with a clear message', (argv, message) => {
     expect(() => parseCliArgs(argv)).toThrow(UsageError);
     expect(() => parseCliArgs(argv)).toThrow(message);
