@@ -82,13 +82,11 @@ describe('deployed environment against real SQS and DynamoDB endpoints', () => {
   beforeEach(() => {
     cloudFormation.reset();
     lambda.reset();
-    cloudFormation
-      .on(DescribeStacksCommand)
-      .resolves({
-        Stacks: [
-          { StackName: 'X', CreationTime: new Date(), StackStatus: 'CREATE_COMPLETE', Outputs: outputs() },
-        ],
-      });
+    cloudFormation.on(DescribeStacksCommand).resolves({
+      Stacks: [
+        { StackName: 'X', CreationTime: new Date(), StackStatus: 'CREATE_COMPLETE', Outputs: outputs() },
+      ],
+    });
     lambda
       .on(GetFunctionConfigurationCommand)
       .resolves({ Timeout: 30, Environment: { Variables: { CRASH_RATE: String(CRASH_RATE) } } });
