@@ -6,7 +6,7 @@ import {
   type InvokeCommandOutput,
   LambdaClient,
 } from '@aws-sdk/client-lambda';
-import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { VerifierResult } from '../../functions/verifier.js';
 import { modeOutputs, STACK_OUTPUTS } from '../../lib/stack-outputs.js';
@@ -18,6 +18,7 @@ import {
   VerifierInvocationError,
 } from './deployed-errors.js';
 import type { EffectiveModeSettings, ExperimentEnvironment, VerifierInvocation } from './environment.js';
+import { readQueueDepth } from './queue-depth.js';
 
 export interface DeployedOptions {
   readonly target: 'aws' | 'localstack';
@@ -168,22 +169,7 @@ export async function connectDeployedEnvironment(
       queueUrl: (mode) => queueUrls[mode],
       queueDepth: async (mode) => {
         try {
-          const { Attributes = {} } = await clients.sqs.send(
-            new GetQueueAttributesCommand({
-              QueueUrl: queueUrls[mode],
-              AttributeNames: [
-                'ApproximateNumberOfMessages',
-                'ApproximateNumberOfMessagesNotVisible',
-                'ApproximateNumberOfMessagesDelayed',
-              ],
-            }),
-          );
-          return {
-            visible:
-              Number(Attributes.ApproximateNumberOfMessages ?? 0) +
-              Number(Attributes.ApproximateNumberOfMessagesDelayed ?? 0),
-            inFlight: Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0),
-          };
+          return await readQueueDepth(clients.sqs, queueUrls[mode]);
         } catch (error) {
           throw explain(error);
         }

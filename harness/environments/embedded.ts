@@ -1,7 +1,7 @@
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { VerifierResult } from '../../functions/verifier.js';
 import { resolveModeSettings } from '../../lib/deployment-settings.js';
@@ -19,6 +19,7 @@ import type {
   VerifierInvocation,
 } from './environment.js';
 import { createLedgerTable, createModeQueues } from './provision.js';
+import { readQueueDepth } from './queue-depth.js';
 
 export interface EmbeddedOptions {
   readonly modes: readonly Mode[];
@@ -226,24 +227,7 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
       // The local runtime reports its own in-flight invocations, so a short quiet period is enough.
       drainPolicy: { pollMs: 250, stablePolls: 3 },
       queueUrl: (mode) => queues[mode].queueUrl,
-      queueDepth: async (mode) => {
-        const { Attributes = {} } = await sqs.send(
-          new GetQueueAttributesCommand({
-            QueueUrl: queues[mode].queueUrl,
-            AttributeNames: [
-              'ApproximateNumberOfMessages',
-              'ApproximateNumberOfMessagesNotVisible',
-              'ApproximateNumberOfMessagesDelayed',
-            ],
-          }),
-        );
-        return {
-          visible:
-            Number(Attributes.ApproximateNumberOfMessages ?? 0) +
-            Number(Attributes.ApproximateNumberOfMessagesDelayed ?? 0),
-          inFlight: Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0),
-        };
-      },
+      queueDepth: (mode) => readQueueDepth(sqs, queues[mode].queueUrl),
       liveStats: (mode): LiveModeStats => {
         const mapping = mappings.get(mode);
         const fn = functions.get(mode);

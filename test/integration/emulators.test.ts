@@ -1,7 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:net';
 import {
-  CreateTableCommand,
   DynamoDBClient,
   GetItemCommand,
   TransactionCanceledException,
@@ -24,6 +23,7 @@ import {
   startDynamoDbEmulator,
 } from '../../harness/emulators/dynamodb-emulator.js';
 import { type RunningEmulators, startEmulators } from '../../harness/emulators/index.js';
+import { createLedgerTable } from '../../harness/environments/provision.js';
 
 const clientConfig = (endpoint: string) => ({
   endpoint,
@@ -237,20 +237,7 @@ describe('SQS emulator (fauxqs)', () => {
 describe('DynamoDB emulator (DynamoDB Local)', () => {
   it('cancels a replayed marker-plus-balance transaction with ConditionalCheckFailed', async () => {
     const TableName = `ledger-${randomUUID()}`;
-    await dynamodb.send(
-      new CreateTableCommand({
-        TableName,
-        BillingMode: 'PAY_PER_REQUEST',
-        AttributeDefinitions: [
-          { AttributeName: 'pk', AttributeType: 'S' },
-          { AttributeName: 'sk', AttributeType: 'S' },
-        ],
-        KeySchema: [
-          { AttributeName: 'pk', KeyType: 'HASH' },
-          { AttributeName: 'sk', KeyType: 'RANGE' },
-        ],
-      }),
-    );
+    await createLedgerTable(dynamodb, TableName);
     const applyEvent = new TransactWriteItemsCommand({
       TransactItems: [
         {
