@@ -14,13 +14,18 @@ interface Finished {
   stderr: string;
 }
 
+/** Runs the CLI directly, or (`viaNpm`) exactly as the README says: `npm run experiment -- …`. */
 function runCli(
   args: string[],
   onStart?: (child: ChildProcess) => void,
   env: NodeJS.ProcessEnv = process.env,
+  viaNpm = false,
 ): Promise<Finished> {
   return new Promise((resolve, reject) => {
-    const child = spawn(TSX, [CLI, ...args], { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env });
+    const [command, commandArgs] = viaNpm
+      ? ['npm', ['run', 'experiment', '--', ...args]]
+      : [TSX, [CLI, ...args]];
+    const child = spawn(command, commandArgs, { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => {
@@ -47,8 +52,13 @@ function processesMatching(pattern: string): string[] {
 }
 
 describe('npm run experiment (the CLI, as a child process)', () => {
-  it('--json prints only the report, which matches reports/<runId>.json', async () => {
-    const result = await runCli(['--messages', '40', '--seed', 'cli-json', '--json']);
+  it('npm run experiment -- --json prints only the report, which matches reports/<runId>.json', async () => {
+    const result = await runCli(
+      ['--messages', '40', '--seed', 'cli-json', '--json'],
+      undefined,
+      process.env,
+      true,
+    );
 
     expect(result.code, result.stderr).toBe(0);
     const report = JSON.parse(result.stdout);
