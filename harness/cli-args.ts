@@ -49,7 +49,7 @@ Deployed targets (aws, localstack):
   --stack NAME             CloudFormation stack name                          (default DeliverySemantics)
   --region REGION          AWS region                                         (default: AWS_REGION/profile;
                                                                                us-east-1 for localstack)
-  --endpoint URL           LocalStack endpoint                                (default http://localhost:4566)
+  --endpoint URL           LocalStack endpoint                                (default http://127.0.0.1:4566)
   Crash rate, crash seed and batch size are deployment settings there: the run reads and prints
   them; passing a different --crash-rate or --batch-size is refused with how to redeploy.
   --concurrency and --visibility-timeout apply to the embedded target only.

@@ -82,7 +82,15 @@ export async function runExperiment(
   const drainStart = Date.now();
   const drainedAfter = await waitUntilDrained(env, config.modes, {
     ...env.drainPolicy,
-    timeoutMs: Math.max(120_000, config.messages * 50),
+    // Worst case, a message is hidden for a visibility timeout on each of its receives.
+    timeoutMs: Math.max(
+      120_000,
+      config.messages * 50,
+      ...config.modes.map((mode) => {
+        const settings = env.description.modes[mode];
+        return settings.visibilityTimeoutSeconds * 1000 * (settings.maxReceiveCount + 1);
+      }),
+    ),
     onTick: (snapshot) => progress.drain?.(snapshot),
   });
   const drainMs = Date.now() - drainStart;

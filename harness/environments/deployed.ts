@@ -42,7 +42,8 @@ export interface DeployedClients {
 }
 
 export const LOCALSTACK_DEFAULTS = {
-  endpoint: 'http://localhost:4566',
+  // 127.0.0.1, not localhost: the compose file publishes the port on IPv4 only, and localhost may resolve to ::1.
+  endpoint: 'http://127.0.0.1:4566',
   region: 'us-east-1',
   // LocalStack accepts any credentials; these are its documented defaults.
   credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
@@ -98,6 +99,10 @@ export async function connectDeployedEnvironment(
         ? { endpoint: options.endpoint ?? LOCALSTACK_DEFAULTS.endpoint }
         : {}),
     });
+  const redeployCommand =
+    options.target === 'localstack'
+      ? '`npm run deploy:local`'
+      : `\`npx cdk deploy -c stackName=${options.stackName}\``;
 
   try {
     status(
@@ -114,7 +119,7 @@ export async function connectDeployedEnvironment(
       if (value === undefined || value === '') {
         throw new StackVersionError(
           `stack ${options.stackName} has no output ${key}: it was deployed from another version of this project. ` +
-            'Redeploy it from this checkout (`npx cdk deploy`).',
+            `Redeploy it from this checkout (${redeployCommand}).`,
         );
       }
       return value;
@@ -123,7 +128,7 @@ export async function connectDeployedEnvironment(
     if (version !== TOPOLOGY_VERSION) {
       throw new StackVersionError(
         `stack ${options.stackName} was deployed from another version of this project (topology ${version ?? 'unknown'}, ` +
-          `this checkout expects ${TOPOLOGY_VERSION}). Redeploy it from this checkout (\`npx cdk deploy\`).`,
+          `this checkout expects ${TOPOLOGY_VERSION}). Redeploy it from this checkout (${redeployCommand}).`,
       );
     }
 
@@ -142,7 +147,7 @@ export async function connectDeployedEnvironment(
       if (deployedRate !== crashRate) {
         throw new StackVersionError(
           `${functionName} runs with CRASH_RATE=${configuration.Environment?.Variables?.CRASH_RATE}, but the stack says ` +
-            `${crashRate}: it was changed outside CDK. Redeploy (\`npx cdk deploy -c crashRate=${crashRate}\`).`,
+            `${crashRate}: it was changed outside CDK. Redeploy it from this checkout (${redeployCommand}).`,
         );
       }
       queueUrls[mode] = output(keys.queueUrl);
