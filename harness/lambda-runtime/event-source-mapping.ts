@@ -34,6 +34,8 @@ export interface MappingStats {
   acknowledged: number;
   /** Invocations whose batch failed whole (error, timeout, process death, invalid response). */
   failedBatches: number;
+  /** The most batches that were ever in flight at once (never above maxConcurrency). */
+  peakBatchesInFlight: number;
 }
 
 /**
@@ -44,7 +46,14 @@ export interface MappingStats {
  * visible again when their visibility timeout expires.
  */
 export class LocalEventSourceMapping {
-  readonly stats: MappingStats = { deliveries: 0, inFlight: 0, acknowledged: 0, failedBatches: 0 };
+  readonly stats: MappingStats = {
+    deliveries: 0,
+    inFlight: 0,
+    acknowledged: 0,
+    failedBatches: 0,
+    peakBatchesInFlight: 0,
+  };
+  private batchesInFlight = 0;
   private running = false;
   private pollers: Promise<void>[] = [];
 
@@ -99,6 +108,8 @@ export class LocalEventSourceMapping {
     const { fn, reportBatchItemFailures } = this.options;
     this.stats.deliveries += records.length;
     this.stats.inFlight += records.length;
+    this.batchesInFlight += 1;
+    this.stats.peakBatchesInFlight = Math.max(this.stats.peakBatchesInFlight, this.batchesInFlight);
     try {
       let result: Awaited<ReturnType<LocalFunction['invoke']>>;
       try {
@@ -117,6 +128,7 @@ export class LocalEventSourceMapping {
       await this.delete(outcome.delete);
     } finally {
       this.stats.inFlight -= records.length;
+      this.batchesInFlight -= 1;
     }
   }
 
