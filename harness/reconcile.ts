@@ -39,12 +39,17 @@ export function reconcileWithEnvironment(
 }
 
 export function describeSettings(description: EnvironmentDescription): string {
-  const modes = Object.entries(description.modes)
-    .map(
-      ([mode, s]) =>
-        `${mode}: batch ${s.batchSize}, concurrency ${s.maxConcurrency}, visibility ${s.visibilityTimeoutSeconds} s, ` +
-        `timeout ${s.functionTimeoutSeconds} s, maxReceiveCount ${s.maxReceiveCount}`,
-    )
-    .join('; ');
-  return `${description.target} settings: crash rate ${description.crashRate}, crash seed ${description.crashSeed}; ${modes}`;
+  // Modes usually share their settings: print each distinct set once.
+  const groups = new Map<string, string[]>();
+  for (const [mode, s] of Object.entries(description.modes)) {
+    const text =
+      `batch ${s.batchSize}, concurrency ${s.maxConcurrency}, visibility ${s.visibilityTimeoutSeconds} s, ` +
+      `timeout ${s.functionTimeoutSeconds} s, maxReceiveCount ${s.maxReceiveCount}`;
+    groups.set(text, [...(groups.get(text) ?? []), mode]);
+  }
+  const modes =
+    groups.size === 1
+      ? [...groups.keys()].join('')
+      : [...groups].map(([text, names]) => `${names.join(', ')}: ${text}`).join('; ');
+  return `${description.target}: crash rate ${description.crashRate}, crash seed ${description.crashSeed}; ${modes}`;
 }

@@ -65,13 +65,26 @@ export function formatSummary(report: ExperimentReport, reportPath: string): str
   ].join('\n');
 }
 
-/** One progress line: deliveries, in flight, applied/acknowledged, crashes, elapsed. */
+const SHORT: Record<Mode, string> = {
+  'at-most-once': 'AMO',
+  'at-least-once': 'ALO',
+  'effectively-once': 'EO',
+};
+
+/**
+ * One progress line, per mode: records done (acknowledged) and delivered, records in running
+ * invocations, crashes, then the queue: visible and invisible (received and not deleted: running,
+ * or from a crashed batch waiting out its visibility timeout); then the elapsed time. A deployed
+ * target sees only the queue, not the consumers.
+ */
 export function formatProgress(snapshot: DrainSnapshot): string {
   const parts = (Object.entries(snapshot.modes) as [Mode, NonNullable<DrainSnapshot['modes'][Mode]>][]).map(
     ([mode, s]) => {
-      const live = s.live ? ` ${s.live.deliveries} delivered, ${s.live.crashes} crashes,` : '';
-      return `${mode}:${live} ${s.visible} queued, ${s.inFlight} in flight${s.drained ? ' ✓' : ''}`;
+      const live = s.live
+        ? `done ${s.live.acknowledged}, delivered ${s.live.deliveries}, running ${s.live.inFlight}, crashes ${s.live.crashes}, `
+        : '';
+      return `${SHORT[mode] ?? mode} ${live}queued ${s.visible}, invisible ${s.inFlight}${s.drained ? ' ✓' : ''}`;
     },
   );
-  return `[${(snapshot.elapsedMs / 1000).toFixed(1)} s] ${parts.join(' | ')}`;
+  return `${parts.join(' │ ')} │ ${(snapshot.elapsedMs / 1000).toFixed(1)} s`;
 }

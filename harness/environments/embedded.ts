@@ -233,6 +233,7 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
         const fn = functions.get(mode);
         return {
           deliveries: mapping?.stats.deliveries ?? 0,
+          acknowledged: mapping?.stats.acknowledged ?? 0,
           inFlight: mapping?.stats.inFlight ?? 0,
           crashes: fn?.stats.exits ?? 0,
           timeouts: fn?.stats.timeouts ?? 0,

@@ -23,6 +23,8 @@ export interface EnvironmentDescription {
 /** Live numbers that only an environment running the consumers itself can see. */
 export interface LiveModeStats {
   readonly deliveries: number;
+  /** Records the event source mapping deleted after a successful invocation: done with. */
+  readonly acknowledged: number;
   readonly inFlight: number;
   /** Environments that died mid-invocation (injected crashes). */
   readonly crashes: number;

@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import type { ExperimentReport } from '../../../harness/experiment.js';
+import { formatProgress, formatTable } from '../../../harness/report.js';
+
+const outcome = {
+  produced: 200,
+  deliveries: 240,
+  appliedOnce: 186,
+  duplicated: 14,
+  extraApplications: 14,
+  deadLettered: 0,
+  lost: 0,
+  expectedCents: 978_313,
+  actualCents: 1_045_955,
+  driftCents: 67_642,
+  ledgerCents: 1_045_955,
+  consistent: true,
+  crashes: 4,
+  suppressedDuplicates: 0,
+  appliedAndDeadLettered: 0,
+  throughputPerSecond: 10,
+};
+
+describe('report formatting', () => {
+  it('prints one aligned row per mode with money in dollars and cents', () => {
+    const table = formatTable({ modes: { 'at-least-once': outcome } } as unknown as ExperimentReport);
+    const [header, rule, row] = table.split('\n');
+    expect(header).toMatch(
+      /^mode\s+produced\s+deliveries\s+applied once\s+duplicated \(extra\)\s+lost\s+dead-lettered/,
+    );
+    expect(rule).toMatch(/^-+( +-+)+$/);
+    expect(row).toMatch(
+      /^at-least-once\s+200\s+240\s+186\s+14 \(14\)\s+0\s+0\s+9,783\.13\s+10,459\.55\s+676\.42\s+4\s+yes$/,
+    );
+    expect(row?.length).toBe(header?.length);
+  });
+
+  it('shows negative drift and an inconsistent ledger plainly', () => {
+    const table = formatTable({
+      modes: { 'at-most-once': { ...outcome, driftCents: -1_005, consistent: false } },
+    } as unknown as ExperimentReport);
+    expect(table).toMatch(/-10\.05\s+4\s+NO$/);
+  });
+
+  it('progress shows what the consumers did when they can be seen, and the queue always', () => {
+    const line = formatProgress({
+      elapsedMs: 5_250,
+      modes: {
+        'at-most-once': {
+          visible: 3,
+          inFlight: 10,
+          drained: false,
+          live: {
+            deliveries: 100,
+            acknowledged: 80,
+            inFlight: 10,
+            crashes: 2,
+            timeouts: 0,
+            slowestInvocationMs: 9,
+            coldStarts: 1,
+          },
+        },
+        'effectively-once': { visible: 0, inFlight: 0, drained: true },
+      },
+    });
+    expect(line).toBe(
+      'AMO done 80, delivered 100, running 10, crashes 2, queued 3, invisible 10 │ EO queued 0, invisible 0 ✓ │ 5.3 s',
+    );
+  });
+});
