@@ -1,4 +1,4 @@
-import { DeleteMessageBatchCommand } from '@aws-sdk/client-sqs';
+import { DeleteMessageBatchCommand, type DeleteMessageBatchCommandOutput } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { readConsumerConfig, requireEnv } from './shared/config.js';
 import {
@@ -8,7 +8,7 @@ import {
   deliveryOf,
   logRecordFailure,
 } from './shared/consumer.js';
-import { DeleteFailedError } from './shared/errors.js';
+import { DeleteFailedError, describeError } from './shared/errors.js';
 import { creditAccount } from './shared/ledger.js';
 import { parseMessageBody, receiveCountOf, runIdOf } from './shared/message.js';
 
@@ -80,12 +80,24 @@ export async function deleteBatch(
   const notDeleted: SQSRecord[] = [];
   for (let start = 0; start < records.length; start += DELETE_BATCH_LIMIT) {
     const chunk = records.slice(start, start + DELETE_BATCH_LIMIT);
-    const result = await deps.sqs.send(
-      new DeleteMessageBatchCommand({
-        QueueUrl: queueUrl,
-        Entries: chunk.map((record, index) => ({ Id: String(index), ReceiptHandle: record.receiptHandle })),
-      }),
-    );
+    let result: DeleteMessageBatchCommandOutput;
+    try {
+      result = await deps.sqs.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: chunk.map((record, index) => ({ Id: String(index), ReceiptHandle: record.receiptHandle })),
+        }),
+      );
+    } catch (error) {
+      // This chunk may or may not be deleted; treat it as not deleted (never applied here, so never
+      // applied twice) and keep going, so the chunks already deleted are still applied.
+      deps.logger.warn('DeleteMessageBatch failed; these messages will be redelivered', {
+        messageIds: chunk.map((record) => record.messageId),
+        error: describeError(error),
+      });
+      notDeleted.push(...chunk);
+      continue;
+    }
     const failedIds = new Set((result.Failed ?? []).map((entry) => entry.Id));
     for (const [index, record] of chunk.entries()) {
       if (failedIds.has(String(index))) {

@@ -66,9 +66,9 @@ Options:
                                                                               (default: all)
   --concurrency C          batches in flight per mode (ESM maximum            (default: topology, 5)
                            concurrency; AWS allows 2..1000)
-  --visibility-timeout S   local queue visibility timeout in seconds; the     (default ${DEFAULTS.visibilityTimeoutSeconds})
-                           local function timeout equals it, so crashed
-                           batches come back quickly
+  --visibility-timeout S   local queue visibility timeout in seconds, 3..    (default ${DEFAULTS.visibilityTimeoutSeconds})
+                           43200; short so crashed batches come back
+                           quickly; the local function timeout is 2 s less
   --json                   print the report as JSON on stdout, nothing else
   -h, --help               show this help
 
@@ -194,7 +194,7 @@ export function parseCliArgs(argv: readonly string[]): CliOptions {
       modes,
       concurrency: integer('concurrency', text('concurrency'), 2, 1000),
       visibilityTimeoutSeconds:
-        integer('visibility-timeout', text('visibility-timeout'), 1, 43_200) ??
+        integer('visibility-timeout', text('visibility-timeout'), 3, 43_200) ??
         DEFAULTS.visibilityTimeoutSeconds,
     },
   };

@@ -19,13 +19,20 @@ import { formatSummary } from './report.js';
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 let environment: ExperimentEnvironment | undefined;
+/** Set while the environment starts, so a Ctrl-C then still stops what was started. */
+let starting: Promise<ExperimentEnvironment> | undefined;
 let stopping = false;
 
 async function shutdown(signal: NodeJS.Signals): Promise<void> {
-  if (stopping) return;
+  if (stopping) {
+    // A second Ctrl-C: do not wait for a graceful stop, but leave no process behind.
+    environment?.killNow?.();
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  }
   stopping = true;
-  process.stderr.write(`\n${signal}: stopping the emulators and function processes…\n`);
-  await environment?.stop().catch(() => undefined);
+  process.stderr.write(`\n${signal}: stopping the emulators and function processes… (again to force)\n`);
+  const started = environment ?? (await starting?.catch(() => undefined));
+  await started?.stop().catch(() => undefined);
   process.exit(signal === 'SIGINT' ? 130 : 143);
 }
 
@@ -45,8 +52,8 @@ async function main(): Promise<number> {
     return 0;
   }
 
-  process.once('SIGINT', (signal) => void shutdown(signal));
-  process.once('SIGTERM', (signal) => void shutdown(signal));
+  process.on('SIGINT', (signal) => void shutdown(signal));
+  process.on('SIGTERM', (signal) => void shutdown(signal));
 
   const startedAt = Date.now();
   const { config } = options;
@@ -55,9 +62,8 @@ async function main(): Promise<number> {
   const progress = createProgress(process.stderr);
 
   try {
-    environment = await startEnvironment(options, join(reportsDir, `${runId}.logs`), (message) =>
-      progress.phase(message),
-    );
+    starting = startEnvironment(options, join(reportsDir, `${runId}.logs`), (message) => progress.phase(message));
+    environment = await starting;
     const effective = reconcileWithEnvironment(
       config,
       options.explicit,

@@ -1,55 +1,68 @@
-import {
-  ChangeMessageVisibilityBatchCommand,
-  ReceiveMessageCommand,
-  type SQSClient,
-} from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityBatchCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { RUN_ID_ATTRIBUTE } from './message.js';
 
+export interface DeadLetterSweep {
+  /** Event ids of the run's messages in the DLQ whose body names its event. */
+  readonly eventIds: Set<string>;
+  /** The run's messages in the DLQ whose body is not a readable event (poison). */
+  readonly unreadable: number;
+  /** Messages the sweep could not make visible again (they reappear after their visibility timeout). */
+  readonly notReleased: number;
+}
+
 /**
- * Finds the event ids of one run's messages in a dead-letter queue without consuming them.
+ * Finds one run's messages in a dead-letter queue without consuming them.
  *
- * SQS has no read-only "peek": the sweep receives every message with a visibility timeout long
- * enough to see each one once, then makes them visible again (never deletes them), so the queue
- * is left as it was found and a second verification sees the same messages.
+ * SQS has no read-only "peek": the sweep receives every message, hiding each for longer than the
+ * sweep can last, until a receive comes back empty or with nothing it has not seen (wrapped
+ * around); then it makes every received message visible again and never deletes one. The queue is
+ * left as found, so a second verification sees the same messages. Two sweeps at the same time hide
+ * messages from each other: verify one run at a time.
  */
-export async function deadLetteredEventIds(
+export async function sweepDeadLetters(
   sqs: SQSClient,
   queueUrl: string,
   runId: string,
-  options: { readonly sweepVisibilitySeconds?: number; readonly waitTimeSeconds?: number } = {},
-): Promise<Set<string>> {
+  options: { readonly visibilitySeconds: number; readonly waitTimeSeconds?: number },
+): Promise<DeadLetterSweep> {
   const eventIds = new Set<string>();
   const seen = new Set<string>();
   const toRelease: { id: string; receiptHandle: string }[] = [];
+  let unreadable = 0;
+  let notReleased = 0;
   try {
     for (;;) {
       const { Messages = [] } = await sqs.send(
         new ReceiveMessageCommand({
           QueueUrl: queueUrl,
           MaxNumberOfMessages: 10,
-          // Long polling asks every SQS server, so an empty answer means the sweep is complete.
+          // Long polling asks every SQS server, so an empty answer means nothing is left to see.
           WaitTimeSeconds: options.waitTimeSeconds ?? 1,
-          VisibilityTimeout: options.sweepVisibilitySeconds ?? 60,
+          VisibilityTimeout: options.visibilitySeconds,
           MessageAttributeNames: [RUN_ID_ATTRIBUTE],
         }),
       );
-      if (Messages.length === 0) break;
+      let fresh = 0;
       for (const message of Messages) {
         if (message.MessageId === undefined || message.ReceiptHandle === undefined) continue;
         toRelease.push({ id: message.MessageId, receiptHandle: message.ReceiptHandle });
         if (seen.has(message.MessageId)) continue;
         seen.add(message.MessageId);
-        const attributed = runIdAndEventId(
+        fresh += 1;
+        const { runId: messageRunId, eventId } = runIdAndEventId(
           message.Body,
           message.MessageAttributes?.[RUN_ID_ATTRIBUTE]?.StringValue,
         );
-        if (attributed.runId === runId) eventIds.add(attributed.eventId ?? message.MessageId);
+        if (messageRunId !== runId) continue;
+        if (eventId === undefined) unreadable += 1;
+        else eventIds.add(eventId);
       }
+      if (fresh === 0) break;
     }
   } finally {
-    await release(sqs, queueUrl, toRelease);
+    notReleased = await release(sqs, queueUrl, toRelease);
   }
-  return eventIds;
+  return { eventIds, unreadable, notReleased };
 }
 
 function runIdAndEventId(body: string | undefined, runIdAttribute: string | undefined) {
@@ -59,21 +72,24 @@ function runIdAndEventId(body: string | undefined, runIdAttribute: string | unde
   } catch {
     parsed = undefined;
   }
-  const field = (name: string): string | undefined =>
-    typeof parsed === 'object' && parsed !== null && name in parsed
-      ? String((parsed as Record<string, unknown>)[name])
-      : undefined;
+  const field = (name: string): string | undefined => {
+    if (typeof parsed !== 'object' || parsed === null || !(name in parsed)) return undefined;
+    const value = (parsed as Record<string, unknown>)[name];
+    return typeof value === 'string' && value !== '' ? value : undefined;
+  };
   return { runId: runIdAttribute ?? field('runId'), eventId: field('eventId') };
 }
 
+/** Makes the received messages visible again; returns how many SQS did not release. */
 async function release(
   sqs: SQSClient,
   queueUrl: string,
   messages: readonly { id: string; receiptHandle: string }[],
-): Promise<void> {
+): Promise<number> {
+  let failed = 0;
   for (let start = 0; start < messages.length; start += 10) {
     const chunk = messages.slice(start, start + 10);
-    await sqs.send(
+    const result = await sqs.send(
       new ChangeMessageVisibilityBatchCommand({
         QueueUrl: queueUrl,
         Entries: chunk.map((message, index) => ({
@@ -83,5 +99,7 @@ async function release(
         })),
       }),
     );
+    failed += result.Failed?.length ?? 0;
   }
+  return failed;
 }

@@ -12,7 +12,11 @@ export interface ModeOutcome {
   readonly extraApplications: number;
   /** The run's messages found in the mode's dead-letter queue. */
   readonly deadLettered: number;
-  /** Produced events neither applied nor dead-lettered. */
+  /**
+   * Produced events neither applied nor dead-lettered: produced − |applied ∪ dead-lettered|. (DESIGN
+   * writes produced − applied − deadLettered; the union keeps an event that was applied and then
+   * dead-lettered from being subtracted twice.)
+   */
   readonly lost: number;
   /** Σ manifest amounts. */
   readonly expectedCents: number;
@@ -30,6 +34,8 @@ export interface ModeOutcome {
   readonly suppressedDuplicates: number;
   /** Events that were applied and also ended in the DLQ (counted in both, not in lost). */
   readonly appliedAndDeadLettered: number;
+  /** The run's DLQ messages whose body names no event (poison bodies); not in deadLettered. */
+  readonly deadLetteredUnreadable: number;
 }
 
 /**
@@ -82,6 +88,7 @@ export function computeOutcome(input: {
   readonly expectedCents: number;
   readonly tally: ApplicationTally;
   readonly deadLettered: number;
+  readonly deadLetteredUnreadable: number;
   readonly actualCents: number;
   readonly counters: {
     readonly deliveries: number;
@@ -108,5 +115,6 @@ export function computeOutcome(input: {
     crashes: input.counters.crashes,
     suppressedDuplicates: input.counters.suppressedDuplicates,
     appliedAndDeadLettered: tally.appliedAndDeadLettered,
+    deadLetteredUnreadable: input.deadLetteredUnreadable,
   };
 }

@@ -30,9 +30,9 @@ export interface EmbeddedOptions {
   /** Overrides every mode's maximum concurrency. */
   readonly concurrency?: number;
   /**
-   * Local visibility timeout. Short, so crashed batches come back quickly; the function timeout
-   * is set equal to it (Lambda's hard rule is visibility ≥ function timeout; the 6× AWS
-   * recommendation leaves room for retries that a local run does not need).
+   * Local visibility timeout. Short, so crashed batches come back quickly; the function timeout is
+   * 2 s (plus any batching window) shorter (Lambda's hard rule is visibility ≥ function timeout; the
+   * 6× AWS recommendation leaves room for retries that a local run does not need).
    */
   readonly visibilityTimeoutSeconds: number;
   /** Folder for the functions' logs (one file per function). */
@@ -57,7 +57,13 @@ export function embeddedModeSettings(mode: Mode, options: EmbeddedOptions): Effe
     maxBatchingWindowSeconds: settings.maxBatchingWindowSeconds,
     maxConcurrency: options.concurrency ?? settings.maxConcurrency,
     visibilityTimeoutSeconds: options.visibilityTimeoutSeconds,
-    functionTimeoutSeconds: Math.min(settings.functionTimeoutSeconds, options.visibilityTimeoutSeconds),
+    // The visibility clock starts at the receive; the function's at the invocation, after the
+    // batching window and a possible cold start. Keep the timeout far enough inside the visibility
+    // timeout that a slow invocation is killed before its messages can come back under it.
+    functionTimeoutSeconds: Math.max(
+      1,
+      Math.min(settings.functionTimeoutSeconds, options.visibilityTimeoutSeconds - settings.maxBatchingWindowSeconds - 2),
+    ),
     maxReceiveCount: settings.maxReceiveCount,
   };
 }
@@ -79,18 +85,24 @@ export interface EmbeddedEnvironment extends ExperimentEnvironment {
 export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promise<EmbeddedEnvironment> {
   const status = options.onStatus ?? (() => undefined);
   const cleanups: Array<() => Promise<void>> = [];
+  // Undone one at a time, last first: pollers stop before their functions, functions before the
+  // emulators and bundles they use.
   const stop = async () => {
-    const results = await Promise.allSettled(cleanups.reverse().map((cleanup) => cleanup()));
-    cleanups.length = 0;
-    const failures = results.flatMap((result) => (result.status === 'rejected' ? [result.reason] : []));
+    const failures: unknown[] = [];
+    for (let cleanup = cleanups.pop(); cleanup; cleanup = cleanups.pop()) {
+      await cleanup().catch((error: unknown) => failures.push(error));
+    }
     if (failures.length > 0) throw new AggregateError(failures, 'embedded environment did not stop cleanly');
   };
+  // For a second Ctrl-C: no waiting, just make sure no process outlives the harness.
+  const processes = new Set<{ killNow(): void }>();
 
   try {
     status('starting SQS (fauxqs) and DynamoDB Local, bundling handlers');
     const [emulators, bundles] = await Promise.all([
       startEmulators().then((started: RunningEmulators) => {
         cleanups.push(() => started.stop());
+        processes.add(started);
         return started;
       }),
       bundleHandlers([...options.modes, 'verifier']).then((built: Bundles) => {
@@ -195,6 +207,7 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
       });
       functions.set(mode, fn);
       mappings.set(mode, mapping);
+      processes.add(fn);
       cleanups.push(() => fn.stop());
       cleanups.push(() => mapping.stop());
     }
@@ -212,6 +225,7 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
       ),
     );
     cleanups.push(() => verifier.stop());
+    processes.add(verifier);
 
     return {
       description: {
@@ -249,6 +263,9 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
       },
       fatalError: () => fatal,
       stop,
+      killNow: () => {
+        for (const process of processes) process.killNow();
+      },
       local: {
         sqsEndpoint: emulators.sqsEndpoint,
         dynamodbEndpoint: emulators.dynamodbEndpoint,

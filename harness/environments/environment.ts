@@ -63,4 +63,6 @@ export interface ExperimentEnvironment {
   /** A fatal problem seen by the consumers (e.g. a handler that cannot initialise), if any. */
   fatalError?(): Error | undefined;
   stop(): Promise<void>;
+  /** Kills every local process at once, synchronously (a second Ctrl-C); nothing for remote targets. */
+  killNow?(): void;
 }

@@ -3,6 +3,8 @@ import { randomUUID } from 'node:crypto';
 import type { Writable } from 'node:stream';
 import type { EnvironmentMessage, InvokeMessage, SerializedError } from './protocol.js';
 
+const INIT_TIMEOUT_MS = 10_000;
+
 /** What the local Lambda service knows about one function. */
 export interface FunctionSpec {
   readonly name: string;
@@ -57,6 +59,9 @@ export class ExecutionEnvironment {
   ) {
     child.on('message', (message: EnvironmentMessage) => this.onMessage(message));
     child.on('exit', (code, signal) => this.onExit(code, signal));
+    // A process that died before its exit event was processed fails a send with EPIPE; without
+    // this listener that error would take the whole harness down.
+    child.on('error', (error) => this.onChannelError(error));
   }
 
   get alive(): boolean {
@@ -91,14 +96,23 @@ export class ExecutionEnvironment {
       child.stderr?.resume();
     }
     return new Promise((resolve, reject) => {
+      const fail = (error: SerializedError) => {
+        cleanup();
+        child.kill('SIGKILL');
+        reject(new InitError(spec.name, error));
+      };
+      // Lambda gives the init phase 10 s; a module scope that hangs must not block its poller forever.
+      const initTimer = setTimeout(
+        () => fail({ name: 'Sandbox.Timedout', message: `init did not finish within ${INIT_TIMEOUT_MS / 1000} s` }),
+        INIT_TIMEOUT_MS,
+      );
+      const onError = (error: Error) => fail({ name: error.name, message: error.message });
       const onReady = (message: EnvironmentMessage) => {
         if (message.type === 'ready') {
           cleanup();
           resolve(new ExecutionEnvironment(spec, child));
         } else if (message.type === 'init-error') {
-          cleanup();
-          child.kill('SIGKILL');
-          reject(new InitError(spec.name, message.error));
+          fail(message.error);
         }
       };
       const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
@@ -111,11 +125,14 @@ export class ExecutionEnvironment {
         );
       };
       const cleanup = () => {
+        clearTimeout(initTimer);
         child.off('message', onReady);
         child.off('exit', onExit);
+        child.off('error', onError);
       };
       child.on('message', onReady);
       child.on('exit', onExit);
+      child.on('error', onError);
     });
   }
 
@@ -135,7 +152,9 @@ export class ExecutionEnvironment {
       }, this.spec.timeoutMs);
       this.pending = { requestId, resolve, timer };
       const message: InvokeMessage = { type: 'invoke', requestId, event, deadline };
-      this.child.send(message);
+      this.child.send(message, (error) => {
+        if (error) this.onChannelError(error);
+      });
     });
   }
 
@@ -172,6 +191,15 @@ export class ExecutionEnvironment {
       status: 'error',
       errorType: 'Runtime.ExitError',
       message: `RequestId: ${this.pending?.requestId} Error: Runtime exited with ${this.exitDescription}`,
+    });
+  }
+
+  private onChannelError(error: Error): void {
+    this.kill();
+    this.settle({
+      status: 'error',
+      errorType: 'Runtime.ExitError',
+      message: `RequestId: ${this.pending?.requestId} Error: environment unreachable (${error.message})`,
     });
   }
 

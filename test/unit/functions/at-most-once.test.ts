@@ -84,6 +84,23 @@ describe('at-most-once consumer', () => {
     expect(writes[0]?.args[0].input.TransactItems?.[0]?.Put?.Item?.eventId).toBe(applied.eventId);
   });
 
+  it('still applies the chunks it deleted when a later DeleteMessageBatch call throws, then fails the invocation', async () => {
+    let call = 0;
+    sqs.on(DeleteMessageBatchCommand).callsFake((input: { Entries: { Id: string }[] }) => {
+      call += 1;
+      calls.push('delete');
+      if (call === 2) throw new Error('SQS unavailable');
+      return { Successful: input.Entries.map(({ Id }) => ({ Id })), Failed: [] };
+    });
+    const records = Array.from({ length: 15 }, () => sqsRecord(messageBody()));
+
+    const result = processBatch(sqsEvent(...records), lambdaContext, consumerDeps('at-most-once'), QUEUE_URL);
+
+    await expect(result).rejects.toThrow(DeleteFailedError);
+    const applied = ddb.commandCalls(TransactWriteCommand).map((c) => c.args[0].input.TransactItems?.[0]?.Put?.Item?.messageId);
+    expect(applied).toEqual(records.slice(0, 10).map((record) => record.messageId));
+  });
+
   it('does not apply an invalid body (already deleted: lost) and still applies the rest', async () => {
     const valid = messageBody();
     const result = await processBatch(

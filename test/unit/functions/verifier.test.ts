@@ -159,6 +159,16 @@ describe('verifier', () => {
     expect(Object.keys(result.modes)).toEqual(['at-most-once', 'at-least-once', 'effectively-once']);
   });
 
+  it('verifies only the requested modes', async () => {
+    serveLedger(ddb, [application('a', 100), { sk: 'BAL#x', balanceCents: 100 }]);
+    const result = await verifyRun(deps, { runId: 'run-1', modes: ['effectively-once'] });
+    expect(Object.keys(result.modes)).toEqual(['effectively-once']);
+    expect(ddb.commandCalls(GetCommand).map((call) => call.args[0].input.Key?.pk)).toEqual([
+      'RUN#run-1#MODE#effectively-once',
+    ]);
+    await expect(verifyRun(deps, { runId: 'run-1', modes: ['exactly-once'] })).rejects.toThrow(InvalidInputError);
+  });
+
   it('rejects input without a valid runId, and a run that was never produced', async () => {
     await expect(verifyRun(deps, {})).rejects.toThrow(InvalidInputError);
     await expect(verifyRun(deps, { runId: 'a#b' })).rejects.toThrow(/runId/);
