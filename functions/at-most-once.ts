@@ -27,6 +27,7 @@ export async function processBatch(
   const { deleted, notDeleted } = await deleteBatch(deps, queueUrl, event.Records);
 
   for (const record of deleted) {
+    const position = event.Records.indexOf(record);
     const message = tryParse(record);
     await deps.crash.maybeCrash({
       runId: message?.runId ?? runIdOf(record),
@@ -38,7 +39,7 @@ export async function processBatch(
       await creditAccount(
         deps.ledger,
         message ?? parseMessageBody(record.body),
-        deliveryOf(record, context),
+        deliveryOf(record, context, position),
         {
           idempotent: false,
         },

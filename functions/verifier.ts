@@ -110,9 +110,15 @@ const deps: VerifierDeps = {
   deadLetterQueueUrls: parseDeadLetterQueueUrls(requireEnv('DEAD_LETTER_QUEUE_URLS')),
 };
 
-export const handler = async (event: unknown, context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<VerifierResult> => {
+export const handler = async (
+  event: unknown,
+  context: Pick<Context, 'getRemainingTimeInMillis'>,
+): Promise<VerifierResult> => {
   // Hide swept DLQ messages for the rest of this invocation at least, so none comes back mid-sweep.
-  const sweepVisibilitySeconds = Math.min(43_200, Math.max(30, Math.ceil(context.getRemainingTimeInMillis() / 1000)));
+  const sweepVisibilitySeconds = Math.min(
+    43_200,
+    Math.max(30, Math.ceil(context.getRemainingTimeInMillis() / 1000)),
+  );
   const result = await verifyRun({ ...deps, sweepVisibilitySeconds }, event);
   logger.info('verified', { runId: result.runId, modes: result.modes });
   return result;

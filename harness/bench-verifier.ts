@@ -62,6 +62,7 @@ async function seed(env: ExperimentEnvironment, runId: string, mode: Mode, event
               receiveCount: delivery,
               messageId: `m-${index}`,
               requestId: `r-${delivery}`,
+              position: 0,
             });
       items.push({ pk, sk, eventId, accountId, amountCents, runId, mode });
       balances.set(accountId, (balances.get(accountId) ?? 0) + amountCents);

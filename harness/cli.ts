@@ -62,7 +62,9 @@ async function main(): Promise<number> {
   const progress = createProgress(process.stderr);
 
   try {
-    starting = startEnvironment(options, join(reportsDir, `${runId}.logs`), (message) => progress.phase(message));
+    starting = startEnvironment(options, join(reportsDir, `${runId}.logs`), (message) =>
+      progress.phase(message),
+    );
     environment = await starting;
     const effective = reconcileWithEnvironment(
       config,
@@ -106,7 +108,7 @@ function startEnvironment(
       modes: config.modes,
       crashRate: config.crashRate,
       crashSeed: config.seed,
-      batchSize: config.batchSize,
+      ...(config.batchSize !== undefined ? { batchSize: config.batchSize } : {}),
       ...(config.concurrency !== undefined ? { concurrency: config.concurrency } : {}),
       visibilityTimeoutSeconds: config.visibilityTimeoutSeconds,
       logDir,

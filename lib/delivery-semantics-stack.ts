@@ -76,6 +76,7 @@ export class DeliverySemanticsStack extends Stack {
       output(keys.deadLetterQueueUrl, deadLetterQueue.queueUrl);
       output(keys.functionName, consumer.functionName);
       output(keys.batchSize, String(settings.batchSize));
+      output(keys.maxBatchingWindow, String(settings.maxBatchingWindowSeconds));
       output(keys.maxConcurrency, String(settings.maxConcurrency));
       output(keys.visibilityTimeout, String(settings.visibilityTimeoutSeconds));
       output(keys.maxReceiveCount, String(settings.maxReceiveCount));

@@ -27,6 +27,7 @@ export function modeOutputs(mode: Mode) {
     deadLetterQueueUrl: `${id}DeadLetterQueueUrl`,
     functionName: `${id}FunctionName`,
     batchSize: `${id}BatchSize`,
+    maxBatchingWindow: `${id}MaxBatchingWindow`,
     maxConcurrency: `${id}MaxConcurrency`,
     visibilityTimeout: `${id}VisibilityTimeout`,
     maxReceiveCount: `${id}MaxReceiveCount`,

@@ -61,11 +61,17 @@ export function createCrashWithRecord(
   });
 }
 
-export function deliveryOf(record: SQSRecord, context: Pick<Context, 'awsRequestId'>): Delivery {
+/** Which delivery this is: the message, its receive count, the invocation and the record's place in it. */
+export function deliveryOf(
+  record: SQSRecord,
+  context: Pick<Context, 'awsRequestId'>,
+  position: number,
+): Delivery {
   return {
     messageId: record.messageId,
     receiveCount: receiveCountOf(record),
     requestId: context.awsRequestId,
+    position,
   };
 }
 

@@ -1,4 +1,8 @@
-import { ChangeMessageVisibilityBatchCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import {
+  ChangeMessageVisibilityBatchCommand,
+  ReceiveMessageCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
 import { RUN_ID_ATTRIBUTE } from './message.js';
 
 export interface DeadLetterSweep {

@@ -9,7 +9,7 @@ import type { Mode } from '../../lib/topology.js';
  *        STAT#<counter>                             deliveries, crashes, suppressed duplicates
  *        BAL#<accountId>                            the account balance
  *        APP#<eventId>                              effectively-once: the processed marker
- *        APP#<eventId>#<receiveCount>#<messageId>#<requestId>   other modes: one record per application
+ *        APP#<eventId>#<receiveCount>#<messageId>#<requestId>#<position>   other modes: one per application
  *
  * Identifiers never contain `#` (see message.ts), so all of one event's application records are
  * adjacent in sort-key order and can be counted while streaming.
@@ -39,10 +39,12 @@ export interface Delivery {
   readonly messageId: string;
   readonly receiveCount: number;
   readonly requestId: string;
+  /** The record's index in the invocation's batch: keeps two copies of a message in one batch apart. */
+  readonly position: number;
 }
 
 export const applicationKey = (eventId: string, delivery: Delivery): string =>
-  `${markerKey(eventId)}#${delivery.receiveCount}#${delivery.messageId}#${delivery.requestId}`;
+  `${markerKey(eventId)}#${delivery.receiveCount}#${delivery.messageId}#${delivery.requestId}#${delivery.position}`;
 
 /** DynamoDB TTL attribute (epoch seconds) carried by every ledger item. */
 export const TTL_ATTRIBUTE = 'expiresAt';

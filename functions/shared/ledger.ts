@@ -1,5 +1,10 @@
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { type DynamoDBDocumentClient, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import {
+  type DynamoDBDocumentClient,
+  TransactWriteCommand,
+  type TransactWriteCommandInput,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { type Mode, STORAGE } from '../../lib/topology.js';
 import { RetryableWriteError } from './errors.js';
 import {
@@ -21,6 +26,8 @@ export interface Ledger {
   readonly mode: Mode;
   /** Injected so tests can pin time; epoch milliseconds. */
   readonly now?: () => number;
+  /** Retries of a transaction cancelled by a conflict or throttling. @default 3 attempts, 50 ms base */
+  readonly retry?: { readonly attempts: number; readonly baseDelayMs: number };
 }
 
 export type CreditOutcome = 'applied' | 'duplicate';
@@ -39,8 +46,9 @@ function expiresAt(ledger: Ledger): number {
  * `ConditionalCheckFailed` on the marker, and is reported as a duplicate instead of applied.
  * `idempotent: false` gives every delivery its own record, so duplicates are visible to the verifier.
  *
- * Throws RetryableWriteError for anything else (transaction conflicts, throttling, other
- * cancellation reasons): the caller must report the record as failed, never as applied.
+ * A cancellation by a transaction conflict or throttling is retried a few times with jitter;
+ * anything else, or the same after the last attempt, throws RetryableWriteError: the caller must
+ * report the record as failed, never as applied.
  */
 export async function creditAccount(
   ledger: Ledger,
@@ -64,50 +72,86 @@ export async function creditAccount(
     appliedAt: new Date(ledger.now?.() ?? Date.now()).toISOString(),
     [TTL_ATTRIBUTE]: ttl,
   };
-  try {
-    await ledger.ddb.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Put: {
-              TableName: ledger.tableName,
-              Item: record,
-              ...(options.idempotent ? { ConditionExpression: 'attribute_not_exists(pk)' } : {}),
-            },
+  const transaction: TransactWriteCommandInput = {
+    TransactItems: [
+      {
+        Put: {
+          TableName: ledger.tableName,
+          Item: record,
+          ...(options.idempotent ? { ConditionExpression: 'attribute_not_exists(pk)' } : {}),
+        },
+      },
+      {
+        Update: {
+          TableName: ledger.tableName,
+          Key: { pk, sk: balanceKey(message.accountId) },
+          UpdateExpression: 'ADD balanceCents :amount SET accountId = :account, #ttl = :ttl',
+          ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE },
+          ExpressionAttributeValues: {
+            ':amount': message.amountCents,
+            ':account': message.accountId,
+            ':ttl': ttl,
           },
-          {
-            Update: {
-              TableName: ledger.tableName,
-              Key: { pk, sk: balanceKey(message.accountId) },
-              UpdateExpression: 'ADD balanceCents :amount SET accountId = :account, #ttl = :ttl',
-              ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE },
-              ExpressionAttributeValues: {
-                ':amount': message.amountCents,
-                ':account': message.accountId,
-                ':ttl': ttl,
-              },
-            },
-          },
-        ],
-      }),
-    );
-    return 'applied';
-  } catch (error) {
-    if (options.idempotent && isMarkerConditionFailure(error)) return 'duplicate';
-    throw new RetryableWriteError(writeFailureReason(error), { cause: error });
+        },
+      },
+    ],
+  };
+  const attempts = ledger.retry?.attempts ?? DEFAULT_RETRY.attempts;
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      // A new command per attempt: each gets its own idempotency token (ClientRequestToken).
+      await ledger.ddb.send(new TransactWriteCommand({ ...transaction }));
+      return 'applied';
+    } catch (error) {
+      if (options.idempotent && isMarkerConditionFailure(error)) return 'duplicate';
+      // A cancelled transaction wrote nothing, so trying again cannot apply twice; a short retry
+      // here is far cheaper than handing the record back to SQS for a whole visibility timeout.
+      if (attempt < attempts && isTransientCancellation(error)) {
+        await backoff(ledger, attempt);
+        continue;
+      }
+      throw new RetryableWriteError(writeFailureReason(error), { cause: error });
+    }
   }
+}
+
+const DEFAULT_RETRY = { attempts: 3, baseDelayMs: 50 } as const;
+
+/** Cancellation reasons that a moment later usually succeed: another transaction held an item, or throttling. */
+const TRANSIENT_CANCELLATION_CODES = new Set([
+  'TransactionConflict',
+  'ThrottlingError',
+  'ProvisionedThroughputExceeded',
+]);
+
+function isTransientCancellation(error: unknown): boolean {
+  return (
+    isTransactionCanceled(error) &&
+    (error.CancellationReasons ?? []).some((reason) => TRANSIENT_CANCELLATION_CODES.has(reason.Code ?? ''))
+  );
+}
+
+/** Full jitter, so that conflicting invocations do not retry in lockstep. */
+function backoff(ledger: Ledger, attempt: number): Promise<void> {
+  const base = ledger.retry?.baseDelayMs ?? DEFAULT_RETRY.baseDelayMs;
+  return new Promise((resolve) => setTimeout(resolve, Math.random() * base * 2 ** attempt));
+}
+
+/**
+ * By name, not instanceof: a second copy of the DynamoDB client in a bundle would make instanceof
+ * fail silently and turn every duplicate into a failure.
+ */
+function isTransactionCanceled(error: unknown): error is TransactionCanceledException {
+  return error instanceof Error && error.name === 'TransactionCanceledException';
 }
 
 /** True only when the marker (the transaction's first item) already existed. */
 export function isMarkerConditionFailure(error: unknown): boolean {
-  return (
-    error instanceof TransactionCanceledException &&
-    error.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed'
-  );
+  return isTransactionCanceled(error) && error.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed';
 }
 
 function writeFailureReason(error: unknown): string {
-  if (error instanceof TransactionCanceledException) {
+  if (isTransactionCanceled(error)) {
     const codes = (error.CancellationReasons ?? []).map((reason) => reason.Code ?? 'None');
     return `transaction cancelled [${codes.join(', ')}]`;
   }

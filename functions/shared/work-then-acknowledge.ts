@@ -24,8 +24,8 @@ export async function workThenAcknowledge(
 ): Promise<SQSBatchResponse> {
   await countDeliveries(deps, event.Records);
   const failed: string[] = [];
-  for (const record of event.Records) {
-    const message = await applyRecord(deps, record, context, apply);
+  for (const [position, record] of event.Records.entries()) {
+    const message = await applyRecord(deps, record, context, position, apply);
     if (message === undefined) {
       failed.push(record.messageId);
       continue;
@@ -45,11 +45,12 @@ async function applyRecord(
   deps: ConsumerDeps,
   record: SQSRecord,
   context: Pick<Context, 'awsRequestId'>,
+  position: number,
   apply: ApplyMessage,
 ): Promise<MessageBody | undefined> {
   try {
     const message = parseMessageBody(record.body);
-    await apply(deps, message, deliveryOf(record, context));
+    await apply(deps, message, deliveryOf(record, context, position));
     return message;
   } catch (error) {
     logRecordFailure(

@@ -153,7 +153,7 @@ export async function connectDeployedEnvironment(
       queueUrls[mode] = output(keys.queueUrl);
       modes[mode] = {
         batchSize: Number(output(keys.batchSize)),
-        maxBatchingWindowSeconds: 0,
+        maxBatchingWindowSeconds: Number(output(keys.maxBatchingWindow)),
         maxConcurrency: Number(output(keys.maxConcurrency)),
         visibilityTimeoutSeconds: Number(output(keys.visibilityTimeout)),
         functionTimeoutSeconds: configuration.Timeout ?? 0,

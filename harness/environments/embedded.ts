@@ -62,7 +62,10 @@ export function embeddedModeSettings(mode: Mode, options: EmbeddedOptions): Effe
     // timeout that a slow invocation is killed before its messages can come back under it.
     functionTimeoutSeconds: Math.max(
       1,
-      Math.min(settings.functionTimeoutSeconds, options.visibilityTimeoutSeconds - settings.maxBatchingWindowSeconds - 2),
+      Math.min(
+        settings.functionTimeoutSeconds,
+        options.visibilityTimeoutSeconds - settings.maxBatchingWindowSeconds - 2,
+      ),
     ),
     maxReceiveCount: settings.maxReceiveCount,
   };

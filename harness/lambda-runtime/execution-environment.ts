@@ -103,7 +103,11 @@ export class ExecutionEnvironment {
       };
       // Lambda gives the init phase 10 s; a module scope that hangs must not block its poller forever.
       const initTimer = setTimeout(
-        () => fail({ name: 'Sandbox.Timedout', message: `init did not finish within ${INIT_TIMEOUT_MS / 1000} s` }),
+        () =>
+          fail({
+            name: 'Sandbox.Timedout',
+            message: `init did not finish within ${INIT_TIMEOUT_MS / 1000} s`,
+          }),
         INIT_TIMEOUT_MS,
       );
       const onError = (error: Error) => fail({ name: error.name, message: error.message });

@@ -148,9 +148,33 @@ describe('DeliverySemanticsStack', () => {
       if (MODES[mode].deletesOwnBatch) {
         expect(deny).toBeUndefined();
       } else {
-        expect(deny).toMatchObject({
+        // Exactly this account's functions in this region and partition: a wrong pattern would
+        // silently deny nothing.
+        expect(deny).toEqual({
+          Sid: 'OnlyTheEventSourceMappingDeletes',
+          Effect: 'Deny',
           Action: 'sqs:DeleteMessage',
-          Condition: { ArnLike: { 'lambda:SourceFunctionArn': expect.anything() } },
+          Resource: {
+            'Fn::GetAtt': [stack.getLogicalId(stack.modes[mode].queue.node.defaultChild as never), 'Arn'],
+          },
+          Condition: {
+            ArnLike: {
+              'lambda:SourceFunctionArn': {
+                'Fn::Join': [
+                  '',
+                  [
+                    'arn:',
+                    { Ref: 'AWS::Partition' },
+                    ':lambda:',
+                    { Ref: 'AWS::Region' },
+                    ':',
+                    { Ref: 'AWS::AccountId' },
+                    ':function:*',
+                  ],
+                ],
+              },
+            },
+          },
         });
       }
       const dynamoActions = statements.flatMap(actionsOf).filter((action) => action.startsWith('dynamodb:'));

@@ -56,6 +56,7 @@ describe('deployed environment against real SQS and DynamoDB endpoints', () => {
       values[keys.deadLetterQueueUrl] = backing.local.deadLetterQueueUrls[mode];
       values[keys.functionName] = `DeliverySemantics-${mode}`;
       values[keys.batchSize] = String(MODES[mode].batchSize);
+      values[keys.maxBatchingWindow] = String(MODES[mode].maxBatchingWindowSeconds);
       values[keys.maxConcurrency] = String(MODES[mode].maxConcurrency);
       values[keys.visibilityTimeout] = String(MODES[mode].visibilityTimeoutSeconds);
       values[keys.maxReceiveCount] = String(MODES[mode].maxReceiveCount);

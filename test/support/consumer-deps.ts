@@ -30,6 +30,7 @@ export function consumerDeps(
     tableName: config.tableName,
     mode,
     now: () => NOW,
+    retry: { attempts: 3, baseDelayMs: 1 },
   };
   const logger = createLogger(mode);
   const state = { kills: 0 };

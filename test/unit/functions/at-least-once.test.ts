@@ -40,7 +40,7 @@ describe('at-least-once consumer', () => {
     expect(put?.Put?.ConditionExpression).toBeUndefined();
     expect(put?.Put?.Item).toMatchObject({
       pk: 'RUN#run-7#MODE#at-least-once',
-      sk: `APP#evt-x#2#${record.messageId}#req-1`,
+      sk: `APP#evt-x#2#${record.messageId}#req-1#0`,
       eventId: 'evt-x',
       amountCents: 1234,
       receiveCount: 2,

@@ -97,7 +97,9 @@ describe('at-most-once consumer', () => {
     const result = processBatch(sqsEvent(...records), lambdaContext, consumerDeps('at-most-once'), QUEUE_URL);
 
     await expect(result).rejects.toThrow(DeleteFailedError);
-    const applied = ddb.commandCalls(TransactWriteCommand).map((c) => c.args[0].input.TransactItems?.[0]?.Put?.Item?.messageId);
+    const applied = ddb
+      .commandCalls(TransactWriteCommand)
+      .map((c) => c.args[0].input.TransactItems?.[0]?.Put?.Item?.messageId);
     expect(applied).toEqual(records.slice(0, 10).map((record) => record.messageId));
   });
 

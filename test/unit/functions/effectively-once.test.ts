@@ -84,6 +84,30 @@ describe('effectively-once consumer', () => {
     expect(counters).not.toContain('STAT#suppressedDuplicates');
   });
 
+  it('retries a transaction cancelled by a conflict, with a fresh command each time, and applies it', async () => {
+    ddb.on(TransactWriteCommand).rejectsOnce(cancelled('None', 'TransactionConflict')).resolves({});
+    const record = sqsRecord(messageBody());
+
+    const result = await processBatch(sqsEvent(record), lambdaContext, consumerDeps('effectively-once'));
+
+    expect(result).toEqual({ batchItemFailures: [] });
+    const attempts = ddb.commandCalls(TransactWriteCommand);
+    expect(attempts).toHaveLength(2);
+    expect(attempts[0]?.args[0]).not.toBe(attempts[1]?.args[0]);
+  });
+
+  it('gives up after three attempts of a persistent conflict, and does not retry other cancellations', async () => {
+    ddb.on(TransactWriteCommand).rejects(cancelled('TransactionConflict', 'None'));
+    await processBatch(sqsEvent(sqsRecord(messageBody())), lambdaContext, consumerDeps('effectively-once'));
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(3);
+
+    ddb.reset();
+    ddb.on(UpdateCommand).resolves({});
+    ddb.on(TransactWriteCommand).rejects(cancelled('None', 'ValidationError'));
+    await processBatch(sqsEvent(sqsRecord(messageBody())), lambdaContext, consumerDeps('effectively-once'));
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(1);
+  });
+
   it('never applies an invalid body and reports it as failed', async () => {
     const record = sqsRecord(JSON.stringify({ eventId: 'e', runId: 'r', accountId: 'a' }));
 

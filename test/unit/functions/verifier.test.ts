@@ -130,6 +130,24 @@ describe('verifier', () => {
     ]);
   });
 
+  it('ends the DLQ sweep when receives only return messages it has already seen', async () => {
+    serveLedger(ddb, [application('a', 100), { sk: 'BAL#x', balanceCents: 100 }]);
+    const poison = {
+      MessageId: 'p1',
+      ReceiptHandle: 'rh-p1',
+      Body: 'not json',
+      MessageAttributes: { runId: { DataType: 'String', StringValue: 'run-1' } },
+    };
+    // A queue that never answers empty (e.g. messages reappearing during a long sweep).
+    sqs.on(ReceiveMessageCommand, { QueueUrl: DLQ['at-most-once'] }).resolves({ Messages: [poison] });
+
+    const outcome = await verifyMode(deps, 'run-1', 'at-most-once');
+
+    expect(sqs.commandCalls(ReceiveMessageCommand, { QueueUrl: DLQ['at-most-once'] })).toHaveLength(2);
+    // A poison body names no event: reported apart, never counted as a produced event.
+    expect(outcome).toMatchObject({ deadLettered: 0, deadLetteredUnreadable: 1 });
+  });
+
   it('flags a ledger that does not add up to the balances as inconsistent', async () => {
     serveLedger(ddb, [application('a', 100), { sk: 'BAL#x', balanceCents: 90 }]);
 
@@ -166,7 +184,9 @@ describe('verifier', () => {
     expect(ddb.commandCalls(GetCommand).map((call) => call.args[0].input.Key?.pk)).toEqual([
       'RUN#run-1#MODE#effectively-once',
     ]);
-    await expect(verifyRun(deps, { runId: 'run-1', modes: ['exactly-once'] })).rejects.toThrow(InvalidInputError);
+    await expect(verifyRun(deps, { runId: 'run-1', modes: ['exactly-once'] })).rejects.toThrow(
+      InvalidInputError,
+    );
   });
 
   it('rejects input without a valid runId, and a run that was never produced', async () => {

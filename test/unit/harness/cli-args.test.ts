@@ -10,7 +10,7 @@ describe('experiment command-line options', () => {
       messages: 200,
       accounts: 10,
       crashRate: 0.02,
-      batchSize: 10,
+      batchSize: undefined,
       modes: ['at-most-once', 'at-least-once', 'effectively-once'],
       visibilityTimeoutSeconds: DEFAULTS.visibilityTimeoutSeconds,
     });
