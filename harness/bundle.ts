@@ -19,8 +19,11 @@ const WORKER_ENTRY = fileURLToPath(new URL('./lambda-runtime/worker.ts', import.
  * Bundles handlers with the same esbuild options the stack's NodejsFunction uses (lib/bundling.ts),
  * into a private temporary folder, so the local runtime runs what would be deployed.
  */
-export async function bundleHandlers(names: readonly string[]): Promise<Bundles> {
-  const outdir = await mkdtemp(join(tmpdir(), 'delivery-semantics-bundles-'));
+export async function bundleHandlers(
+  names: readonly string[],
+  options: { readonly outdir?: string } = {},
+): Promise<Bundles> {
+  const outdir = options.outdir ?? (await mkdtemp(join(tmpdir(), 'delivery-semantics-bundles-')));
   try {
     await Promise.all([
       build({
