@@ -140,7 +140,8 @@ export function parseCliArgs(argv: readonly string[]): CliOptions {
         `--modes takes a comma-separated list of ${MODE_NAMES.join(', ')}; unknown: "${unknown.join(', ') || modesRaw}"`,
       );
     }
-    modes = [...new Set(names as Mode[])];
+    // Always in topology order, so reports of the same modes line up.
+    modes = MODE_NAMES.filter((mode) => names.includes(mode));
   }
 
   const explicit = new Set(Object.keys(values).filter((name) => values[name] !== undefined));

@@ -95,11 +95,21 @@ describe('npm run experiment (the CLI, as a child process)', () => {
     expect(result.stderr).toContain('waiting until every queue is drained');
   });
 
-  it('prints the table without --json', async () => {
-    const result = await runCli(['--messages', '20', '--seed', 'cli-table', '--crash-rate', '0']);
+  it('prints the table without --json, for the modes asked for', async () => {
+    const result = await runCli([
+      '--messages',
+      '20',
+      '--seed',
+      'cli-table',
+      '--crash-rate',
+      '0',
+      '--modes',
+      'effectively-once,at-least-once',
+    ]);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/mode\s+produced\s+deliveries\s+applied once/);
-    expect(result.stdout).toMatch(/effectively-once\s+20\s+20\s+20/);
+    expect(result.stdout).toMatch(/\nat-least-once\s+20\s+20\s+20[^\n]*\neffectively-once\s+20\s+20\s+20/);
+    expect(result.stdout).not.toContain('at-most-once');
   });
 
   it('exits 2 with a clear message on an invalid option', async () => {

@@ -43,7 +43,7 @@ describe('experiment command-line options', () => {
       crashRate: 0.5,
       batchSize: 25,
       seed: 'demo',
-      modes: ['effectively-once', 'at-most-once'],
+      modes: ['at-most-once', 'effectively-once'],
       concurrency: 4,
       visibilityTimeoutSeconds: 7,
     });
