@@ -1,10 +1,14 @@
-import { App } from 'aws-cdk-lib';
+import { App, Validations } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
 import { DeliverySemanticsStack } from '../lib/delivery-semantics-stack.js';
 import { deploymentSettingsFromContext } from '../lib/deployment-settings.js';
 
 const app = new App();
 const settings = deploymentSettingsFromContext((key) => app.node.tryGetContext(key));
 const stackName = String(app.node.tryGetContext('stackName') ?? 'DeliverySemantics');
+
+// cdk-nag's AWS Solutions rules run on every synth and deploy: a violation fails it.
+Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
 
 new DeliverySemanticsStack(app, stackName, {
   settings,

@@ -86,8 +86,5 @@ export const STORAGE = {
   ledgerTtlSeconds: 30 * 24 * 3600,
 } as const;
 
-/** The Lambda runtime every function runs on, pinned: never NODEJS_LATEST. */
-export const LAMBDA_RUNTIME = 'nodejs22.x' as const;
-
 /** Bumped when the ledger layout or the stack outputs change, so a driver can refuse a stale stack. */
 export const TOPOLOGY_VERSION = '1';

@@ -1,5 +1,9 @@
-import { App } from 'aws-cdk-lib';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DeliverySemanticsStack } from '../../lib/delivery-semantics-stack.js';
 import {
@@ -188,12 +192,39 @@ describe('DeliverySemanticsStack', () => {
     expect([...actions].sort()).toEqual([
       'dynamodb:GetItem',
       'dynamodb:Query',
+      'logs:CreateLogStream',
+      'logs:PutLogEvents',
       'sqs:ChangeMessageVisibility',
       'sqs:ReceiveMessage',
     ]);
     template.hasResourceProperties('AWS::Lambda::Function', {
       Environment: { Variables: { DEAD_LETTER_QUEUE_URLS: Match.anyValue(), TABLE_NAME: Match.anyValue() } },
     });
+  });
+
+  it('writes logs only to each function’s own log group, with no AWS managed policy on any role', () => {
+    for (const role of Object.values(template.findResources('AWS::IAM::Role'))) {
+      expect(role.Properties.ManagedPolicyArns).toBeUndefined();
+    }
+    for (const fn of [...MODE_NAMES.map((mode) => stack.modes[mode].consumer), stack.verifier]) {
+      const logStatements = statementsOf(stack.getLogicalId(fn.node.defaultChild as never)).filter(
+        (statement) => actionsOf(statement).some((action) => action.startsWith('logs:')),
+      );
+      expect(logStatements).toHaveLength(1);
+      const logGroupId = stack.getLogicalId(fn.logGroup.node.defaultChild as never);
+      expect(logStatements[0]?.Resource).toEqual({ 'Fn::GetAtt': [logGroupId, 'Arn'] });
+    }
+  });
+
+  it('passes cdk-nag’s AWS Solutions rules (the pinned runtime acknowledged, with its reason)', () => {
+    const app = new App({
+      context: { 'aws:cdk:bundling-stacks': [] },
+      outdir: mkdtempSync(join(tmpdir(), 'nag-')),
+    });
+    new DeliverySemanticsStack(app, 'Nag', { settings: { crashRate: 0, crashSeed: 'seed' } });
+    Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+    // Synth throws "Validation failed" and lists the violations if any rule is broken.
+    expect(() => app.synth()).not.toThrow();
   });
 
   it('outputs every queue URL, DLQ URL, function name, the table and the deployed crash settings', () => {
