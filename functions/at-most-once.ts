@@ -92,10 +92,13 @@ export async function deleteBatch(
     } catch (error) {
       // This chunk may or may not be deleted; treat it as not deleted (never applied here, so never
       // applied twice) and keep going, so the chunks already deleted are still applied.
-      deps.logger.warn('DeleteMessageBatch failed; these messages will be redelivered', {
-        messageIds: chunk.map((record) => record.messageId),
-        error: describeError(error),
-      });
+      deps.logger.warn(
+        'DeleteMessageBatch failed: not applied; redelivered, or lost if the delete took effect',
+        {
+          messageIds: chunk.map((record) => record.messageId),
+          error: describeError(error),
+        },
+      );
       notDeleted.push(...chunk);
       continue;
     }

@@ -34,6 +34,7 @@ export interface VerifierDeps {
   readonly reader: LedgerReader;
   /** How long the DLQ sweep may hide a message: longer than the verification can last. */
   readonly sweepVisibilitySeconds?: number;
+  readonly warn?: (message: string, details: Record<string, unknown>) => void;
   readonly sqs: SQSClient;
   /** Dead-letter queue URL per mode. */
   readonly deadLetterQueueUrls: Readonly<Record<Mode, string>>;
@@ -50,6 +51,15 @@ export async function verifyMode(deps: VerifierDeps, runId: string, mode: Mode):
   const sweep = await sweepDeadLetters(deps.sqs, deps.deadLetterQueueUrls[mode], runId, {
     visibilitySeconds: deps.sweepVisibilitySeconds ?? 300,
   });
+  if (sweep.notReleased > 0) {
+    deps.warn?.(
+      'some dead-lettered messages were not made visible again; they reappear after the sweep timeout',
+      {
+        mode,
+        notReleased: sweep.notReleased,
+      },
+    );
+  }
   const tally = new ApplicationTally(sweep.eventIds);
   for await (const item of queryPrefix(deps.reader, runId, mode, SK.applicationPrefix, [
     'eventId',
@@ -119,7 +129,10 @@ export const handler = async (
     43_200,
     Math.max(30, Math.ceil(context.getRemainingTimeInMillis() / 1000)),
   );
-  const result = await verifyRun({ ...deps, sweepVisibilitySeconds }, event);
+  const result = await verifyRun(
+    { ...deps, sweepVisibilitySeconds, warn: (message, details) => logger.warn(message, details) },
+    event,
+  );
   logger.info('verified', { runId: result.runId, modes: result.modes });
   return result;
 };

@@ -25,8 +25,8 @@ let stopping = false;
 
 async function shutdown(signal: NodeJS.Signals): Promise<void> {
   if (stopping) {
-    // A second Ctrl-C: do not wait for a graceful stop, but leave no process behind.
-    environment?.killNow?.();
+    // A second Ctrl-C: no graceful stop. The exit hooks of the emulator and of the execution
+    // environments SIGKILL their processes, so nothing outlives the harness.
     process.exit(signal === 'SIGINT' ? 130 : 143);
   }
   stopping = true;
@@ -66,6 +66,8 @@ async function main(): Promise<number> {
       progress.phase(message),
     );
     environment = await starting;
+    // Interrupted while starting: shutdown() is stopping it; do not start producing.
+    if (stopping) return 130;
     const effective = reconcileWithEnvironment(
       config,
       options.explicit,

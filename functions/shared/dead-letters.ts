@@ -18,8 +18,8 @@ export interface DeadLetterSweep {
  * Finds one run's messages in a dead-letter queue without consuming them.
  *
  * SQS has no read-only "peek": the sweep receives every message, hiding each for longer than the
- * sweep can last, until a receive comes back empty or with nothing it has not seen (wrapped
- * around); then it makes every received message visible again and never deletes one. The queue is
+ * sweep can last, until a receive comes back empty (or three in a row bring nothing unseen); then
+ * it makes every received message visible again and never deletes one. The queue is
  * left as found, so a second verification sees the same messages. Two sweeps at the same time hide
  * messages from each other: verify one run at a time.
  */
@@ -30,8 +30,9 @@ export async function sweepDeadLetters(
   options: { readonly visibilitySeconds: number; readonly waitTimeSeconds?: number },
 ): Promise<DeadLetterSweep> {
   const eventIds = new Set<string>();
-  const seen = new Set<string>();
-  const toRelease: { id: string; receiptHandle: string }[] = [];
+  // Message id → its latest receipt handle: SQS accepts only the newest one for a visibility change.
+  const received = new Map<string, string>();
+  let nothingNew = 0;
   let unreadable = 0;
   let notReleased = 0;
   try {
@@ -49,9 +50,9 @@ export async function sweepDeadLetters(
       let fresh = 0;
       for (const message of Messages) {
         if (message.MessageId === undefined || message.ReceiptHandle === undefined) continue;
-        toRelease.push({ id: message.MessageId, receiptHandle: message.ReceiptHandle });
-        if (seen.has(message.MessageId)) continue;
-        seen.add(message.MessageId);
+        const known = received.has(message.MessageId);
+        received.set(message.MessageId, message.ReceiptHandle);
+        if (known) continue;
         fresh += 1;
         const { runId: messageRunId, eventId } = runIdAndEventId(
           message.Body,
@@ -61,10 +62,17 @@ export async function sweepDeadLetters(
         if (eventId === undefined) unreadable += 1;
         else eventIds.add(eventId);
       }
-      if (fresh === 0) break;
+      // Only messages already seen, three receives in a row: the sweep has wrapped around (a rare
+      // duplicate delivery alone must not end it early).
+      nothingNew = fresh === 0 ? nothingNew + 1 : 0;
+      if (nothingNew >= 3) break;
     }
   } finally {
-    notReleased = await release(sqs, queueUrl, toRelease);
+    notReleased = await release(
+      sqs,
+      queueUrl,
+      [...received].map(([id, receiptHandle]) => ({ id, receiptHandle })),
+    );
   }
   return { eventIds, unreadable, notReleased };
 }
@@ -93,17 +101,22 @@ async function release(
   let failed = 0;
   for (let start = 0; start < messages.length; start += 10) {
     const chunk = messages.slice(start, start + 10);
-    const result = await sqs.send(
-      new ChangeMessageVisibilityBatchCommand({
-        QueueUrl: queueUrl,
-        Entries: chunk.map((message, index) => ({
-          Id: String(index),
-          ReceiptHandle: message.receiptHandle,
-          VisibilityTimeout: 0,
-        })),
-      }),
-    );
-    failed += result.Failed?.length ?? 0;
+    try {
+      const result = await sqs.send(
+        new ChangeMessageVisibilityBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: chunk.map((message, index) => ({
+            Id: String(index),
+            ReceiptHandle: message.receiptHandle,
+            VisibilityTimeout: 0,
+          })),
+        }),
+      );
+      failed += result.Failed?.length ?? 0;
+    } catch {
+      // Keep releasing the other chunks; these come back when their visibility timeout ends.
+      failed += chunk.length;
+    }
   }
   return failed;
 }

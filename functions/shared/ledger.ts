@@ -99,8 +99,9 @@ export async function creditAccount(
   const attempts = ledger.retry?.attempts ?? DEFAULT_RETRY.attempts;
   for (let attempt = 1; ; attempt += 1) {
     try {
-      // A new command per attempt: each gets its own idempotency token (ClientRequestToken).
-      await ledger.ddb.send(new TransactWriteCommand({ ...transaction }));
+      // Each send serializes a fresh ClientRequestToken (the SDK's own retries inside one send
+      // reuse it); a fresh token is right here because the cancelled attempt wrote nothing.
+      await ledger.ddb.send(new TransactWriteCommand(transaction));
       return 'applied';
     } catch (error) {
       if (options.idempotent && isMarkerConditionFailure(error)) return 'duplicate';

@@ -15,8 +15,6 @@ export interface RunningEmulators {
   readonly dynamodbEndpoint: string;
   /** Stops both, even if stopping one fails. */
   stop(): Promise<void>;
-  /** Kills DynamoDB Local's JVM at once, synchronously (fauxqs lives and dies with this process). */
-  killNow(): void;
 }
 
 /** Starts the SQS and DynamoDB emulators in parallel; if either fails, the other is stopped before rethrowing. */
@@ -33,13 +31,6 @@ export async function startEmulators(): Promise<RunningEmulators> {
     sqsEndpoint: sqs.value.endpoint,
     dynamodbEndpoint: dynamodb.value.endpoint,
     stop: () => stopAll([sqs.value, dynamodb.value]),
-    killNow: () => {
-      try {
-        process.kill(dynamodb.value.pid, 'SIGKILL');
-      } catch {
-        // Already gone.
-      }
-    },
   };
 }
 

@@ -65,7 +65,8 @@ export function createDeployedClients(options: DeployedOptions): DeployedClients
   };
   return {
     cloudFormation: new CloudFormationClient(config),
-    lambda: new LambdaClient(config),
+    // Never retry an Invoke: a retried verifier would overlap the first one's DLQ sweep.
+    lambda: new LambdaClient({ ...config, maxAttempts: 1 }),
     sqs: new SQSClient(config),
     dynamodb: new DynamoDBClient(config),
   };

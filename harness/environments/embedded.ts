@@ -88,31 +88,34 @@ export interface EmbeddedEnvironment extends ExperimentEnvironment {
 export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promise<EmbeddedEnvironment> {
   const status = options.onStatus ?? (() => undefined);
   const cleanups: Array<() => Promise<void>> = [];
-  // Undone one at a time, last first: pollers stop before their functions, functions before the
-  // emulators and bundles they use.
-  const stop = async () => {
-    const failures: unknown[] = [];
-    for (let cleanup = cleanups.pop(); cleanup; cleanup = cleanups.pop()) {
-      await cleanup().catch((error: unknown) => failures.push(error));
-    }
-    if (failures.length > 0) throw new AggregateError(failures, 'embedded environment did not stop cleanly');
+  // Undone one step at a time, last first: all pollers stop (in parallel), then all functions,
+  // then the clients, emulators and bundles they used. Stopping twice waits for the first stop.
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= (async () => {
+      const failures: unknown[] = [];
+      for (let cleanup = cleanups.pop(); cleanup; cleanup = cleanups.pop()) {
+        await cleanup().catch((error: unknown) => failures.push(error));
+      }
+      if (failures.length > 0)
+        throw new AggregateError(failures, 'embedded environment did not stop cleanly');
+    })();
+    return stopping;
   };
-  // For a second Ctrl-C: no waiting, just make sure no process outlives the harness.
-  const processes = new Set<{ killNow(): void }>();
 
   try {
     status('starting SQS (fauxqs) and DynamoDB Local, bundling handlers');
-    const [emulators, bundles] = await Promise.all([
-      startEmulators().then((started: RunningEmulators) => {
-        cleanups.push(() => started.stop());
-        processes.add(started);
-        return started;
-      }),
-      bundleHandlers([...options.modes, 'verifier']).then((built: Bundles) => {
-        cleanups.push(() => built.dispose());
-        return built;
-      }),
+    // allSettled, not all: if one start fails, the other must still be registered for cleanup.
+    const [emulatorsStarted, bundlesBuilt] = await Promise.allSettled([
+      startEmulators(),
+      bundleHandlers([...options.modes, 'verifier']),
     ]);
+    if (emulatorsStarted.status === 'fulfilled') cleanups.push(() => emulatorsStarted.value.stop());
+    if (bundlesBuilt.status === 'fulfilled') cleanups.push(() => bundlesBuilt.value.dispose());
+    if (emulatorsStarted.status === 'rejected') throw emulatorsStarted.reason;
+    if (bundlesBuilt.status === 'rejected') throw bundlesBuilt.reason;
+    const emulators: RunningEmulators = emulatorsStarted.value;
+    const bundles: Bundles = bundlesBuilt.value;
 
     const sqs = new SQSClient({ region: REGION, credentials: CREDENTIALS, endpoint: emulators.sqsEndpoint });
     const dynamodb = new DynamoDBClient({
@@ -153,6 +156,8 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
       if (!options.logDir) return undefined;
       mkdirSync(options.logDir, { recursive: true });
       const stream = createWriteStream(join(options.logDir, `${name}.log`));
+      // Losing a log line must never take the experiment down.
+      stream.on('error', () => undefined);
       cleanups.push(() => new Promise((resolve) => stream.end(resolve)));
       return stream;
     };
@@ -210,10 +215,12 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
       });
       functions.set(mode, fn);
       mappings.set(mode, mapping);
-      processes.add(fn);
-      cleanups.push(() => fn.stop());
-      cleanups.push(() => mapping.stop());
     }
+    const stopAll = async (items: Iterable<{ stop(): Promise<void> }>) => {
+      await Promise.all([...items].map((item) => item.stop()));
+    };
+    cleanups.push(() => stopAll(functions.values()));
+    cleanups.push(() => stopAll(mappings.values()));
     for (const mapping of mappings.values()) mapping.start();
 
     const allDeadLetterQueueUrls = Object.fromEntries(
@@ -228,7 +235,6 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
       ),
     );
     cleanups.push(() => verifier.stop());
-    processes.add(verifier);
 
     return {
       description: {
@@ -266,9 +272,6 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
       },
       fatalError: () => fatal,
       stop,
-      killNow: () => {
-        for (const process of processes) process.killNow();
-      },
       local: {
         sqsEndpoint: emulators.sqsEndpoint,
         dynamodbEndpoint: emulators.dynamodbEndpoint,

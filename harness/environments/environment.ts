@@ -62,7 +62,6 @@ export interface ExperimentEnvironment {
   invokeVerifier(runId: string, modes: readonly Mode[]): Promise<VerifierInvocation>;
   /** A fatal problem seen by the consumers (e.g. a handler that cannot initialise), if any. */
   fatalError?(): Error | undefined;
+  /** Stops everything the environment started; calling it again waits for the same stop. */
   stop(): Promise<void>;
-  /** Kills every local process at once, synchronously (a second Ctrl-C); nothing for remote targets. */
-  killNow?(): void;
 }

@@ -5,6 +5,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
+import { INIT_TIMEOUT, InitError } from './execution-environment.js';
 import type { LocalFunction } from './local-function.js';
 import { recordsToDelete, toSqsEvent, toSqsRecord } from './sqs-event.js';
 
@@ -115,8 +116,12 @@ export class LocalEventSourceMapping {
       try {
         result = await fn.invoke(toSqsEvent(records));
       } catch (error) {
-        this.options.onFatal(error instanceof Error ? error : new Error(String(error)));
+        // Nothing is deleted, as for any failed invocation. Only a module scope that throws is a
+        // bug no retry will fix; a slow init (a loaded machine) or a stop in progress is not.
         this.stats.failedBatches += 1;
+        if (this.running && error instanceof InitError && error.error.name !== INIT_TIMEOUT) {
+          this.options.onFatal(error);
+        }
         return;
       }
       if (result.status === 'error') {

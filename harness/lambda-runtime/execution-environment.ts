@@ -4,6 +4,17 @@ import type { Writable } from 'node:stream';
 import type { EnvironmentMessage, InvokeMessage, SerializedError } from './protocol.js';
 
 const INIT_TIMEOUT_MS = 10_000;
+/** The error name of an init that did not finish in time (as opposed to one that threw). */
+export const INIT_TIMEOUT = 'Sandbox.Timedout';
+
+/**
+ * Every environment process this harness started and that has not exited, starting ones included.
+ * However the harness ends (a second Ctrl-C, process.exit, an uncaught error), none outlives it.
+ */
+const running = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
 
 /** What the local Lambda service knows about one function. */
 export interface FunctionSpec {
@@ -48,6 +59,7 @@ export class ExecutionEnvironment {
   private exited = false;
   /** Set the moment we decide to kill, so the pool never hands out an environment about to die. */
   private killed = false;
+  private readonly closed: Promise<void>;
   private exitDescription = '';
   private pending:
     | { requestId: string; resolve: (result: InvocationResult) => void; timer: NodeJS.Timeout }
@@ -57,6 +69,7 @@ export class ExecutionEnvironment {
     private readonly spec: FunctionSpec,
     private readonly child: ChildProcess,
   ) {
+    this.closed = new Promise((resolve) => child.once('close', () => resolve()));
     child.on('message', (message: EnvironmentMessage) => this.onMessage(message));
     child.on('exit', (code, signal) => this.onExit(code, signal));
     // A process that died before its exit event was processed fails a send with EPIPE; without
@@ -88,6 +101,8 @@ export class ExecutionEnvironment {
       execArgv: [`--max-old-space-size=${spec.memoryMb}`],
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });
+    running.add(child);
+    child.once('exit', () => running.delete(child));
     if (spec.logSink) {
       child.stdout?.pipe(spec.logSink, { end: false });
       child.stderr?.pipe(spec.logSink, { end: false });
@@ -98,6 +113,8 @@ export class ExecutionEnvironment {
     return new Promise((resolve, reject) => {
       const fail = (error: SerializedError) => {
         cleanup();
+        // A late 'error' from the dying process must not be unhandled.
+        child.on('error', () => undefined);
         child.kill('SIGKILL');
         reject(new InitError(spec.name, error));
       };
@@ -105,7 +122,7 @@ export class ExecutionEnvironment {
       const initTimer = setTimeout(
         () =>
           fail({
-            name: 'Sandbox.Timedout',
+            name: INIT_TIMEOUT,
             message: `init did not finish within ${INIT_TIMEOUT_MS / 1000} s`,
           }),
         INIT_TIMEOUT_MS,
@@ -163,16 +180,15 @@ export class ExecutionEnvironment {
   }
 
   kill(): void {
+    if (this.killed) return;
     this.killed = true;
     if (!this.exited) this.child.kill('SIGKILL');
   }
 
-  /** Resolves once the process has exited. */
+  /** Resolves once the process has exited and its output pipes are closed (so logs are complete). */
   async stop(): Promise<void> {
-    if (this.exited) return;
-    const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
     this.kill();
-    await exited;
+    await this.closed;
   }
 
   private onMessage(message: EnvironmentMessage): void {

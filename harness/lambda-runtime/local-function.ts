@@ -76,12 +76,6 @@ export class LocalFunction {
     return undefined;
   }
 
-  /** SIGKILLs every environment without waiting. */
-  killNow(): void {
-    this.stopped = true;
-    for (const environment of this.live) environment.kill();
-  }
-
   private async coldStart(): Promise<ExecutionEnvironment> {
     const environment = await ExecutionEnvironment.start(this.spec);
     this.stats.coldStarts += 1;

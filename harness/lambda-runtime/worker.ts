@@ -52,6 +52,9 @@ function resolveLocalhostSubdomains(): void {
 }
 
 async function main(): Promise<void> {
+  // The parent ending (or disconnecting) ends the environment, like Lambda reclaiming it — also
+  // while the module scope is still initialising.
+  process.on('disconnect', () => process.exit(0));
   if (process.env.LOCAL_LAMBDA_RESOLVE_LOCALHOST === '1') resolveLocalhostSubdomains();
   const bundle = process.env.LOCAL_LAMBDA_BUNDLE;
   if (!bundle) throw new Error('LOCAL_LAMBDA_BUNDLE is not set');
@@ -88,8 +91,6 @@ async function main(): Promise<void> {
       });
     }
   });
-  // The parent ending (or disconnecting) ends the environment, like Lambda reclaiming it.
-  process.on('disconnect', () => process.exit(0));
   send({ type: 'ready', initMs: performance.now() - started });
 }
 

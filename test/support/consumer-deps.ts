@@ -30,7 +30,7 @@ export function consumerDeps(
     tableName: config.tableName,
     mode,
     now: () => NOW,
-    retry: { attempts: 3, baseDelayMs: 1 },
+    retry: { attempts: 3, baseDelayMs: 0 },
   };
   const logger = createLogger(mode);
   const state = { kills: 0 };

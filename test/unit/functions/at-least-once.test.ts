@@ -1,4 +1,7 @@
-import { ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
+import {
+  ProvisionedThroughputExceededException,
+  TransactionCanceledException,
+} from '@aws-sdk/client-dynamodb';
 import { DeleteMessageBatchCommand, DeleteMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -76,6 +79,28 @@ describe('at-least-once consumer', () => {
     );
 
     expect(result).toEqual({ batchItemFailures: [{ itemIdentifier: throttled.messageId }] });
+  });
+
+  it('retries a transaction cancelled by throttling, then applies it once', async () => {
+    ddb
+      .on(TransactWriteCommand)
+      .rejectsOnce(
+        new TransactionCanceledException({
+          message: 'cancelled',
+          $metadata: {},
+          CancellationReasons: [{ Code: 'ThrottlingError' }, { Code: 'None' }],
+        }),
+      )
+      .resolves({});
+
+    const result = await processBatch(
+      sqsEvent(sqsRecord(messageBody())),
+      lambdaContext,
+      consumerDeps('at-least-once'),
+    );
+
+    expect(result).toEqual({ batchItemFailures: [] });
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(2);
   });
 
   it('crashes after applying a message and before the batch is acknowledged', async () => {

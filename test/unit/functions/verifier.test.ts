@@ -143,7 +143,14 @@ describe('verifier', () => {
 
     const outcome = await verifyMode(deps, 'run-1', 'at-most-once');
 
-    expect(sqs.commandCalls(ReceiveMessageCommand, { QueueUrl: DLQ['at-most-once'] })).toHaveLength(2);
+    // One receive brings it, three in a row bring nothing new: wrapped around.
+    expect(sqs.commandCalls(ReceiveMessageCommand, { QueueUrl: DLQ['at-most-once'] })).toHaveLength(4);
+    // Released once, with its latest receipt handle.
+    expect(
+      sqs
+        .commandCalls(ChangeMessageVisibilityBatchCommand)
+        .flatMap((call) => call.args[0].input.Entries ?? []),
+    ).toHaveLength(1);
     // A poison body names no event: reported apart, never counted as a produced event.
     expect(outcome).toMatchObject({ deadLettered: 0, deadLetteredUnreadable: 1 });
   });
