@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -56,9 +57,24 @@ export async function bundleHandlers(
     await rm(outdir, { recursive: true, force: true });
     throw error;
   }
+  if (options.outdir !== undefined) {
+    return { ...paths(outdir, names), dispose: async () => undefined };
+  }
+  // A temporary folder is removed however the process ends (a forced exit included).
+  const removeOnExit = () => rmSync(outdir, { recursive: true, force: true });
+  process.once('exit', removeOnExit);
+  return {
+    ...paths(outdir, names),
+    dispose: async () => {
+      process.removeListener('exit', removeOnExit);
+      await rm(outdir, { recursive: true, force: true });
+    },
+  };
+}
+
+function paths(outdir: string, names: readonly string[]) {
   return {
     handlers: Object.fromEntries(names.map((name) => [name, join(outdir, `${name}.mjs`)])),
     worker: join(outdir, 'worker.mjs'),
-    dispose: () => rm(outdir, { recursive: true, force: true }),
   };
 }

@@ -73,7 +73,7 @@ Options:
   -h, --help               show this help
 
 The report is also written to reports/<runId>.json, the functions' logs to reports/<runId>.logs/.
-Exit codes: 0 done, 1 the run failed, 2 invalid options, 130/143 interrupted.`;
+Exit codes: 0 done, 1 the run failed, 2 invalid options, 129/130/143 hung up/interrupted/terminated.`;
 
 function integer(name: string, raw: string | undefined, min: number, max: number): number | undefined {
   if (raw === undefined) return undefined;

@@ -27,13 +27,18 @@ async function shutdown(signal: NodeJS.Signals): Promise<void> {
   if (stopping) {
     // A second Ctrl-C: no graceful stop. The exit hooks of the emulator and of the execution
     // environments SIGKILL their processes, so nothing outlives the harness.
-    process.exit(signal === 'SIGINT' ? 130 : 143);
+    process.exit(exitCode(signal));
   }
   stopping = true;
   process.stderr.write(`\n${signal}: stopping the emulators and function processes… (again to force)\n`);
   const started = environment ?? (await starting?.catch(() => undefined));
   await started?.stop().catch(() => undefined);
-  process.exit(signal === 'SIGINT' ? 130 : 143);
+  process.exit(exitCode(signal));
+}
+
+/** 128 + the signal's number, as shells report it. */
+function exitCode(signal: NodeJS.Signals): number {
+  return signal === 'SIGINT' ? 130 : signal === 'SIGHUP' ? 129 : 143;
 }
 
 async function main(): Promise<number> {
@@ -52,8 +57,8 @@ async function main(): Promise<number> {
     return 0;
   }
 
-  process.on('SIGINT', (signal) => void shutdown(signal));
-  process.on('SIGTERM', (signal) => void shutdown(signal));
+  // SIGHUP: the terminal went away; clean up as for Ctrl-C.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, (s) => void shutdown(s));
 
   const startedAt = Date.now();
   const { config } = options;
@@ -87,6 +92,8 @@ async function main(): Promise<number> {
     return 0;
   } catch (error) {
     progress.done();
+    // While a signal stops the environment, the run fails on purpose: nothing to report.
+    if (stopping) return 1;
     process.stderr.write(`${describeFailure(error)}\n`);
     return error instanceof UsageError ? 2 : 1;
   } finally {

@@ -104,8 +104,14 @@ export class ExecutionEnvironment {
     running.add(child);
     child.once('exit', () => running.delete(child));
     if (spec.logSink) {
-      child.stdout?.pipe(spec.logSink, { end: false });
-      child.stderr?.pipe(spec.logSink, { end: false });
+      const sink = spec.logSink;
+      child.stdout?.pipe(sink, { end: false });
+      child.stderr?.pipe(sink, { end: false });
+      // Many environments share one sink over a run; unpiping drops each one's listeners from it.
+      child.once('close', () => {
+        child.stdout?.unpipe(sink);
+        child.stderr?.unpipe(sink);
+      });
     } else {
       child.stdout?.resume();
       child.stderr?.resume();
