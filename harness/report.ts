@@ -61,8 +61,27 @@ export function formatSummary(report: ExperimentReport, reportPath: string): str
     '',
     formatTable(report),
     '',
+    ...notes(report),
     `report: ${reportPath}`,
   ].join('\n');
+}
+
+/** What a reader might misread in the table. */
+function notes(report: ExperimentReport): string[] {
+  const outcomes = Object.values(report.modes);
+  const notes: string[] = [];
+  if (report.config.crashRate > 0 && outcomes.every((outcome) => outcome?.crashes === 0)) {
+    notes.push(
+      `note: no crash was drawn for seed ${report.config.seed} at crash rate ${report.config.crashRate}, so every mode ` +
+        'is exact; try another --seed or a higher --crash-rate to see the semantics differ.',
+    );
+  }
+  if (outcomes.some((outcome) => outcome && !outcome.consistent)) {
+    notes.push(
+      'note: consistent = NO means the application records do not sum to the balances: a bug, not a semantic.',
+    );
+  }
+  return notes.length > 0 ? [...notes, ''] : [];
 }
 
 /** `at-most-once` → `AMO`: derived, so a new mode in the topology needs no edit here. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ExperimentReport } from '../../../harness/experiment.js';
-import { formatProgress, formatTable } from '../../../harness/report.js';
+import { formatProgress, formatSummary, formatTable } from '../../../harness/report.js';
 
 const outcome = {
   produced: 200,
@@ -40,6 +40,19 @@ describe('report formatting', () => {
       modes: { 'at-most-once': { ...outcome, driftCents: -1_005, consistent: false } },
     } as unknown as ExperimentReport);
     expect(table).toMatch(/-10\.05\s+4\s+NO$/);
+  });
+
+  it('the summary says when a seed drew no crash, so an all-exact table is not misread', () => {
+    const report = {
+      runId: 'r',
+      target: 'embedded',
+      durationMs: 1000,
+      config: { messages: 200, accounts: 10, crashRate: 0.02, seed: 'final' },
+      modes: { 'at-least-once': { ...outcome, crashes: 0 } },
+    } as unknown as ExperimentReport;
+    expect(formatSummary(report, 'reports/r.json')).toContain('no crash was drawn for seed final');
+    const withCrashes = { ...report, modes: { 'at-least-once': outcome } } as unknown as ExperimentReport;
+    expect(formatSummary(withCrashes, 'reports/r.json')).not.toContain('note:');
   });
 
   it('progress shows what the consumers did when they can be seen, and the queue always', () => {
