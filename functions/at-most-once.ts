@@ -1,5 +1,4 @@
-import { DeleteMessageBatchCommand, type DeleteMessageBatchCommandOutput } from '@aws-sdk/client-sqs';
-import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { readConsumerConfig, requireEnv } from './shared/config.js';
 import {
   type ConsumerDeps,
@@ -8,9 +7,10 @@ import {
   deliveryOf,
   logRecordFailure,
 } from './shared/consumer.js';
-import { DeleteFailedError, describeError } from './shared/errors.js';
+import { deleteRecords } from './shared/delete-records.js';
+import { DeleteFailedError, InvalidMessageError } from './shared/errors.js';
 import { creditAccount } from './shared/ledger.js';
-import { parseMessageBody, receiveCountOf, runIdOf } from './shared/message.js';
+import { readMessageBody, receiveCountOf, runIdOf } from './shared/message.js';
 
 /**
  * at-most-once: delete the received batch from SQS first, then apply each message. Nothing is
@@ -24,26 +24,28 @@ export async function processBatch(
   queueUrl: string,
 ): Promise<SQSBatchResponse> {
   await countDeliveries(deps, event.Records);
-  const { deleted, notDeleted } = await deleteBatch(deps, queueUrl, event.Records);
+  const { deleted, notDeleted } = await deleteRecords(deps.sqs, queueUrl, event.Records);
+  for (const { position, reason } of notDeleted) {
+    // Never applied here, so never applied twice: redelivered, or lost if the delete took effect.
+    deps.logger.warn('not deleted, so not applied', {
+      messageId: event.Records[position]?.messageId,
+      reason,
+    });
+  }
 
-  for (const record of deleted) {
-    const position = event.Records.indexOf(record);
-    const message = tryParse(record);
+  for (const position of deleted) {
+    const record = event.Records[position];
+    if (record === undefined) continue;
+    const message = readMessageBody(record.body);
     await deps.crash.maybeCrash({
-      runId: message?.runId ?? runIdOf(record),
-      key: message?.eventId ?? record.messageId,
+      runId: message instanceof InvalidMessageError ? runIdOf(record) : message.runId,
+      key: message instanceof InvalidMessageError ? record.messageId : message.eventId,
       receiveCount: receiveCountOf(record),
       where: 'after the batch was deleted, before applying the message',
     });
     try {
-      await creditAccount(
-        deps.ledger,
-        message ?? parseMessageBody(record.body),
-        deliveryOf(record, context, position),
-        {
-          idempotent: false,
-        },
-      );
+      if (message instanceof InvalidMessageError) throw message;
+      await creditAccount(deps.ledger, message, deliveryOf(record, context, position), { idempotent: false });
     } catch (error) {
       logRecordFailure(
         deps,
@@ -56,66 +58,12 @@ export async function processBatch(
 
   // Failing the invocation makes Lambda keep the undeleted records, so SQS redelivers them; the
   // ones deleted above are gone either way. Partial batch responses are off for this mode.
-  if (notDeleted.length > 0) throw new DeleteFailedError(notDeleted.map((record) => record.messageId));
+  if (notDeleted.length > 0) {
+    throw new DeleteFailedError(
+      notDeleted.map(({ position }) => event.Records[position]?.messageId ?? String(position)),
+    );
+  }
   return { batchItemFailures: [] };
-}
-
-function tryParse(record: SQSRecord) {
-  try {
-    return parseMessageBody(record.body);
-  } catch {
-    return undefined; // applying it below fails again and logs the field that is wrong
-  }
-}
-
-/** DeleteMessageBatch takes at most 10 entries per call. */
-const DELETE_BATCH_LIMIT = 10;
-
-/** Deletes the records from the queue; a record SQS did not delete is neither applied nor lost. */
-export async function deleteBatch(
-  deps: ConsumerDeps,
-  queueUrl: string,
-  records: readonly SQSRecord[],
-): Promise<{ deleted: SQSRecord[]; notDeleted: SQSRecord[] }> {
-  const deleted: SQSRecord[] = [];
-  const notDeleted: SQSRecord[] = [];
-  for (let start = 0; start < records.length; start += DELETE_BATCH_LIMIT) {
-    const chunk = records.slice(start, start + DELETE_BATCH_LIMIT);
-    let result: DeleteMessageBatchCommandOutput;
-    try {
-      result = await deps.sqs.send(
-        new DeleteMessageBatchCommand({
-          QueueUrl: queueUrl,
-          Entries: chunk.map((record, index) => ({ Id: String(index), ReceiptHandle: record.receiptHandle })),
-        }),
-      );
-    } catch (error) {
-      // This chunk may or may not be deleted; treat it as not deleted (never applied here, so never
-      // applied twice) and keep going, so the chunks already deleted are still applied.
-      deps.logger.warn(
-        'DeleteMessageBatch failed: not applied; redelivered, or lost if the delete took effect',
-        {
-          messageIds: chunk.map((record) => record.messageId),
-          error: describeError(error),
-        },
-      );
-      notDeleted.push(...chunk);
-      continue;
-    }
-    const failedIds = new Set((result.Failed ?? []).map((entry) => entry.Id));
-    for (const [index, record] of chunk.entries()) {
-      if (failedIds.has(String(index))) {
-        deps.logger.warn('SQS did not delete the message; it will be redelivered', {
-          messageId: record.messageId,
-          failure: result.Failed?.find((entry) => entry.Id === String(index)),
-        });
-        notDeleted.push(record);
-      } else {
-        deleted.push(record);
-      }
-    }
-  }
-  return { deleted, notDeleted };
 }
 
 const queueUrl = requireEnv('QUEUE_URL');

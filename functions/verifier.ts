@@ -17,10 +17,11 @@ import {
   readManifest,
   sumBalances,
 } from './shared/ledger-reader.js';
+import { IdentifierSchema } from './shared/message.js';
 import { ApplicationTally, computeOutcome, type ModeOutcome } from './shared/outcome.js';
 
 export const VerifierInputSchema = v.strictObject({
-  runId: v.pipe(v.string(), v.regex(/^[A-Za-z0-9._:-]{1,128}$/, 'must be 1–128 of A-Z a-z 0-9 . _ : -')),
+  runId: IdentifierSchema,
   /** Which modes to verify; all of the topology's by default. */
   modes: v.optional(v.pipe(v.array(v.picklist(MODE_NAMES)), v.minLength(1))),
 });

@@ -7,6 +7,7 @@
 
 import { parseArgs } from 'node:util';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { chunks } from '../functions/shared/chunks.js';
 import { writeManifest } from '../functions/shared/ledger.js';
 import {
   applicationKey,
@@ -17,27 +18,22 @@ import {
   partitionKey,
 } from '../functions/shared/ledger-keys.js';
 import { MODE_NAMES, type Mode } from '../lib/topology.js';
+import { forEachConcurrently } from './concurrently.js';
 import { startEmbeddedEnvironment } from './environments/embedded.js';
 import type { ExperimentEnvironment } from './environments/environment.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 async function writeAll(env: ExperimentEnvironment, items: Record<string, unknown>[]): Promise<void> {
-  const chunks: Record<string, unknown>[][] = [];
-  for (let start = 0; start < items.length; start += 25) chunks.push(items.slice(start, start + 25));
-  let next = 0;
-  const writer = async () => {
-    while (next < chunks.length) {
-      let pending = chunks[next++]?.map((Item) => ({ PutRequest: { Item } })) ?? [];
-      while (pending.length > 0) {
-        const { UnprocessedItems } = await env.ddb.send(
-          new BatchWriteCommand({ RequestItems: { [env.tableName]: pending } }),
-        );
-        pending = (UnprocessedItems?.[env.tableName] ?? []) as typeof pending;
-      }
+  await forEachConcurrently(chunks(items, 25), 8, async (chunk) => {
+    let pending = chunk.map((Item) => ({ PutRequest: { Item } }));
+    while (pending.length > 0) {
+      const { UnprocessedItems } = await env.ddb.send(
+        new BatchWriteCommand({ RequestItems: { [env.tableName]: pending } }),
+      );
+      pending = (UnprocessedItems?.[env.tableName] ?? []) as typeof pending;
     }
-  };
-  await Promise.all(Array.from({ length: 8 }, writer));
+  });
 }
 
 /** Seeds `events` events for one mode; every 100th is applied twice. Returns what the verifier must find. */

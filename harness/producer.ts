@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
 import { SendMessageBatchCommand, type SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
+import { chunks } from '../functions/shared/chunks.js';
 import { writeManifest } from '../functions/shared/ledger.js';
 import type { MessageBody } from '../functions/shared/message.js';
 import { RUN_ID_ATTRIBUTE } from '../functions/shared/message.js';
 import type { Mode } from '../lib/topology.js';
+import { forEachConcurrently } from './concurrently.js';
 import type { ExperimentEnvironment } from './environments/environment.js';
 
 export interface Manifest {
@@ -55,20 +57,11 @@ export async function produce(
   onSent: (count: number) => void = () => undefined,
 ): Promise<void> {
   const queueUrl = env.queueUrl(mode);
-  const chunks: MessageBody[][] = [];
-  for (let start = 0; start < manifest.messages.length; start += 10) {
-    chunks.push(manifest.messages.slice(start, start + 10));
-  }
   // A handful of batches in flight is enough to saturate a local emulator without starving it.
-  let next = 0;
-  const sender = async () => {
-    while (next < chunks.length) {
-      const chunk = chunks[next++];
-      if (chunk) await sendChunk(env, queueUrl, chunk);
-      onSent(chunk?.length ?? 0);
-    }
-  };
-  await Promise.all(Array.from({ length: 8 }, sender));
+  await forEachConcurrently(chunks(manifest.messages, 10), 8, async (chunk) => {
+    await sendChunk(env, queueUrl, chunk);
+    onSent(chunk.length);
+  });
   await writeManifest({ ddb: env.ddb, tableName: env.tableName, mode }, manifest.runId, {
     produced: manifest.messages.length,
     expectedCents: manifest.expectedCents,

@@ -19,7 +19,7 @@ import { BUNDLING, handlerEntry, PROJECT_ROOT } from './bundling.js';
 import { type DeploymentSettings, resolveModeSettings } from './deployment-settings.js';
 import { consumerEnvironment, verifierEnvironment } from './function-environment.js';
 import { modeId, modeOutputs, STACK_OUTPUTS } from './stack-outputs.js';
-import { MODE_NAMES, type Mode, type ModeSettings, STORAGE, TOPOLOGY_VERSION } from './topology.js';
+import { MODE_NAMES, type Mode, type ModeSettings, STORAGE, TOPOLOGY_VERSION, VERIFIER } from './topology.js';
 
 export interface DeliverySemanticsStackProps extends StackProps {
   /** Crash injection and overrides of the topology, usually from CDK context. */
@@ -165,10 +165,9 @@ export class DeliverySemanticsStack extends Stack {
   }
 
   private addVerifier(): NodejsFunction {
-    // Counting 100,000 records per mode is paginated reads, not compute; give it room anyway.
     const verifier = this.handlerFunction('Verifier', 'verifier', {
-      timeoutSeconds: 300,
-      memoryMb: 1024,
+      timeoutSeconds: VERIFIER.functionTimeoutSeconds,
+      memoryMb: VERIFIER.memoryMb,
       environment: verifierEnvironment({
         tableName: this.table.tableName,
         deadLetterQueueUrls: Object.fromEntries(

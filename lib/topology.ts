@@ -72,6 +72,9 @@ export function isMode(value: string): value is Mode {
   return Object.hasOwn(MODES, value);
 }
 
+/** The verifier: counting 100,000 records per mode is paginated reads, not compute, but give it room. */
+export const VERIFIER = { functionTimeoutSeconds: 300, memoryMb: 1024 } as const;
+
 /** Settings shared by every queue and by the ledger table. */
 export const STORAGE = {
   /** How long SQS keeps an unconsumed message (source queues). */

@@ -3,7 +3,8 @@ import {
   ReceiveMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { RUN_ID_ATTRIBUTE } from './message.js';
+import { chunks } from './chunks.js';
+import { attributionOf, RUN_ID_ATTRIBUTE } from './message.js';
 
 export interface DeadLetterSweep {
   /** Event ids of the run's messages in the DLQ whose body names its event. */
@@ -54,7 +55,7 @@ export async function sweepDeadLetters(
         received.set(message.MessageId, message.ReceiptHandle);
         if (known) continue;
         fresh += 1;
-        const { runId: messageRunId, eventId } = runIdAndEventId(
+        const { runId: messageRunId, eventId } = attributionOf(
           message.Body,
           message.MessageAttributes?.[RUN_ID_ATTRIBUTE]?.StringValue,
         );
@@ -77,21 +78,6 @@ export async function sweepDeadLetters(
   return { eventIds, unreadable, notReleased };
 }
 
-function runIdAndEventId(body: string | undefined, runIdAttribute: string | undefined) {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body ?? '');
-  } catch {
-    parsed = undefined;
-  }
-  const field = (name: string): string | undefined => {
-    if (typeof parsed !== 'object' || parsed === null || !(name in parsed)) return undefined;
-    const value = (parsed as Record<string, unknown>)[name];
-    return typeof value === 'string' && value !== '' ? value : undefined;
-  };
-  return { runId: runIdAttribute ?? field('runId'), eventId: field('eventId') };
-}
-
 /** Makes the received messages visible again; returns how many SQS did not release. */
 async function release(
   sqs: SQSClient,
@@ -99,8 +85,7 @@ async function release(
   messages: readonly { id: string; receiptHandle: string }[],
 ): Promise<number> {
   let failed = 0;
-  for (let start = 0; start < messages.length; start += 10) {
-    const chunk = messages.slice(start, start + 10);
+  for (const chunk of chunks(messages, 10)) {
     try {
       const result = await sqs.send(
         new ChangeMessageVisibilityBatchCommand({

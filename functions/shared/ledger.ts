@@ -32,8 +32,7 @@ export interface Ledger {
 
 export type CreditOutcome = 'applied' | 'duplicate';
 
-function expiresAt(ledger: Ledger): number {
-  const now = ledger.now?.() ?? Date.now();
+function expiresAt(ledger: Ledger, now: number = ledger.now?.() ?? Date.now()): number {
   return Math.floor(now / 1000) + STORAGE.ledgerTtlSeconds;
 }
 
@@ -57,7 +56,8 @@ export async function creditAccount(
   options: { readonly idempotent: boolean },
 ): Promise<CreditOutcome> {
   const pk = partitionKey(message.runId, ledger.mode);
-  const ttl = expiresAt(ledger);
+  const now = ledger.now?.() ?? Date.now();
+  const ttl = expiresAt(ledger, now);
   const record = {
     pk,
     sk: options.idempotent ? markerKey(message.eventId) : applicationKey(message.eventId, delivery),
@@ -69,7 +69,7 @@ export async function creditAccount(
     messageId: delivery.messageId,
     receiveCount: delivery.receiveCount,
     requestId: delivery.requestId,
-    appliedAt: new Date(ledger.now?.() ?? Date.now()).toISOString(),
+    appliedAt: new Date(now).toISOString(),
     [TTL_ATTRIBUTE]: ttl,
   };
   const transaction: TransactWriteCommandInput = {

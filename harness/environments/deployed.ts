@@ -135,19 +135,23 @@ export async function connectDeployedEnvironment(
 
     const crashRate = Number(output(STACK_OUTPUTS.crashRate));
     const crashSeed = output(STACK_OUTPUTS.crashSeed);
+    // The functions' own configuration is the truth about what runs (a hand edit would show here).
+    const configurations = await Promise.all(
+      MODE_NAMES.map((mode) =>
+        clients.lambda.send(
+          new GetFunctionConfigurationCommand({ FunctionName: output(modeOutputs(mode).functionName) }),
+        ),
+      ),
+    );
     const modes = {} as Record<Mode, EffectiveModeSettings>;
     const queueUrls = {} as Record<Mode, string>;
-    for (const mode of MODE_NAMES) {
+    for (const [index, mode] of MODE_NAMES.entries()) {
       const keys = modeOutputs(mode);
-      const functionName = output(keys.functionName);
-      // The function's own configuration is the truth about what runs (a hand edit would show here).
-      const configuration = await clients.lambda.send(
-        new GetFunctionConfigurationCommand({ FunctionName: functionName }),
-      );
-      const deployedRate = Number(configuration.Environment?.Variables?.CRASH_RATE);
-      if (deployedRate !== crashRate) {
+      const configuration = configurations[index];
+      const deployedRate = configuration?.Environment?.Variables?.CRASH_RATE;
+      if (Number(deployedRate) !== crashRate) {
         throw new StackVersionError(
-          `${functionName} runs with CRASH_RATE=${configuration.Environment?.Variables?.CRASH_RATE}, but the stack says ` +
+          `${output(keys.functionName)} runs with CRASH_RATE=${deployedRate}, but the stack says ` +
             `${crashRate}: it was changed outside CDK. Redeploy it from this checkout (${redeployCommand}).`,
         );
       }
@@ -157,7 +161,7 @@ export async function connectDeployedEnvironment(
         maxBatchingWindowSeconds: Number(output(keys.maxBatchingWindow)),
         maxConcurrency: Number(output(keys.maxConcurrency)),
         visibilityTimeoutSeconds: Number(output(keys.visibilityTimeout)),
-        functionTimeoutSeconds: configuration.Timeout ?? 0,
+        functionTimeoutSeconds: configuration?.Timeout ?? 0,
         maxReceiveCount: Number(output(keys.maxReceiveCount)),
       };
     }

@@ -6,7 +6,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { VerifierResult } from '../../functions/verifier.js';
 import { resolveModeSettings } from '../../lib/deployment-settings.js';
 import { consumerEnvironment, verifierEnvironment } from '../../lib/function-environment.js';
-import { MODE_NAMES, MODES, type Mode } from '../../lib/topology.js';
+import { MODE_NAMES, MODES, type Mode, VERIFIER } from '../../lib/topology.js';
 import { type Bundles, bundleHandlers } from '../bundle.js';
 import { type RunningEmulators, startEmulators } from '../emulators/index.js';
 import { LocalEventSourceMapping } from '../lambda-runtime/event-source-mapping.js';
@@ -229,8 +229,8 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
     const verifier = new LocalFunction(
       spec(
         'verifier',
-        300,
-        1024,
+        VERIFIER.functionTimeoutSeconds,
+        VERIFIER.memoryMb,
         verifierEnvironment({ tableName: TABLE_NAME, deadLetterQueueUrls: allDeadLetterQueueUrls }),
       ),
     );

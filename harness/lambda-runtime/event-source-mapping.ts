@@ -1,10 +1,6 @@
-import {
-  DeleteMessageBatchCommand,
-  type Message,
-  ReceiveMessageCommand,
-  type SQSClient,
-} from '@aws-sdk/client-sqs';
+import { type Message, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
+import { deleteRecords } from '../../functions/shared/delete-records.js';
 import { INIT_TIMEOUT, InitError } from './execution-environment.js';
 import type { LocalFunction } from './local-function.js';
 import { recordsToDelete, toSqsEvent, toSqsRecord } from './sqs-event.js';
@@ -138,16 +134,8 @@ export class LocalEventSourceMapping {
   }
 
   private async delete(records: readonly SQSRecord[]): Promise<void> {
-    for (let start = 0; start < records.length; start += 10) {
-      const chunk = records.slice(start, start + 10);
-      const result = await this.options.sqs.send(
-        new DeleteMessageBatchCommand({
-          QueueUrl: this.options.queueUrl,
-          Entries: chunk.map((record, index) => ({ Id: String(index), ReceiptHandle: record.receiptHandle })),
-        }),
-      );
-      this.stats.acknowledged += result.Successful?.length ?? 0;
-    }
+    const { deleted } = await deleteRecords(this.options.sqs, this.options.queueUrl, records);
+    this.stats.acknowledged += deleted.length;
   }
 }
 
