@@ -1,7 +1,12 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSMessageAttributes, SQSRecord } from 'aws-lambda';
+import { attributionOf } from '../../functions/shared/message.js';
 
-/** Builds the SQSEvent record exactly as Lambda's SQS event source mapping delivers it. */
+/**
+ * Builds the SQSEvent record exactly as Lambda's SQS event source mapping delivers it. The system
+ * attributes must have been asked for (MessageSystemAttributeNames ['All']): a default would hide
+ * a receive that forgot them, and the handlers' crash draws depend on the receive count.
+ */
 export function toSqsRecord(message: Message, queueArn: string, region: string): SQSRecord {
   const attributes = message.Attributes ?? {};
   return {
@@ -9,10 +14,13 @@ export function toSqsRecord(message: Message, queueArn: string, region: string):
     receiptHandle: required(message.ReceiptHandle, 'ReceiptHandle'),
     body: message.Body ?? '',
     attributes: {
-      ApproximateReceiveCount: attributes.ApproximateReceiveCount ?? '1',
-      SentTimestamp: attributes.SentTimestamp ?? String(Date.now()),
-      SenderId: attributes.SenderId ?? '000000000000',
-      ApproximateFirstReceiveTimestamp: attributes.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
+      ApproximateReceiveCount: required(attributes.ApproximateReceiveCount, 'ApproximateReceiveCount'),
+      SentTimestamp: required(attributes.SentTimestamp, 'SentTimestamp'),
+      SenderId: required(attributes.SenderId, 'SenderId'),
+      ApproximateFirstReceiveTimestamp: required(
+        attributes.ApproximateFirstReceiveTimestamp,
+        'ApproximateFirstReceiveTimestamp',
+      ),
     },
     messageAttributes: toLambdaAttributes(message.MessageAttributes ?? {}),
     md5OfBody: message.MD5OfBody ?? '',
@@ -49,10 +57,22 @@ export function toSqsEvent(records: SQSRecord[]): SQSEvent {
 }
 
 /**
+ * What fault draws are keyed on: the event the record carries, so every mode (whose SQS message
+ * ids differ) gets the same schedule; the message id when the body names no event (poison).
+ */
+export function faultKeyOf(record: SQSRecord): string {
+  return attributionOf(record.body, record.messageAttributes.runId?.stringValue).eventId ?? record.messageId;
+}
+
+export function receiveCountOf(record: SQSRecord): number {
+  return Number(record.attributes.ApproximateReceiveCount);
+}
+
+/**
  * Which records Lambda deletes after a successful invocation (AWS: "Handling errors for an SQS
  * event source"): without ReportBatchItemFailures, all of them. With it, all but the listed ones;
  * an empty or absent list is full success; a response that lists an empty, null or unknown
- * itemIdentifier, or is not a batch response at all, fails the whole batch (nothing deleted).
+ * itemIdentifier, or is not a batch response at all (not an object, or an array), fails the whole batch (nothing deleted).
  */
 export function recordsToDelete(
   records: readonly SQSRecord[],
@@ -61,7 +81,8 @@ export function recordsToDelete(
 ): { readonly delete: SQSRecord[]; readonly failedWholeBatch: boolean } {
   if (!reportBatchItemFailures) return { delete: [...records], failedWholeBatch: false };
   if (response === null || response === undefined) return { delete: [...records], failedWholeBatch: false };
-  if (typeof response !== 'object') return { delete: [], failedWholeBatch: true };
+  // Lambda reads the response as a JSON object; a string, a number or a top-level array is not one.
+  if (typeof response !== 'object' || Array.isArray(response)) return { delete: [], failedWholeBatch: true };
   const failures = (response as Partial<SQSBatchResponse>).batchItemFailures;
   if (failures === undefined || failures === null) return { delete: [...records], failedWholeBatch: false };
   if (!Array.isArray(failures)) return { delete: [], failedWholeBatch: true };

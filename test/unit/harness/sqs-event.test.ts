@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { recordsToDelete, toSqsRecord } from '../../../harness/lambda-runtime/sqs-event.js';
+import type { Message } from '@aws-sdk/client-sqs';
+import {
+  faultKeyOf,
+  receiveCountOf,
+  recordsToDelete,
+  toSqsRecord,
+} from '../../../harness/lambda-runtime/sqs-event.js';
 import { messageBody, sqsRecord } from '../../support/sqs-events.js';
 
 describe('local event source mapping: what Lambda deletes after an invocation', () => {
@@ -35,12 +41,53 @@ describe('local event source mapping: what Lambda deletes after an invocation', 
     ['a missing id', { batchItemFailures: [{}] }],
     ['a list that is not a list', { batchItemFailures: 'oops' }],
     ['a response that is not an object', 'ok'],
+    ['a number', 42],
+    ['a top-level array', [{ itemIdentifier: 'not-in-batch' }]],
+    ['an empty top-level array', []],
   ])('fails the whole batch for %s: nothing is deleted', (_name, response) => {
     expect(recordsToDelete(records, response, true)).toEqual({ delete: [], failedWholeBatch: true });
   });
 });
 
 describe('local event source mapping: the SQSEvent record shape', () => {
+  const ARN = 'arn:aws:sqs:us-east-1:000000000000:q';
+  const message = (attributes: Record<string, string>): Message => ({
+    MessageId: 'm-1',
+    ReceiptHandle: 'rh-1',
+    Body: '{}',
+    Attributes: {
+      ApproximateReceiveCount: '3',
+      SentTimestamp: '1700000000000',
+      SenderId: 'S',
+      ApproximateFirstReceiveTimestamp: '1700000000001',
+      ...attributes,
+    },
+  });
+
+  it.each(['ApproximateReceiveCount', 'SentTimestamp', 'SenderId', 'ApproximateFirstReceiveTimestamp'])(
+    'refuses a message without %s instead of making one up',
+    (name) => {
+      const withoutIt = message({});
+      delete withoutIt.Attributes?.[name as keyof NonNullable<Message['Attributes']>];
+      expect(() => toSqsRecord(withoutIt, ARN, 'us-east-1')).toThrow(
+        new Error(`SQS returned a message without ${name}`),
+      );
+    },
+  );
+
+  it('refuses a message received without any system attributes', () => {
+    expect(() => toSqsRecord({ MessageId: 'm-1', ReceiptHandle: 'rh-1' }, ARN, 'us-east-1')).toThrow(
+      /without ApproximateReceiveCount/,
+    );
+  });
+
+  it('keys fault draws on the event id, or on the message id when the body names no event', () => {
+    const body = messageBody({ eventId: 'evt-keyed' });
+    expect(faultKeyOf(sqsRecord(body, { messageId: 'm-9' }))).toBe('evt-keyed');
+    expect(faultKeyOf(sqsRecord('not json', { messageId: 'm-9' }))).toBe('m-9');
+    expect(receiveCountOf(sqsRecord(body, { receiveCount: 4 }))).toBe(4);
+  });
+
   it('maps an SQS message to the record Lambda delivers', () => {
     const record = toSqsRecord(
       {
