@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
 import type { Message } from '@aws-sdk/client-sqs';
+import { describe, expect, it } from 'vitest';
 import {
   faultKeyOf,
   receiveCountOf,
