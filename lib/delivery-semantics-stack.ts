@@ -15,6 +15,7 @@ import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import { partitionKey } from '../functions/shared/ledger-keys.js';
 import { BUNDLING, handlerEntry, PROJECT_ROOT } from './bundling.js';
 import { type DeploymentSettings, resolveModeSettings } from './deployment-settings.js';
 import { consumerEnvironment, verifierEnvironment } from './function-environment.js';
@@ -118,8 +119,7 @@ export class DeliverySemanticsStack extends Stack {
         crashSeed: deployment.crashSeed,
       }),
     });
-    // TransactWriteItems is authorised per item: Put → PutItem, Update → UpdateItem.
-    this.table.grant(consumer, 'dynamodb:PutItem', 'dynamodb:UpdateItem');
+    this.allowWritesToOwnPartitionOnly(consumer, mode);
 
     consumer.addEventSource(
       new SqsEventSource(queue, {
@@ -135,6 +135,43 @@ export class DeliverySemanticsStack extends Stack {
     if (!settings.deletesOwnBatch) this.denyDeleteFromFunctionCode(consumer, queue);
 
     return { queue, deadLetterQueue, consumer, settings };
+  }
+
+  /**
+   * A consumer may write only items of its own mode's partition, `RUN#<runId>#MODE#<mode>` for any
+   * run: not another mode's, and not a run's manifest (`RUN#<runId>#MANIFEST`, the producer's).
+   *
+   * Actions: TransactWriteItems is authorised per contained action (Put → PutItem, Update →
+   * UpdateItem, ConditionCheck → ConditionCheckItem), with the same conditions as the plain call.
+   * The consumers use Put and Update (the effectively-once marker is a conditional write in the
+   * transaction, Put or Update) and plain UpdateItem for counters; no ConditionCheck, Delete or read.
+   *
+   * Condition: `dynamodb:LeadingKeys` is multivalued, so it takes a set operator. `ForAllValues`
+   * (as in AWS's own LeadingKeys examples) requires every partition key the request touches to
+   * match; `ForAnyValue` would let one matching key carry others. `ForAllValues` is also true when
+   * the key is absent or empty, which in an Allow would let such a request through, so `Null: false`
+   * requires the key to be present (conditions in one statement are ANDed). `StringLike`, not
+   * `StringEquals`, because the run id varies: its `*` matches any characters, `#` included, so the
+   * pattern matches exactly the keys ending in `#MODE#<mode>`. A run's manifest partition ends in
+   * `#MANIFEST` and never matches; another mode's partition ends in `#MODE#<other>` and matches only
+   * if `<other>` itself ends in `#MODE#<mode>`: mode names contain no `#` (nor the wildcards `*`
+   * and `?`), so no mode's pattern matches another's, whatever their names' common suffixes
+   * (`at-least-once`, `effectively-once` both end in `-once`; the `#MODE#` delimiter keeps them
+   * apart). The infra tests check all of this against the synthesized template.
+   */
+  private allowWritesToOwnPartitionOnly(consumer: NodejsFunction, mode: Mode): void {
+    consumer.addToRolePolicy(
+      new iam.PolicyStatement({
+        sid: 'WriteOwnModePartitionOnly',
+        effect: iam.Effect.ALLOW,
+        actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
+        resources: [this.table.tableArn],
+        conditions: {
+          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [partitionKey('*', mode)] },
+          Null: { 'dynamodb:LeadingKeys': 'false' },
+        },
+      }),
+    );
   }
 
   /**

@@ -5,13 +5,14 @@ import { App, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { partitionKey } from '../../functions/shared/ledger-keys.js';
 import { DeliverySemanticsStack } from '../../lib/delivery-semantics-stack.js';
 import {
   type DeploymentSettings,
   deploymentSettingsFromContext,
   InvalidSettingError,
 } from '../../lib/deployment-settings.js';
-import { MODE_NAMES, MODES, STORAGE } from '../../lib/topology.js';
+import { MODE_NAMES, MODES, type Mode, STORAGE } from '../../lib/topology.js';
 
 function synth(settings: DeploymentSettings = { crashRate: 0, crashSeed: 'seed' }): {
   template: Template;
@@ -183,6 +184,130 @@ describe('DeliverySemanticsStack', () => {
       }
       const dynamoActions = statements.flatMap(actionsOf).filter((action) => action.startsWith('dynamodb:'));
       expect(dynamoActions.sort()).toEqual(['dynamodb:PutItem', 'dynamodb:UpdateItem']);
+    }
+  });
+
+  /** IAM `StringLike`: `*` matches any sequence of characters (`#` included), `?` exactly one; case-sensitive. */
+  const stringLike = (pattern: string, value: string): boolean =>
+    new RegExp(
+      `^${pattern
+        .split('')
+        .map((char) =>
+          char === '*' ? '[\\s\\S]*' : char === '?' ? '[\\s\\S]' : char.replace(/[\\^$.|+()[\]{}]/g, '\\$&'),
+        )
+        .join('')}$`,
+    ).test(value);
+
+  const DYNAMODB_READS = new Set([
+    'dynamodb:BatchGetItem',
+    'dynamodb:DescribeTable',
+    'dynamodb:GetItem',
+    'dynamodb:Query',
+    'dynamodb:Scan',
+  ]);
+  /** Any DynamoDB action that is not a known read, or a wildcard that could cover a write. */
+  const isDynamoWrite = (action: string): boolean =>
+    action === '*' || (action.startsWith('dynamodb:') && !DYNAMODB_READS.has(action));
+
+  /** Every Allow statement of every identity policy in the template, with the roles it is attached to. */
+  function allowStatements(): Array<{ roles: string[]; statement: Record<string, unknown> }> {
+    return Object.values(template.findResources('AWS::IAM::Policy')).flatMap((policy) =>
+      (policy.Properties.PolicyDocument.Statement as Array<Record<string, unknown>>)
+        .filter((statement) => statement.Effect === 'Allow')
+        .map((statement) => ({
+          roles: policy.Properties.Roles.map((role: { Ref: string }) => role.Ref),
+          statement,
+        })),
+    );
+  }
+
+  const consumerId = (mode: Mode): string =>
+    stack.getLogicalId(stack.modes[mode].consumer.node.defaultChild as never);
+  const tableArn = () => ({
+    'Fn::GetAtt': [stack.getLogicalId(stack.table.node.defaultChild as never), 'Arn'],
+  });
+
+  it('checks StringLike the way IAM evaluates it (the helper the partition tests rely on)', () => {
+    expect(stringLike('RUN#*#MODE#m', 'RUN#a#b#MODE#m')).toBe(true);
+    expect(stringLike('RUN#*#MODE#m', 'RUN##MODE#m')).toBe(true);
+    expect(stringLike('RUN#*#MODE#m', 'RUN#a#MODE#m2')).toBe(false);
+    expect(stringLike('RUN#*#MODE#m', 'run#a#MODE#m')).toBe(false);
+    expect(stringLike('a?c', 'abc')).toBe(true);
+    expect(stringLike('a?c', 'ac')).toBe(false);
+    expect(stringLike('a.c', 'abc')).toBe(false);
+  });
+
+  it.each(MODE_NAMES)(
+    '%s: consumer may Put/UpdateItem on the ledger only in its own mode’s partition',
+    (mode) => {
+      const writes = statementsOf(consumerId(mode)).filter((statement) =>
+        actionsOf(statement).some(isDynamoWrite),
+      );
+      expect(writes).toEqual([
+        {
+          Sid: 'WriteOwnModePartitionOnly',
+          Effect: 'Allow',
+          Action: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
+          Resource: tableArn(),
+          Condition: {
+            'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`RUN#*#MODE#${mode}`] },
+            // ForAllValues alone is true when the request has no leading key at all.
+            Null: { 'dynamodb:LeadingKeys': 'false' },
+          },
+        },
+      ]);
+    },
+  );
+
+  it('grants no DynamoDB write anywhere except consumers’ statements bound to a partition pattern', () => {
+    const consumerRoles = new Map(
+      MODE_NAMES.map((mode) => {
+        const fn = template.findResources('AWS::Lambda::Function')[consumerId(mode)];
+        return [fn?.Properties.Role['Fn::GetAtt'][0] as string, mode];
+      }),
+    );
+    const writes = allowStatements().filter(({ statement }) => actionsOf(statement).some(isDynamoWrite));
+    expect(writes).toHaveLength(MODE_NAMES.length);
+    for (const { roles, statement } of writes) {
+      expect(roles).toHaveLength(1);
+      const mode = consumerRoles.get(roles[0] as string);
+      expect(mode).toBeDefined();
+      expect(statement.Condition).toEqual({
+        'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`RUN#*#MODE#${mode}`] },
+        Null: { 'dynamodb:LeadingKeys': 'false' },
+      });
+    }
+  });
+
+  it('a mode’s pattern matches its own partitions only: no other mode’s, no run manifest', () => {
+    // Mode names become part of an IAM pattern: a `#` or a wildcard in one could let it match
+    // another mode's partition (e.g. a mode `x#MODE#y` would be matched by `RUN#*#MODE#y`).
+    for (const mode of MODE_NAMES) expect(mode).toMatch(/^[a-z0-9-]+$/);
+    const patternOf = (mode: Mode): string => {
+      const [write] = statementsOf(consumerId(mode)).filter((statement) =>
+        actionsOf(statement).some(isDynamoWrite),
+      );
+      const condition = write?.Condition as
+        | { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': string[] } }
+        | undefined;
+      const patterns = condition?.['ForAllValues:StringLike']['dynamodb:LeadingKeys'] ?? [];
+      expect(patterns).toHaveLength(1);
+      return patterns[0] as string;
+    };
+    // Ordinary run ids, and hostile ones (a `#`, a wildcard, another mode's key inside the run id).
+    const runIds = (mode: Mode) => ['run-1', 'x', '*', `x#MODE#${mode}`, 'x#MANIFEST'];
+    for (const mode of MODE_NAMES) {
+      const pattern = patternOf(mode);
+      for (const runId of runIds(mode)) {
+        expect(stringLike(pattern, partitionKey(runId, mode)), `${pattern} vs own ${runId}`).toBe(true);
+        expect(stringLike(pattern, `RUN#${runId}#MANIFEST`), `${pattern} vs manifest ${runId}`).toBe(false);
+        for (const other of MODE_NAMES.filter((candidate) => candidate !== mode)) {
+          expect(stringLike(pattern, partitionKey(runId, other)), `${pattern} vs ${other} ${runId}`).toBe(
+            false,
+          );
+        }
+      }
+      expect(stringLike(pattern, 'RUN#x#MANIFEST')).toBe(false);
     }
   });
 
