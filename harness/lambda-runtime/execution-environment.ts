@@ -1,6 +1,6 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import type { Writable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import type { EnvironmentMessage, InvokeMessage, SerializedError } from './protocol.js';
 
 const INIT_TIMEOUT_MS = 10_000;
@@ -37,7 +37,26 @@ export type InvocationResult =
       /** Lambda's error types: a thrown error, a process exit, a timeout, a failed init. */
       readonly errorType: 'Handler' | 'Runtime.ExitError' | 'Sandbox.Timedout' | 'Runtime.InitError';
       readonly message: string;
+      /** The death was an injected kill (it looks like any other Runtime.ExitError to the caller). */
+      readonly injectedKill?: boolean;
     };
+
+/** How one invocation differs from a plain one; every field is optional. */
+export interface EnvironmentInvokeOptions {
+  readonly requestId?: string;
+  /**
+   * When the invocation began (performance.now() clock), if earlier than now: a cold-started
+   * invocation began before its init, and on AWS the init counts against the function timeout.
+   */
+  readonly startedAt?: number;
+  /**
+   * An injected slow consumer: the environment waits this long before calling the handler, and the
+   * invocation's timeout grows by as much, so the delay can outlive the messages' visibility.
+   */
+  readonly workDelayMs?: number;
+  /** An injected kill: SIGKILL the process this long after the invocation is handed to it. */
+  readonly killAfterMs?: number;
+}
 
 /** Raised when an environment cannot even start its handler (a configuration or packaging bug). */
 export class InitError extends Error {
@@ -61,8 +80,15 @@ export class ExecutionEnvironment {
   private killed = false;
   private readonly closed: Promise<void>;
   private exitDescription = '';
+  /** The kill was injected: the exit it causes is reported as one. */
+  private killInjected = false;
   private pending:
-    | { requestId: string; resolve: (result: InvocationResult) => void; timer: NodeJS.Timeout }
+    | {
+        requestId: string;
+        resolve: (result: InvocationResult) => void;
+        timer: NodeJS.Timeout;
+        killTimer: NodeJS.Timeout | undefined;
+      }
     | undefined;
 
   private constructor(
@@ -104,14 +130,7 @@ export class ExecutionEnvironment {
     running.add(child);
     child.once('exit', () => running.delete(child));
     if (spec.logSink) {
-      const sink = spec.logSink;
-      child.stdout?.pipe(sink, { end: false });
-      child.stderr?.pipe(sink, { end: false });
-      // Many environments share one sink over a run; unpiping drops each one's listeners from it.
-      child.once('close', () => {
-        child.stdout?.unpipe(sink);
-        child.stderr?.unpipe(sink);
-      });
+      for (const output of [child.stdout, child.stderr]) if (output) forwardLogs(output, spec.logSink);
     } else {
       child.stdout?.resume();
       child.stderr?.resume();
@@ -163,10 +182,13 @@ export class ExecutionEnvironment {
     });
   }
 
-  invoke(event: unknown, requestId: string = randomUUID()): Promise<InvocationResult> {
+  invoke(event: unknown, options: EnvironmentInvokeOptions = {}): Promise<InvocationResult> {
     if (!this.alive) throw new Error(`environment of ${this.spec.name} is dead; start a new one`);
     if (this.pending) throw new Error(`environment of ${this.spec.name} is busy; one invocation at a time`);
-    const deadline = Date.now() + this.spec.timeoutMs;
+    const requestId = options.requestId ?? randomUUID();
+    const timeoutMs = this.spec.timeoutMs + (options.workDelayMs ?? 0);
+    const elapsedMs = Math.max(0, performance.now() - (options.startedAt ?? performance.now()));
+    const remainingMs = Math.max(0, timeoutMs - elapsedMs);
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         // Lambda stops a timed-out invocation by discarding the environment.
@@ -174,11 +196,22 @@ export class ExecutionEnvironment {
         this.settle({
           status: 'error',
           errorType: 'Sandbox.Timedout',
-          message: `Task timed out after ${(this.spec.timeoutMs / 1000).toFixed(2)} seconds`,
+          message: `Task timed out after ${(timeoutMs / 1000).toFixed(2)} seconds`,
         });
-      }, this.spec.timeoutMs);
-      this.pending = { requestId, resolve, timer };
-      const message: InvokeMessage = { type: 'invoke', requestId, event, deadline };
+      }, remainingMs);
+      // A timer, not a code point: the kill can land anywhere, a DynamoDB request in flight included.
+      const killTimer =
+        options.killAfterMs === undefined
+          ? undefined
+          : setTimeout(() => this.injectKill(), options.killAfterMs);
+      this.pending = { requestId, resolve, timer, killTimer };
+      const message: InvokeMessage = {
+        type: 'invoke',
+        requestId,
+        event,
+        deadline: Date.now() + remainingMs,
+        ...(options.workDelayMs ? { workDelayMs: options.workDelayMs } : {}),
+      };
       this.child.send(message, (error) => {
         if (error) this.onChannelError(error);
       });
@@ -189,6 +222,12 @@ export class ExecutionEnvironment {
     if (this.killed) return;
     this.killed = true;
     if (!this.exited) this.child.kill('SIGKILL');
+  }
+
+  private injectKill(): void {
+    if (this.killed) return;
+    this.killInjected = true;
+    this.kill();
   }
 
   /** Resolves once the process has exited and its output pipes are closed (so logs are complete). */
@@ -217,6 +256,7 @@ export class ExecutionEnvironment {
       status: 'error',
       errorType: 'Runtime.ExitError',
       message: `RequestId: ${this.pending?.requestId} Error: Runtime exited with ${this.exitDescription}`,
+      ...(this.killInjected ? { injectedKill: true } : {}),
     });
   }
 
@@ -234,6 +274,49 @@ export class ExecutionEnvironment {
     if (!pending) return;
     this.pending = undefined;
     clearTimeout(pending.timer);
+    clearTimeout(pending.killTimer);
     pending.resolve(result);
   }
+}
+
+/**
+ * Sources paused until their sink drains, per sink. One sink takes the output of every environment
+ * of a function over a run; pipe() would add an 'error' (and 'drain', 'close', …) listener to it per
+ * source and trip the max-listeners warning with a handful of live environments. Instead each sink
+ * carries at most one 'drain' and one 'close' listener, whatever the number of sources.
+ */
+const pausedBySink = new Map<Writable, Set<Readable>>();
+
+/** Copies an environment's output into a shared sink, pausing the source while the sink is full. */
+function forwardLogs(source: Readable, sink: Writable): void {
+  const onData = (chunk: Buffer) => {
+    if (!sink.writable) return; // the sink ended or failed: logs are best effort, never fatal
+    if (!sink.write(chunk)) pauseUntilDrained(source, sink);
+  };
+  source.on('data', onData);
+  source.once('close', () => {
+    source.off('data', onData);
+    pausedBySink.get(sink)?.delete(source);
+  });
+}
+
+function pauseUntilDrained(source: Readable, sink: Writable): void {
+  source.pause();
+  const waiting = pausedBySink.get(sink);
+  if (waiting) {
+    waiting.add(source);
+    return;
+  }
+  const paused = new Set([source]);
+  pausedBySink.set(sink, paused);
+  // A sink that closes instead of draining must not leave its sources paused (and their
+  // processes blocked on a full pipe).
+  const resumeAll = () => {
+    sink.off('drain', resumeAll);
+    sink.off('close', resumeAll);
+    pausedBySink.delete(sink);
+    for (const waitingSource of paused) waitingSource.resume();
+  };
+  sink.on('drain', resumeAll);
+  sink.on('close', resumeAll);
 }

@@ -1,10 +1,27 @@
 import { ExecutionEnvironment, type FunctionSpec, type InvocationResult } from './execution-environment.js';
 
+/** Faults injected into one invocation (DESIGN: fault model); both optional. */
+export interface FunctionInvokeOptions {
+  /**
+   * An injected kill: the environment is SIGKILLed at this fraction, in [0, 1), of the function's
+   * typical invocation (the median of its recent successful ones), unless it finishes first.
+   */
+  readonly killAtFraction?: number;
+  /** An injected slow consumer: time spent in the environment before the handler runs. */
+  readonly workDelayMs?: number;
+}
+
+/** A kill drawn before any invocation succeeded still lands somewhere in the first few ms. */
+const MIN_TYPICAL_INVOCATION_MS = 20;
+const RECENT_DURATIONS = 51;
+
 export interface FunctionStats {
   invocations: number;
   coldStarts: number;
-  /** Environments that died mid-invocation (injected crashes show up here). */
+  /** Environments that died mid-invocation (the handlers' crashes and injected kills alike). */
   exits: number;
+  /** Of the exits, those caused by an injected kill (killAtFraction) that landed. */
+  injectedKills: number;
   timeouts: number;
   handlerErrors: number;
   /** Environments that died between invocations. */
@@ -25,6 +42,7 @@ export class LocalFunction {
     invocations: 0,
     coldStarts: 0,
     exits: 0,
+    injectedKills: 0,
     timeouts: 0,
     handlerErrors: 0,
     idleDeaths: 0,
@@ -33,25 +51,30 @@ export class LocalFunction {
   };
   private readonly idle: ExecutionEnvironment[] = [];
   private readonly live = new Set<ExecutionEnvironment>();
+  /** Durations of the latest successful invocations, oldest first. */
+  private readonly recentDurations: number[] = [];
   private stopped = false;
 
   constructor(readonly spec: FunctionSpec) {}
 
   /** Invokes the handler; throws InitError if a new environment cannot start its handler. */
-  async invoke(event: unknown): Promise<InvocationResult> {
+  async invoke(event: unknown, options: FunctionInvokeOptions = {}): Promise<InvocationResult> {
     if (this.stopped) throw new Error(`${this.spec.name} is stopped`);
+    // Taken before a cold start: on AWS the init counts against the invocation's timeout.
+    const began = performance.now();
     const environment = this.takeWarm() ?? (await this.coldStart());
     this.stats.invocations += 1;
     const started = performance.now();
-    const result = await environment.invoke(event);
-    this.stats.slowestInvocationMs = Math.max(
-      this.stats.slowestInvocationMs,
-      Math.round(performance.now() - started),
-    );
-    if (result.status === 'ok') this.stats.peakRssKb = Math.max(this.stats.peakRssKb, result.maxRssKb);
-    else if (result.errorType === 'Runtime.ExitError') this.stats.exits += 1;
-    else if (result.errorType === 'Sandbox.Timedout') this.stats.timeouts += 1;
-    else this.stats.handlerErrors += 1;
+    const result = await environment.invoke(event, {
+      startedAt: began,
+      ...(options.workDelayMs ? { workDelayMs: options.workDelayMs } : {}),
+      ...(options.killAtFraction === undefined
+        ? {}
+        : { killAfterMs: options.killAtFraction * this.typicalInvocationMs() }),
+    });
+    const durationMs = performance.now() - started;
+    this.stats.slowestInvocationMs = Math.max(this.stats.slowestInvocationMs, Math.round(durationMs));
+    this.count(result, durationMs);
 
     if (environment.alive && !this.stopped) this.idle.push(environment);
     else this.live.delete(environment);
@@ -64,6 +87,25 @@ export class LocalFunction {
     this.idle.length = 0;
     await Promise.all([...this.live].map((environment) => environment.stop()));
     this.live.clear();
+  }
+
+  private count(result: InvocationResult, durationMs: number): void {
+    if (result.status === 'ok') {
+      this.stats.peakRssKb = Math.max(this.stats.peakRssKb, result.maxRssKb);
+      this.recentDurations.push(durationMs);
+      if (this.recentDurations.length > RECENT_DURATIONS) this.recentDurations.shift();
+    } else if (result.errorType === 'Runtime.ExitError') {
+      this.stats.exits += 1;
+      if (result.injectedKill) this.stats.injectedKills += 1;
+    } else if (result.errorType === 'Sandbox.Timedout') this.stats.timeouts += 1;
+    else this.stats.handlerErrors += 1;
+  }
+
+  /** The median of recent successful invocations: a kill drawn in [0, it) lands mid-work. */
+  private typicalInvocationMs(): number {
+    const sorted = [...this.recentDurations].sort((a, b) => a - b);
+    const median = sorted[Math.floor(sorted.length / 2)] ?? 0;
+    return Math.max(MIN_TYPICAL_INVOCATION_MS, median);
   }
 
   /** A warm environment, skipping any that died while idle (Lambda replaces those too). */

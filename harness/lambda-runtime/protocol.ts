@@ -6,6 +6,8 @@ export interface InvokeMessage {
   readonly event: unknown;
   /** Epoch ms at which the invocation times out; the context's getRemainingTimeInMillis counts down to it. */
   readonly deadline: number;
+  /** An injected slow consumer: the environment waits this long before it calls the handler. */
+  readonly workDelayMs?: number;
 }
 
 export type EnvironmentMessage =

@@ -73,6 +73,9 @@ async function main(): Promise<void> {
   }
   process.on('message', async (message: InvokeMessage) => {
     try {
+      // Inside the environment, so the delay is part of the invocation (and of its timeout) while
+      // the handler code stays exactly as deployed.
+      if (message.workDelayMs) await new Promise((resolve) => setTimeout(resolve, message.workDelayMs));
       const response = await handler(message.event, context(message));
       send({
         type: 'result',
