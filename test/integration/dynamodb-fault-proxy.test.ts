@@ -1,0 +1,440 @@
+import { randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
+import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningDynamoDb, startDynamoDbEmulator } from '../../harness/emulators/dynamodb-emulator.js';
+import { createLedgerTable } from '../../harness/environments/provision.js';
+import {
+  type DynamoDbFault,
+  type DynamoDbFaultProxyOptions,
+  type RunningDynamoDbFaultProxy,
+  startDynamoDbFaultProxy,
+} from '../../harness/faults/dynamodb-fault-proxy.js';
+
+const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
+
+let emulator: RunningDynamoDb;
+/** Straight to DynamoDB Local: what was really written, without the proxy in the way. */
+let direct: DynamoDBDocumentClient;
+let directClient: DynamoDBClient;
+let tableName: string;
+const cleanups: (() => Promise<void> | void)[] = [];
+
+beforeAll(async () => {
+  emulator = await startDynamoDbEmulator();
+  directClient = new DynamoDBClient({ endpoint: emulator.endpoint, region: 'us-east-1', credentials });
+  direct = DynamoDBDocumentClient.from(directClient);
+  tableName = `ledger-${randomUUID()}`;
+  await createLedgerTable(directClient, tableName);
+});
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+afterAll(async () => {
+  // A document client's destroy() does nothing: the client it wraps holds the sockets.
+  directClient?.destroy();
+  await emulator?.stop();
+});
+
+async function proxy(options: Partial<DynamoDbFaultProxyOptions> = {}): Promise<RunningDynamoDbFaultProxy> {
+  const running = await startDynamoDbFaultProxy({
+    target: emulator.endpoint,
+    seed: 'test',
+    rate: 0,
+    ...options,
+  });
+  cleanups.push(() => running.stop());
+  return running;
+}
+
+/** A handler's client, as the handlers build it, pointed at the proxy. */
+function clientOf(running: RunningDynamoDbFaultProxy, maxAttempts?: number): DynamoDBDocumentClient {
+  const client = new DynamoDBClient({
+    endpoint: running.endpoint,
+    region: 'us-east-1',
+    credentials,
+    ...(maxAttempts === undefined ? {} : { maxAttempts }),
+  });
+  cleanups.push(() => client.destroy());
+  return DynamoDBDocumentClient.from(client);
+}
+
+/** Faults only the n-th data-path request (0-based). */
+const only =
+  (fault: DynamoDbFault, at = 0) =>
+  (n: number): DynamoDbFault | undefined =>
+    n === at ? fault : undefined;
+
+const partition = (mode: string): string => `RUN#${randomUUID()}#MODE#${mode}`;
+
+async function balanceOf(pk: string, accountId: string): Promise<unknown> {
+  const { Item } = await direct.send(
+    new GetCommand({ TableName: tableName, Key: { pk, sk: `BAL#${accountId}` } }),
+  );
+  return Item?.balanceCents;
+}
+
+async function itemsIn(pk: string): Promise<Record<string, unknown>[]> {
+  const { Items } = await direct.send(
+    new QueryCommand({
+      TableName: tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': pk },
+    }),
+  );
+  return Items ?? [];
+}
+
+/** The ledger's transaction: an application record (or a marker) and the balance, in one TransactWriteItems. */
+function credit(pk: string, sk: string, amountCents: number, options: { marker?: boolean } = {}) {
+  return new TransactWriteCommand({
+    TransactItems: [
+      {
+        Put: {
+          TableName: tableName,
+          Item: { pk, sk, amountCents },
+          ...(options.marker ? { ConditionExpression: 'attribute_not_exists(pk)' } : {}),
+        },
+      },
+      {
+        Update: {
+          TableName: tableName,
+          Key: { pk, sk: 'BAL#a-1' },
+          UpdateExpression: 'ADD balanceCents :amount',
+          ExpressionAttributeValues: { ':amount': amountCents },
+        },
+      },
+    ],
+  });
+}
+
+/** Every attempt's ClientRequestToken, read from the serialized request after the retry middleware. */
+function recordTokens(client: DynamoDBDocumentClient): string[] {
+  const tokens: string[] = [];
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      const { body } = args.request as { body?: unknown };
+      // The JSON serializer writes bytes, not a string.
+      const text = body instanceof Uint8Array ? new TextDecoder().decode(body) : String(body);
+      const parsed: { ClientRequestToken?: string } = JSON.parse(text);
+      if (parsed.ClientRequestToken !== undefined) tokens.push(parsed.ClientRequestToken);
+      return next(args);
+    },
+    { step: 'finalizeRequest', priority: 'low', name: 'recordTokens' },
+  );
+  return tokens;
+}
+
+async function failure(
+  promise: Promise<unknown>,
+): Promise<Error & { $metadata?: { httpStatusCode?: number } }> {
+  const outcome = await promise.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+  if (!(outcome instanceof Error))
+    throw new Error(`expected the request to fail, it returned ${String(outcome)}`);
+  return outcome;
+}
+
+describe('DynamoDB fault proxy: pass-through', () => {
+  it('forwards Put, Get, Query, Update and TransactWriteItems unchanged when the rate is 0', async () => {
+    const running = await proxy();
+    const client = clientOf(running);
+    const pk = partition('at-least-once');
+
+    await client.send(new PutCommand({ TableName: tableName, Item: { pk, sk: 'A', note: 'é ü 😀' } }));
+    await client.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: { pk, sk: 'STAT#deliveries' },
+        UpdateExpression: 'ADD #count :n',
+        ExpressionAttributeNames: { '#count': 'count' },
+        ExpressionAttributeValues: { ':n': 3 },
+      }),
+    );
+    const transaction = await client.send(credit(pk, 'APP#e-1', 125));
+    const got = await client.send(new GetCommand({ TableName: tableName, Key: { pk, sk: 'A' } }));
+    const queried = await client.send(
+      new QueryCommand({
+        TableName: tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': pk },
+      }),
+    );
+    const described = await client.send(new DescribeTableCommand({ TableName: tableName }));
+
+    expect(transaction.$metadata.attempts).toBe(1);
+    expect(got.Item).toEqual({ pk, sk: 'A', note: 'é ü 😀' });
+    expect(queried.Items?.map((item) => item.sk)).toEqual(['A', 'APP#e-1', 'BAL#a-1', 'STAT#deliveries']);
+    expect(described.Table?.TableName).toBe(tableName);
+    expect(await balanceOf(pk, 'a-1')).toBe(125);
+    expect(running.stats).toEqual({
+      requests: 6,
+      throttled: 0,
+      serverErrors: 0,
+      lostResponses: 0,
+      byMode: {
+        'at-least-once': { throttled: 0, serverErrors: 0, lostResponses: 0 },
+        other: { throttled: 0, serverErrors: 0, lostResponses: 0 },
+      },
+    });
+  });
+
+  it('passes DynamoDB Local errors through as they are', async () => {
+    const client = clientOf(await proxy(), 1);
+    const pk = partition('effectively-once');
+    await client.send(credit(pk, 'APP#e-1', 125, { marker: true }));
+
+    const replay = await failure(client.send(credit(pk, 'APP#e-1', 125, { marker: true })));
+
+    expect(replay.name).toBe('TransactionCanceledException');
+    expect(await balanceOf(pk, 'a-1')).toBe(125);
+  });
+
+  it('never faults control-plane calls, even at rate 1', async () => {
+    const running = await proxy({ rate: 1, faultFor: () => 'throttle' });
+    const client = clientOf(running, 1);
+
+    const described = await client.send(new DescribeTableCommand({ TableName: tableName }));
+
+    expect(described.Table?.TableName).toBe(tableName);
+    expect(running.stats).toMatchObject({ requests: 1, throttled: 0, serverErrors: 0, lostResponses: 0 });
+  });
+});
+
+describe('DynamoDB fault proxy: throttling and 5xx', () => {
+  it('a throttled request is retried by the SDK and then succeeds', async () => {
+    const running = await proxy({ faultFor: only('throttle') });
+    const client = clientOf(running);
+    const pk = partition('at-most-once');
+
+    const put = await client.send(new PutCommand({ TableName: tableName, Item: { pk, sk: 'A' } }));
+
+    expect(put.$metadata.attempts).toBe(2);
+    expect(await itemsIn(pk)).toEqual([{ pk, sk: 'A' }]);
+    expect(running.stats).toMatchObject({ requests: 2, throttled: 1, serverErrors: 0, lostResponses: 0 });
+    expect(running.stats.byMode['at-most-once']).toEqual({ throttled: 1, serverErrors: 0, lostResponses: 0 });
+  });
+
+  it('a 5xx is retried by the SDK and then succeeds, and nothing was written by the failed attempt', async () => {
+    const running = await proxy({ faultFor: only('server-error') });
+    const client = clientOf(running);
+    const pk = partition('at-least-once');
+
+    const transaction = await client.send(credit(pk, 'APP#e-1', 125));
+
+    expect(transaction.$metadata.attempts).toBe(2);
+    expect(await balanceOf(pk, 'a-1')).toBe(125);
+    expect(running.stats).toMatchObject({ requests: 2, throttled: 0, serverErrors: 1, lostResponses: 0 });
+  });
+
+  it('with maxAttempts 1, a throttle surfaces as ThrottlingException or ProvisionedThroughputExceededException', async () => {
+    const running = await proxy({ faultFor: () => 'throttle' });
+    const client = clientOf(running, 1);
+    const pk = partition('at-most-once');
+
+    const errors = [];
+    // One at a time: the order of requests, and so each one's draw of the variant, is fixed.
+    for (let i = 0; i < 12; i += 1) {
+      errors.push(await failure(client.send(new GetCommand({ TableName: tableName, Key: { pk, sk: 'A' } }))));
+    }
+
+    expect(new Set(errors.map((error) => error.name))).toEqual(
+      new Set(['ThrottlingException', 'ProvisionedThroughputExceededException']),
+    );
+    expect(new Set(errors.map((error) => error.$metadata?.httpStatusCode))).toEqual(new Set([400]));
+    expect(running.stats).toMatchObject({ requests: 12, throttled: 12 });
+  });
+
+  it('with maxAttempts 1, a 5xx surfaces as InternalServerError (500) or ServiceUnavailable (503)', async () => {
+    const running = await proxy({ faultFor: () => 'server-error' });
+    const client = clientOf(running, 1);
+    const pk = partition('at-most-once');
+
+    const errors = [];
+    for (let i = 0; i < 12; i += 1) {
+      errors.push(await failure(client.send(new GetCommand({ TableName: tableName, Key: { pk, sk: 'A' } }))));
+    }
+
+    expect(new Set(errors.map((error) => `${error.name} ${error.$metadata?.httpStatusCode}`))).toEqual(
+      new Set(['InternalServerError 500', 'ServiceUnavailable 503']),
+    );
+    expect(running.stats).toMatchObject({ requests: 12, serverErrors: 12 });
+  });
+});
+
+describe('DynamoDB fault proxy: lost responses', () => {
+  it('TransactWriteItems: the SDK retries with the same ClientRequestToken and DynamoDB Local applies it once', async () => {
+    const running = await proxy({ faultFor: only('lost-response') });
+    const client = clientOf(running);
+    const tokens = recordTokens(client);
+    const pk = partition('at-least-once');
+
+    const transaction = await client.send(credit(pk, 'APP#e-1#1#m-1#r-1#0', 125));
+
+    expect(transaction.$metadata.attempts).toBe(2);
+    expect(tokens).toHaveLength(2);
+    expect(tokens[1]).toBe(tokens[0]);
+    // DynamoDB Local honours the token (see emulators.test.ts): the retry is a no-op success.
+    expect(await balanceOf(pk, 'a-1')).toBe(125);
+    expect((await itemsIn(pk)).map((item) => item.sk)).toEqual(['APP#e-1#1#m-1#r-1#0', 'BAL#a-1']);
+    expect(running.stats).toMatchObject({ requests: 2, lostResponses: 1 });
+    expect(running.stats.byMode['at-least-once']).toEqual({
+      throttled: 0,
+      serverErrors: 0,
+      lostResponses: 1,
+    });
+  });
+
+  it('effectively-once: the retried marker transaction succeeds instead of failing its own condition', async () => {
+    const running = await proxy({ faultFor: only('lost-response') });
+    const client = clientOf(running);
+    const pk = partition('effectively-once');
+
+    const transaction = await client.send(credit(pk, 'APP#e-1', 125, { marker: true }));
+
+    // Without the token the retry would be cancelled with ConditionalCheckFailed on the marker its
+    // own first attempt wrote, and the ledger would call this first application a duplicate.
+    expect(transaction.$metadata.attempts).toBe(2);
+    expect(await balanceOf(pk, 'a-1')).toBe(125);
+  });
+
+  it('UpdateItem ADD has no token: a lost response makes the SDK apply it twice', async () => {
+    const running = await proxy({ faultFor: only('lost-response') });
+    const client = clientOf(running);
+    const pk = partition('at-most-once');
+
+    const update = await client.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: { pk, sk: 'STAT#deliveries' },
+        UpdateExpression: 'ADD #count :n',
+        ExpressionAttributeNames: { '#count': 'count' },
+        ExpressionAttributeValues: { ':n': 1 },
+      }),
+    );
+
+    expect(update.$metadata.attempts).toBe(2);
+    const [counter] = await itemsIn(pk);
+    expect(counter?.count).toBe(2);
+  });
+
+  it('with maxAttempts 1 the caller sees InternalServerError although the write was applied', async () => {
+    const running = await proxy({ faultFor: only('lost-response') });
+    const client = clientOf(running, 1);
+    const pk = partition('at-least-once');
+
+    const error = await failure(client.send(credit(pk, 'APP#e-1', 125)));
+
+    expect(error.name).toBe('InternalServerError');
+    expect(error.$metadata?.httpStatusCode).toBe(500);
+    expect(await balanceOf(pk, 'a-1')).toBe(125);
+  });
+});
+
+describe('DynamoDB fault proxy: draws and counts', () => {
+  it('counts faults per mode from the partition key in the body, and under other when there is none', async () => {
+    const kinds: DynamoDbFault[] = ['throttle', 'server-error', 'lost-response', 'throttle'];
+    const running = await proxy({ faultFor: (n) => kinds[n] });
+    const client = clientOf(running, 1);
+    const get = (pk: string) => client.send(new GetCommand({ TableName: tableName, Key: { pk, sk: 'A' } }));
+
+    await failure(get(partition('at-most-once')));
+    await failure(get(partition('effectively-once')));
+    await failure(get(partition('effectively-once')));
+    await failure(get('RUN#r-1#MANIFEST'));
+    await get(partition('at-least-once'));
+
+    expect(running.stats).toEqual({
+      requests: 5,
+      throttled: 2,
+      serverErrors: 1,
+      lostResponses: 1,
+      byMode: {
+        'at-most-once': { throttled: 1, serverErrors: 0, lostResponses: 0 },
+        'effectively-once': { throttled: 0, serverErrors: 1, lostResponses: 1 },
+        'at-least-once': { throttled: 0, serverErrors: 0, lostResponses: 0 },
+        other: { throttled: 1, serverErrors: 0, lostResponses: 0 },
+      },
+    });
+  });
+
+  it('draws from the seed: the same sequence of requests gets the same faults, at about the rate', async () => {
+    const outcomes = async (seed: string): Promise<string[]> => {
+      const client = clientOf(await proxy({ seed, rate: 0.5 }), 1);
+      const results: string[] = [];
+      for (let i = 0; i < 40; i += 1) {
+        const outcome = await client
+          .send(new GetCommand({ TableName: tableName, Key: { pk: 'RUN#r#MODE#at-most-once', sk: 'A' } }))
+          .then(
+            () => 'ok',
+            (error: unknown) => (error instanceof Error ? error.name : String(error)),
+          );
+        results.push(outcome);
+      }
+      return results;
+    };
+
+    const first = await outcomes('seed-1');
+    const again = await outcomes('seed-1');
+    const other = await outcomes('seed-2');
+
+    expect(again).toEqual(first);
+    expect(other).not.toEqual(first);
+    const faulted = first.filter((outcome) => outcome !== 'ok').length;
+    expect(faulted).toBeGreaterThan(8);
+    expect(faulted).toBeLessThan(32);
+  });
+});
+
+describe('DynamoDB fault proxy: lifecycle', () => {
+  it('stop() closes the listener and open keep-alive connections, and can be called again', async () => {
+    const running = await startDynamoDbFaultProxy({ target: emulator.endpoint, seed: 'test', rate: 0 });
+    const client = clientOf(running);
+    // Leaves a keep-alive connection open, which server.close() alone would wait for.
+    await client.send(new DescribeTableCommand({ TableName: tableName }));
+
+    await running.stop();
+    await running.stop();
+
+    const { port } = new URL(running.endpoint);
+    await expect(connectTo(Number(port))).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+  });
+
+  it('answers 502 naming the target when DynamoDB is unreachable', async () => {
+    const unreachable = await startDynamoDbFaultProxy({
+      target: 'http://127.0.0.1:1',
+      seed: 'test',
+      rate: 0,
+    });
+    cleanups.push(() => unreachable.stop());
+    const client = clientOf(unreachable, 1);
+
+    const error = await failure(client.send(new DescribeTableCommand({ TableName: tableName })));
+
+    expect(error.$metadata?.httpStatusCode).toBe(502);
+    expect(error.message).toContain('http://127.0.0.1:1');
+  });
+});
+
+function connectTo(port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve();
+    });
+    socket.once('error', reject);
+  });
+}
