@@ -61,15 +61,6 @@ function send(message: Message): void {
 
 function started(): ChildProcess | undefined {
   if (watchdog !== undefined || unavailable) return watchdog;
-  const child = spawn(process.execPath, [SCRIPT, String(process.pid)], {
-    // Its own process group: a Ctrl-C reaches the harness, which stops things in order, while the
-    // watchdog stays to see the pipe close. Output ignored: open pipes or a shared terminal would
-    // let it hold up whoever reads this process's output.
-    detached: true,
-    stdio: ['pipe', 'ignore', 'ignore'],
-    // Nothing of ours (NODE_OPTIONS with a loader, say) must slow down or break a plain .mjs.
-    env: { PATH: process.env.PATH ?? '' },
-  });
   const fail = (error: Error): void => {
     if (unavailable) return;
     unavailable = true;
@@ -79,6 +70,21 @@ function started(): ChildProcess | undefined {
         'if this process is killed with SIGKILL, DynamoDB Local and the bundle folder may be left behind\n',
     );
   };
+  let child: ChildProcess;
+  try {
+    child = spawn(process.execPath, [SCRIPT, String(process.pid)], {
+      // Its own process group: a Ctrl-C reaches the harness, which stops things in order, while the
+      // watchdog stays to see the pipe close. Output ignored: open pipes or a shared terminal would
+      // let it hold up whoever reads this process's output.
+      detached: true,
+      stdio: ['pipe', 'ignore', 'ignore'],
+      // Nothing of ours (NODE_OPTIONS with a loader, say) must slow down or break a plain .mjs.
+      env: { PATH: process.env.PATH ?? '' },
+    });
+  } catch (error) {
+    fail(error instanceof Error ? error : new Error(String(error)));
+    return undefined;
+  }
   child.once('error', fail);
   // EPIPE: the watchdog died (someone killed it); the harness carries on without it.
   child.stdin?.on('error', fail);
