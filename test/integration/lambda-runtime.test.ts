@@ -1,3 +1,4 @@
+import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Bundles, bundleHandlers } from '../../harness/bundle.js';
@@ -9,6 +10,7 @@ import {
 import { LocalFunction } from '../../harness/lambda-runtime/local-function.js';
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/scripted-handler.mjs', import.meta.url));
+const RECORDING = fileURLToPath(new URL('./lambda-runtime-fixtures/recording-handler.mjs', import.meta.url));
 
 function isRunning(pid: number): boolean {
   try {
@@ -123,5 +125,98 @@ describe('local Lambda runtime: execution environments (real child processes)', 
     await fn.stop();
     expect(isRunning(a.pid)).toBe(false);
     expect(isRunning(b.pid)).toBe(false);
+  });
+  it('reports an injected kill as a Runtime.ExitError, counted apart, and replaces the environment', async () => {
+    const fn = localFunction();
+    const before = await identify(fn);
+    // No successful invocation of the typical length yet: the kill lands within the first 20 ms.
+    const result = await fn.invoke({ action: 'sleep', ms: 1000 }, { killAtFraction: 0.5 });
+    expect(result).toMatchObject({ status: 'error', errorType: 'Runtime.ExitError', injectedKill: true });
+    expect(result.status === 'error' && result.message).toContain('signal SIGKILL');
+    expect(isRunning(before.pid)).toBe(false);
+    expect((await identify(fn)).pid).not.toBe(before.pid);
+    expect(fn.stats).toMatchObject({ exits: 1, injectedKills: 1, coldStarts: 2 });
+  });
+
+  it('counts a handler that kills itself as an exit but not as an injected kill', async () => {
+    const fn = localFunction();
+    await fn.invoke({ action: 'sigkill' });
+    expect(fn.stats).toMatchObject({ exits: 1, injectedKills: 0 });
+  });
+
+  it('places an injected kill within the typical invocation: one that finishes first is untouched', async () => {
+    const fn = localFunction();
+    for (let index = 0; index < 3; index += 1) await fn.invoke({ action: 'sleep', ms: 300 });
+    const before = await identify(fn);
+    // 0.99 of a typical 300 ms invocation: identify is done long before.
+    const result = await fn.invoke({ action: 'identify' }, { killAtFraction: 0.99 });
+    expect(result.status).toBe('ok');
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(isRunning(before.pid)).toBe(true);
+    expect((await identify(fn)).pid).toBe(before.pid);
+    expect(fn.stats.injectedKills).toBe(0);
+  });
+
+  it('spends an injected work delay in the environment before the handler, with the timeout extended by it', async () => {
+    const fn = localFunction({ timeoutMs: 1000 });
+    await identify(fn); // warm, so the delay is all that is measured
+    const started = Date.now();
+    const result = await fn.invoke({ action: 'identify' }, { workDelayMs: 1500 });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1500);
+    expect(result.status).toBe('ok');
+    // The handler still gets (nearly) its whole function timeout once the delay is over.
+    expect(
+      result.status === 'ok' && (result.response as { remainingMs: number }).remainingMs,
+    ).toBeGreaterThan(500);
+  });
+
+  it('counts the init of a cold start against the invocation timeout, as AWS does', async () => {
+    const slowInit = { bundlePath: RECORDING, environment: { INIT_DELAY_MS: '1500' } };
+    const timedOut = await localFunction({ ...slowInit, timeoutMs: 1000 }).invoke({});
+    expect(timedOut).toMatchObject({ status: 'error', errorType: 'Sandbox.Timedout' });
+
+    const fn = localFunction({ ...slowInit, timeoutMs: 4000 });
+    const cold = await fn.invoke({});
+    expect(cold.status).toBe('ok');
+    const { remainingMs } = (cold.status === 'ok' ? cold.response : {}) as { remainingMs: number };
+    expect(remainingMs).toBeLessThanOrEqual(4000 - 1500);
+    const warm = await fn.invoke({});
+    expect(warm.status === 'ok' && (warm.response as { remainingMs: number }).remainingMs).toBeGreaterThan(
+      3000,
+    );
+  });
+
+  it('forwards the logs of many environments into one slow sink without piling listeners on it', async () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      highWaterMark: 8, // full after every write: the backpressure path is taken
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(chunk.toString());
+        setTimeout(done, 1);
+      },
+    });
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      const fn = localFunction({
+        bundlePath: RECORDING,
+        logSink: sink,
+        environment: { BATCH_DELAY_MS: '500' },
+      });
+      const results = await Promise.all(Array.from({ length: 12 }, () => fn.invoke({})));
+      expect(fn.stats.coldStarts).toBe(12);
+      expect(sink.listenerCount('error')).toBe(0);
+      expect(sink.listenerCount('drain')).toBeLessThanOrEqual(1);
+      await fn.stop();
+      const pids = results.map((result) =>
+        result.status === 'ok' ? (result.response as { pid: number }).pid : 0,
+      );
+      const logged = lines.join('');
+      for (const pid of pids) expect(logged).toContain(`invoked in ${pid}`);
+      expect(warnings.filter((warning) => warning.name === 'MaxListenersExceededWarning')).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
   });
 });
