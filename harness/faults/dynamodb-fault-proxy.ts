@@ -18,22 +18,23 @@ import { faultDraw } from './faults.js';
  * what it sees is what DynamoDB does to a client in production —
  *
  * - `throttle`: 400 ThrottlingException / ProvisionedThroughputExceededException, nothing forwarded.
- *   Both names are in the SDK's THROTTLING_ERROR_CODES (@smithy/core
- *   dist-es/submodules/retry/service-error-classification/constants.js), so the SDK retries them
- *   itself, with the throttling backoff base (1 s, util-retry/retries-2026-config.js).
+ *   Both names are in the SDK's THROTTLING_ERROR_CODES, so the SDK retries them itself, with the
+ *   throttling backoff base of 1 s (@smithy/core 3.41.1, dist-cjs/submodules/retry/index.js:20, :417).
  * - `server-error`: 500 InternalServerError / 503 ServiceUnavailable, nothing forwarded. Retried by
- *   the SDK as transient (TRANSIENT_ERROR_STATUS_CODES = 500, 502, 503, 504).
+ *   the SDK as transient (TRANSIENT_ERROR_STATUS_CODES, same file :37).
  * - `lost-response`: forwarded, so DynamoDB Local applies the write, then the real answer is thrown
- *   away and the client gets a 500 InternalServerError, which AWS documents as "the operation may or
- *   may not have succeeded". The SDK retries the very same serialized request: the retry middleware
- *   (finalizeRequest step) calls `next(args)` again with the same `args.request`
- *   (@smithy/core dist-es/submodules/retry/middleware-retry/retryMiddleware.js), while the
- *   TransactWriteItems ClientRequestToken (an idempotencyToken member, TransactWriteItemsInput$ in
- *   @aws-sdk/client-dynamodb dist-cjs/index.js) is generated once, when the serialize step writes
- *   the body (JsonShapeSerializer.writeValue → generateIdempotencyToken in @smithy/core
- *   dist-cjs/submodules/protocols/index.js). So a retried transaction carries the same token, and
- *   DynamoDB (and DynamoDB Local, see test/integration/emulators.test.ts) treats it as a no-op
- *   success; an UpdateItem ADD has no token and is applied twice.
+ *   away and the client gets a 500 InternalServerError: an answer that, as a timeout or a reset
+ *   connection would, leaves the caller unable to tell whether the write happened.
+ *
+ * How the SDK retries a lost TransactWriteItems: the ClientRequestToken is an idempotencyToken
+ * member (TransactWriteItemsInput$, @aws-sdk/client-dynamodb 3.1169.0 dist-cjs/index.js:2656), filled
+ * when the serialize step writes the body (JsonShapeSerializer2.writeValue → generateIdempotencyToken,
+ * @smithy/core dist-cjs/submodules/protocols/index.js:2247; serialize step, submodules/schema/index.js:87).
+ * The retry middleware runs later, in finalizeRequest, and calls `next(args)` again with the same
+ * `args.request` (submodules/retry/index.js:201-211), so every attempt of one send() carries the same
+ * token, and DynamoDB (and DynamoDB Local: test/integration/emulators.test.ts) answers the repeat as
+ * a success without applying it again. An UpdateItem ADD has no token: a lost one is applied twice.
+ * The DynamoDB client defaults to 4 attempts (dist-cjs/index.js:3584).
  */
 export type DynamoDbFault = 'throttle' | 'server-error' | 'lost-response';
 
@@ -97,7 +98,7 @@ interface FaultAnswer {
   readonly message: string;
 }
 
-/** Messages as AWS words them, so a log line looks like the real thing. */
+/** Names and status codes as DynamoDB sends them; the messages only need to read like its own. */
 const ANSWERS = {
   throttling: {
     status: 400,
@@ -260,7 +261,6 @@ function answerFor(fault: DynamoDbFault, heads: boolean): FaultAnswer {
     case 'server-error':
       return heads ? ANSWERS.internal : ANSWERS.unavailable;
     case 'lost-response':
-      // What DynamoDB says when it cannot tell whether the write happened.
       return ANSWERS.internal;
   }
 }
