@@ -14,11 +14,11 @@ import {
   numberAttribute,
   queryPrefix,
   readCounters,
-  readManifest,
   sumBalances,
 } from './shared/ledger-reader.js';
+import { type ManifestSummary, readManifestEvents, readManifestSummary } from './shared/manifest.js';
 import { IdentifierSchema } from './shared/message.js';
-import { ApplicationTally, computeOutcome, type ModeOutcome } from './shared/outcome.js';
+import { groupApplications, joinByEventId, type ModeOutcome } from './shared/outcome.js';
 
 export const VerifierInputSchema = v.strictObject({
   runId: IdentifierSchema,
@@ -41,14 +41,16 @@ export interface VerifierDeps {
   readonly deadLetterQueueUrls: Readonly<Record<Mode, string>>;
 }
 
-/** Counts one mode of one run: reads the manifest, counters, balances and application records, streaming. */
-export async function verifyMode(deps: VerifierDeps, runId: string, mode: Mode): Promise<ModeOutcome> {
-  const manifest = await readManifest(deps.reader, runId, mode);
-  if (manifest === undefined) {
-    throw new RunNotFoundError(
-      `no manifest for run ${runId} in mode ${mode}: was the run produced against this table?`,
-    );
-  }
+/**
+ * Counts one mode of one run by event id: the manifest, the application records and the
+ * dead-lettered ids are joined as streams in event-id order (DLQ ids sorted after the sweep).
+ */
+export async function verifyMode(
+  deps: VerifierDeps,
+  runId: string,
+  mode: Mode,
+  summary: ManifestSummary,
+): Promise<ModeOutcome> {
   const sweep = await sweepDeadLetters(deps.sqs, deps.deadLetterQueueUrls[mode], runId, {
     visibilitySeconds: deps.sweepVisibilitySeconds ?? 300,
   });
@@ -61,26 +63,53 @@ export async function verifyMode(deps: VerifierDeps, runId: string, mode: Mode):
       },
     );
   }
-  const tally = new ApplicationTally(sweep.eventIds);
-  for await (const item of queryPrefix(deps.reader, runId, mode, SK.applicationPrefix, [
-    'eventId',
-    'amountCents',
-  ])) {
-    tally.add({ eventId: String(item.eventId), amountCents: numberAttribute(item, 'amountCents') });
-  }
-  const [counters, actualCents] = await Promise.all([
+  const applications = groupApplications(
+    (async function* () {
+      for await (const item of queryPrefix(deps.reader, runId, mode, SK.applicationPrefix, [
+        'eventId',
+        'accountId',
+        'amountCents',
+        'applications',
+      ])) {
+        yield {
+          eventId: String(item.eventId),
+          accountId: String(item.accountId),
+          amountCents: numberAttribute(item, 'amountCents'),
+          applications: numberAttribute(item, 'applications'),
+        };
+      }
+    })(),
+  );
+  const deadLettered = [...sweep.events].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const [counts, counters, actualCents] = await Promise.all([
+    joinByEventId(readManifestEvents(deps.reader, runId), applications, deadLettered),
     readCounters(deps.reader, runId, mode),
     sumBalances(deps.reader, runId, mode),
   ]);
-  return computeOutcome({
-    produced: manifest.produced,
-    expectedCents: manifest.expectedCents,
-    tally: tally.finish(),
-    deadLettered: sweep.eventIds.size,
-    deadLetteredUnreadable: sweep.unreadable,
+  return {
+    produced: summary.produced,
+    poison: summary.poison,
+    producerDuplicates: summary.producerDuplicates,
+    deliveries: counters.deliveries,
+    appliedOnce: counts.appliedOnce,
+    duplicated: counts.duplicated,
+    extraApplications: counts.extraApplications,
+    deadLettered: counts.deadLettered,
+    lost: counts.lost,
+    unexpected: counts.unexpected,
+    payloadMismatches: counts.payloadMismatches,
+    conflictingReuse: counts.conflictingReuse,
+    expectedCents: summary.expectedCents,
     actualCents,
-    counters,
-  });
+    driftCents: actualCents - summary.expectedCents,
+    ledgerCents: counts.ledgerCents,
+    consistent: counts.ledgerCents === actualCents,
+    crashes: counters.crashes,
+    suppressedDuplicates: counters.suppressedDuplicates,
+    retriedCancellations: counters.retriedCancellations,
+    appliedAndDeadLettered: counts.appliedAndDeadLettered,
+    deadLetteredUnreadable: sweep.unreadable,
+  };
 }
 
 export async function verifyRun(deps: VerifierDeps, input: unknown): Promise<VerifierResult> {
@@ -93,8 +122,19 @@ export async function verifyRun(deps: VerifierDeps, input: unknown): Promise<Ver
     );
   }
   const { runId } = parsed.output;
-  const modes = parsed.output.modes ?? MODE_NAMES;
-  const outcomes = await Promise.all(modes.map((mode) => verifyMode(deps, runId, mode)));
+  // Topology order, each mode once: two sweeps of one DLQ at a time would hide messages from each other.
+  const modes = MODE_NAMES.filter((mode) => (parsed.output.modes ?? MODE_NAMES).includes(mode));
+  const summary = await readManifestSummary(deps.reader, runId);
+  if (summary === undefined) {
+    throw new RunNotFoundError(`no manifest for run ${runId}: was the run produced against this table?`);
+  }
+  const notProduced = modes.filter((mode) => !summary.modes.includes(mode));
+  if (notProduced.length > 0) {
+    throw new RunNotFoundError(
+      `run ${runId} was not produced to ${notProduced.join(', ')} (produced to: ${summary.modes.join(', ') || 'none'})`,
+    );
+  }
+  const outcomes = await Promise.all(modes.map((mode) => verifyMode(deps, runId, mode, summary)));
   return { runId, modes: Object.fromEntries(modes.map((mode, index) => [mode, outcomes[index]])) };
 }
 

@@ -8,7 +8,6 @@
 import { parseArgs } from 'node:util';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { chunks } from '../functions/shared/chunks.js';
-import { writeManifest } from '../functions/shared/ledger.js';
 import {
   applicationKey,
   balanceKey,
@@ -17,6 +16,11 @@ import {
   markerKey,
   partitionKey,
 } from '../functions/shared/ledger-keys.js';
+import {
+  type ManifestEvent,
+  writeManifestEvents,
+  writeManifestSummary,
+} from '../functions/shared/manifest.js';
 import { MODE_NAMES, type Mode } from '../lib/topology.js';
 import { forEachConcurrently } from './concurrently.js';
 import { startEmbeddedEnvironment } from './environments/embedded.js';
@@ -41,13 +45,11 @@ async function seed(env: ExperimentEnvironment, runId: string, mode: Mode, event
   const pk = partitionKey(runId, mode);
   const items: Record<string, unknown>[] = [];
   const balances = new Map<string, number>();
-  let expectedCents = 0;
   let duplicated = 0;
   for (let index = 0; index < events; index += 1) {
     const eventId = `evt-${String(index).padStart(7, '0')}`;
     const accountId = `acct-${index % 100}`;
     const amountCents = 1 + (index % 997);
-    expectedCents += amountCents;
     const applications = mode !== 'effectively-once' && index % 100 === 0 ? 2 : 1;
     if (applications > 1) duplicated += 1;
     for (let delivery = 1; delivery <= applications; delivery += 1) {
@@ -60,7 +62,7 @@ async function seed(env: ExperimentEnvironment, runId: string, mode: Mode, event
               requestId: `r-${delivery}`,
               position: 0,
             });
-      items.push({ pk, sk, eventId, accountId, amountCents, runId, mode });
+      items.push({ pk, sk, eventId, accountId, amountCents, applications: 1, runId, mode });
       balances.set(accountId, (balances.get(accountId) ?? 0) + amountCents);
     }
   }
@@ -68,11 +70,31 @@ async function seed(env: ExperimentEnvironment, runId: string, mode: Mode, event
     items.push({ pk, sk: balanceKey(accountId), accountId, balanceCents });
   items.push({ pk, sk: counterKey(COUNTERS.deliveries), count: events + duplicated });
   await writeAll(env, items);
-  await writeManifest({ ddb: env.ddb, tableName: env.tableName, mode }, runId, {
-    produced: events,
-    expectedCents,
-  });
   return { duplicated, items: items.length };
+}
+
+/** The producer's manifest of the seeded run: the same events in every mode. */
+async function seedManifest(env: ExperimentEnvironment, runId: string, events: number): Promise<void> {
+  const manifest: ManifestEvent[] = [];
+  let expectedCents = 0;
+  for (let index = 0; index < events; index += 1) {
+    const amountCents = 1 + (index % 997);
+    manifest.push({
+      eventId: `evt-${String(index).padStart(7, '0')}`,
+      accountId: `acct-${index % 100}`,
+      amountCents,
+    });
+    expectedCents += amountCents;
+  }
+  const store = { ddb: env.ddb, tableName: env.tableName };
+  await writeManifestEvents(store, runId, manifest);
+  await writeManifestSummary(store, runId, {
+    produced: events,
+    poison: 0,
+    producerDuplicates: 0,
+    expectedCents,
+    modes: MODE_NAMES,
+  });
 }
 
 async function main(): Promise<void> {
@@ -92,7 +114,10 @@ async function main(): Promise<void> {
   try {
     const runId = `bench-verifier-${events}`;
     const seeding = performance.now();
-    const seeded = await Promise.all(MODE_NAMES.map((mode) => seed(env, runId, mode, events)));
+    const [seeded] = await Promise.all([
+      Promise.all(MODE_NAMES.map((mode) => seed(env, runId, mode, events))),
+      seedManifest(env, runId, events),
+    ]);
     process.stderr.write(
       `• seeded ${seeded.reduce((sum, s) => sum + s.items, 0)} ledger items in ${((performance.now() - seeding) / 1000).toFixed(1)} s\n`,
     );

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { isMode, MODE_NAMES, type Mode } from '../lib/topology.js';
 import type { ExperimentConfig } from './experiment.js';
+import type { FaultSettings } from './faults/faults.js';
 
 export const TARGETS = ['embedded', 'localstack', 'aws'] as const;
 export type Target = (typeof TARGETS)[number];
@@ -28,7 +29,17 @@ export const DEFAULTS = {
   crashRate: 0.02,
   batchSize: 10,
   visibilityTimeoutSeconds: 10,
+  workDelayRate: 0.2,
 } as const;
+
+/** Faults only a runtime on this machine can inject: a deployed stack's Lambda service is AWS's. */
+const EMBEDDED_ONLY_FAULTS = [
+  'redelivery-rate',
+  'throttle-rate',
+  'work-delay',
+  'work-delay-rate',
+  'kill-rate',
+];
 
 export const HELP = `Usage: npm run experiment -- [options]
 
@@ -69,6 +80,39 @@ Options:
   --visibility-timeout S   local queue visibility timeout in seconds, 3..    (default ${DEFAULTS.visibilityTimeoutSeconds})
                            43200; short so crashed batches come back
                            quickly; the local function timeout is 2 s less
+  --max-receive-count N    receives before a message moves to its DLQ,        (default: topology, 10)
+                           1..1000 (embedded; a lower value dead-letters
+                           poison sooner)
+
+Faults (each drawn per event from --seed, the same schedule for every mode; counted in the report):
+  --poison-rate R          the producer sends an event as an invalid body     (default 0)
+                           instead (malformed JSON, a missing field, a wrong
+                           type, a zero/negative/fractional/huge amount, an
+                           unknown field, a body near SQS's 256 KiB limit);
+                           never applied; dead-lettered after the max receive
+                           count by the work-first modes, lost by at-most-once
+  --producer-duplicate-rate R
+                           the producer sends an event twice (same event id,  (default 0)
+                           a new SQS message), as a retry after a lost
+                           SendMessage response does
+  --redelivery-rate R      embedded: the event source mapping delivers a      (default 0)
+                           successfully processed record once more, as AWS
+                           documents it may (at least once, even without
+                           errors)
+  --throttle-rate R        embedded: a handler's DynamoDB request is          (default 0)
+                           throttled, answered with a 5xx, or applied with its
+                           response lost (the SDK then retries it); a proxy in
+                           front of DynamoDB Local, the handler code unchanged
+  --work-delay MS          embedded: a slow invocation spends MS more before  (default 0)
+                           its work, and may outlive its messages' visibility
+                           timeout: the same message is then in two
+                           invocations at once
+  --work-delay-rate R      embedded: share of invocations that are slow       (default ${DEFAULTS.workDelayRate} with --work-delay)
+  --kill-rate R            embedded: the environment is SIGKILLed at a random (default 0)
+                           moment of an invocation (a timer, not a code point:
+                           also while a transaction is in flight)
+  Hot keys: --accounts 1 --concurrency 8 makes transactions conflict; the table counts retries.
+
   --json                   print the report as JSON on stdout, nothing else
   -h, --help               show this help
 
@@ -103,6 +147,14 @@ export function parseCliArgs(argv: readonly string[]): CliOptions {
         modes: { type: 'string' },
         concurrency: { type: 'string' },
         'visibility-timeout': { type: 'string' },
+        'max-receive-count': { type: 'string' },
+        'poison-rate': { type: 'string' },
+        'producer-duplicate-rate': { type: 'string' },
+        'redelivery-rate': { type: 'string' },
+        'throttle-rate': { type: 'string' },
+        'work-delay': { type: 'string' },
+        'work-delay-rate': { type: 'string' },
+        'kill-rate': { type: 'string' },
         stack: { type: 'string' },
         region: { type: 'string' },
         endpoint: { type: 'string' },
@@ -121,11 +173,30 @@ export function parseCliArgs(argv: readonly string[]): CliOptions {
     throw new UsageError(`--target must be one of ${TARGETS.join(', ')}, got "${target}"`);
   }
 
-  const crashRateRaw = text('crash-rate');
-  const crashRate = crashRateRaw === undefined ? DEFAULTS.crashRate : Number(crashRateRaw);
-  if (crashRateRaw !== undefined && (crashRateRaw.trim() === '' || !(crashRate >= 0 && crashRate <= 1))) {
-    throw new UsageError(`--crash-rate must be a number from 0 to 1, got "${crashRateRaw}"`);
+  const rate = (name: string): number | undefined => {
+    const raw = text(name);
+    if (raw === undefined) return undefined;
+    const value = Number(raw);
+    if (raw.trim() === '' || !(value >= 0 && value <= 1)) {
+      throw new UsageError(`--${name} must be a number from 0 to 1, got "${raw}"`);
+    }
+    return value;
+  };
+  const crashRate = rate('crash-rate') ?? DEFAULTS.crashRate;
+  const workDelayMs = integer('work-delay', text('work-delay'), 0, 900_000) ?? 0;
+  const workDelayRate = rate('work-delay-rate');
+  if (workDelayRate !== undefined && workDelayMs === 0) {
+    throw new UsageError('--work-delay-rate needs --work-delay MS (how much slower a slow invocation is)');
   }
+  const faults: FaultSettings = {
+    poisonRate: rate('poison-rate') ?? 0,
+    producerDuplicateRate: rate('producer-duplicate-rate') ?? 0,
+    redeliveryRate: rate('redelivery-rate') ?? 0,
+    throttleRate: rate('throttle-rate') ?? 0,
+    workDelayMs,
+    workDelayRate: workDelayMs > 0 ? (workDelayRate ?? DEFAULTS.workDelayRate) : 0,
+    killRate: rate('kill-rate') ?? 0,
+  };
 
   const modesRaw = text('modes');
   let modes: Mode[] = [...MODE_NAMES];
@@ -151,7 +222,17 @@ export function parseCliArgs(argv: readonly string[]): CliOptions {
       throw new UsageError(`--${deployedOnly[0]} applies to --target aws or localstack, not embedded`);
     }
   } else {
-    const embeddedOnly = ['concurrency', 'visibility-timeout'].filter((name) => explicit.has(name));
+    const faultsHere = EMBEDDED_ONLY_FAULTS.filter((name) => explicit.has(name));
+    if (faultsHere.length > 0) {
+      throw new UsageError(
+        `--${faultsHere[0]} is injected by the local Lambda runtime, so it applies to --target embedded only; ` +
+          `on ${target} the event source mapping and DynamoDB are the real ones (--poison-rate and ` +
+          '--producer-duplicate-rate work everywhere: the producer injects them)',
+      );
+    }
+    const embeddedOnly = ['concurrency', 'visibility-timeout', 'max-receive-count'].filter((name) =>
+      explicit.has(name),
+    );
     if (embeddedOnly.length > 0) {
       throw new UsageError(
         `--${embeddedOnly[0]} applies to --target embedded only; a deployed stack runs with the settings in ` +
@@ -198,6 +279,8 @@ export function parseCliArgs(argv: readonly string[]): CliOptions {
       visibilityTimeoutSeconds:
         integer('visibility-timeout', text('visibility-timeout'), 3, 43_200) ??
         DEFAULTS.visibilityTimeoutSeconds,
+      maxReceiveCount: integer('max-receive-count', text('max-receive-count'), 1, 1000),
+      faults,
     },
   };
 }

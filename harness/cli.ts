@@ -120,6 +120,8 @@ function startEnvironment(
       ...(config.batchSize !== undefined ? { batchSize: config.batchSize } : {}),
       ...(config.concurrency !== undefined ? { concurrency: config.concurrency } : {}),
       visibilityTimeoutSeconds: config.visibilityTimeoutSeconds,
+      ...(config.maxReceiveCount !== undefined ? { maxReceiveCount: config.maxReceiveCount } : {}),
+      faults: config.faults,
       logDir,
       onStatus,
     });

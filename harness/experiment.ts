@@ -1,3 +1,4 @@
+import { writeManifestEvents, writeManifestSummary } from '../functions/shared/manifest.js';
 import type { ModeOutcome } from '../functions/shared/outcome.js';
 import type { Mode } from '../lib/topology.js';
 import { type DrainSnapshot, waitUntilDrained } from './drain.js';
@@ -6,6 +7,7 @@ import type {
   ExperimentEnvironment,
   LiveModeStats,
 } from './environments/environment.js';
+import type { FaultSettings } from './faults/faults.js';
 import { buildManifest, produce } from './producer.js';
 
 export interface ExperimentConfig {
@@ -17,6 +19,10 @@ export interface ExperimentConfig {
   readonly modes: readonly Mode[];
   readonly concurrency: number | undefined;
   readonly visibilityTimeoutSeconds: number;
+  /** Overrides every mode's maxReceiveCount (embedded). */
+  readonly maxReceiveCount?: number | undefined;
+  /** Faults injected besides the handlers' crash points; all zero by default. */
+  readonly faults: FaultSettings;
 }
 
 export interface ModeReport extends ModeOutcome {
@@ -63,19 +69,29 @@ export async function runExperiment(
   progress: ExperimentProgress,
   startedAt: number = Date.now(),
 ): Promise<ExperimentReport> {
-  const manifest = buildManifest(runId, config.seed, config.messages, config.accounts);
+  const manifest = buildManifest(runId, config.seed, config.messages, config.accounts, config.faults);
+  const store = { ddb: env.ddb, tableName: env.tableName };
 
   progress.phase(`producing ${config.messages} messages to each of ${config.modes.join(', ')}`);
   const produceStart = Date.now();
+  // The manifest is written before the first send, so nothing can be applied that it does not list.
+  await writeManifestEvents(store, runId, manifest.events);
   await Promise.all(
     config.modes.map((mode) => {
       let sent = 0;
       return produce(env, mode, manifest, (count) => {
         sent += count;
-        progress.produced?.(mode, sent, config.messages);
+        progress.produced?.(mode, sent, manifest.messages.length);
       });
     }),
   );
+  await writeManifestSummary(store, runId, {
+    produced: manifest.events.length,
+    poison: manifest.poison,
+    producerDuplicates: manifest.producerDuplicates,
+    expectedCents: manifest.expectedCents,
+    modes: config.modes,
+  });
   const produceMs = Date.now() - produceStart;
 
   progress.phase('waiting until every queue is drained');

@@ -4,12 +4,15 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { chunks } from './chunks.js';
-import { attributionOf, RUN_ID_ATTRIBUTE } from './message.js';
+import { attributionOf, EVENT_ID_ATTRIBUTE, payloadHash, RUN_ID_ATTRIBUTE } from './message.js';
 
 export interface DeadLetterSweep {
-  /** Event ids of the run's messages in the DLQ whose body names its event. */
-  readonly eventIds: Set<string>;
-  /** The run's messages in the DLQ whose body is not a readable event (poison). */
+  /**
+   * The run's messages in the DLQ that name their event (by attribute or body): event id → the
+   * payload hashes of its copies whose body is a valid event (none for poison).
+   */
+  readonly events: Map<string, Set<string>>;
+  /** The run's messages in the DLQ that name no event at all. */
   readonly unreadable: number;
   /** Messages the sweep could not make visible again (they reappear after their visibility timeout). */
   readonly notReleased: number;
@@ -30,7 +33,7 @@ export async function sweepDeadLetters(
   runId: string,
   options: { readonly visibilitySeconds: number; readonly waitTimeSeconds?: number },
 ): Promise<DeadLetterSweep> {
-  const eventIds = new Set<string>();
+  const events = new Map<string, Set<string>>();
   // Message id → its latest receipt handle: SQS accepts only the newest one for a visibility change.
   const received = new Map<string, string>();
   let nothingNew = 0;
@@ -45,7 +48,7 @@ export async function sweepDeadLetters(
           // Long polling asks every SQS server, so an empty answer means nothing is left to see.
           WaitTimeSeconds: options.waitTimeSeconds ?? 1,
           VisibilityTimeout: options.visibilitySeconds,
-          MessageAttributeNames: [RUN_ID_ATTRIBUTE],
+          MessageAttributeNames: [RUN_ID_ATTRIBUTE, EVENT_ID_ATTRIBUTE],
         }),
       );
       let fresh = 0;
@@ -55,13 +58,23 @@ export async function sweepDeadLetters(
         received.set(message.MessageId, message.ReceiptHandle);
         if (known) continue;
         fresh += 1;
-        const { runId: messageRunId, eventId } = attributionOf(
+        const {
+          runId: messageRunId,
+          eventId,
+          payload,
+        } = attributionOf(
           message.Body,
           message.MessageAttributes?.[RUN_ID_ATTRIBUTE]?.StringValue,
+          message.MessageAttributes?.[EVENT_ID_ATTRIBUTE]?.StringValue,
         );
         if (messageRunId !== runId) continue;
-        if (eventId === undefined) unreadable += 1;
-        else eventIds.add(eventId);
+        if (eventId === undefined) {
+          unreadable += 1;
+          continue;
+        }
+        const hashes = events.get(eventId) ?? new Set<string>();
+        if (payload) hashes.add(payloadHash(payload));
+        events.set(eventId, hashes);
       }
       // Only messages already seen, three receives in a row: the sweep has wrapped around (a rare
       // duplicate delivery alone must not end it early).
@@ -75,7 +88,7 @@ export async function sweepDeadLetters(
       [...received].map(([id, receiptHandle]) => ({ id, receiptHandle })),
     );
   }
-  return { eventIds, unreadable, notReleased };
+  return { events, unreadable, notReleased };
 }
 
 /** Makes the received messages visible again; returns how many SQS did not release. */

@@ -5,15 +5,44 @@ export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
 
+/** The longest reason a log line repeats: the schema library echoes the received value, up to 256 KiB. */
+const MAX_REASON_LENGTH = 200;
+
 /** A message body failed validation. It is never applied. */
 export class InvalidMessageError extends Error {
   override readonly name = 'InvalidMessageError';
+  readonly reason: string;
   constructor(
     readonly field: string,
-    readonly reason: string,
+    reason: string,
   ) {
-    super(`invalid message body: ${field}: ${reason}`);
+    const bounded =
+      reason.length > MAX_REASON_LENGTH
+        ? `${reason.slice(0, MAX_REASON_LENGTH)}… (${reason.length - MAX_REASON_LENGTH} more characters)`
+        : reason;
+    super(`invalid message body: ${field}: ${bounded}`);
+    this.reason = bounded;
   }
+}
+
+/**
+ * effectively-once found a marker for this event id with another account or amount: the producer
+ * reused an event id for a different event. Skipping it as a duplicate would silently drop money;
+ * applying it would break the idempotency key. It fails, and ends in the DLQ for a human.
+ */
+export class ConflictingReuseError extends Error {
+  override readonly name = 'ConflictingReuseError';
+  constructor(
+    readonly eventId: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`event id ${eventId} was already applied with a different account or amount`, options);
+  }
+}
+
+/** A record lacks an attribute the event source mapping always sets: not a Lambda SQS event. */
+export class InvalidRecordError extends Error {
+  override readonly name = 'InvalidRecordError';
 }
 
 /** DynamoDB refused or cancelled a ledger write for a reason that is worth retrying. */

@@ -1,23 +1,30 @@
 import type { Mode } from '../../lib/topology.js';
 
 /**
- * Single-table layout of the ledger. Every item of a run's mode shares one partition key, so the
- * verifier reads a run per mode with paginated `Query` calls and runs never touch each other:
+ * Single-table layout of the ledger. Every item a mode's consumer writes for a run shares one
+ * partition key (its role may write nothing else: IAM `dynamodb:LeadingKeys`), so the verifier
+ * reads a run per mode with paginated `Query` calls and runs never touch each other:
  *
  *   pk = RUN#<runId>#MODE#<mode>
- *   sk = MANIFEST                                   what the producer sent (count, cents)
- *        STAT#<counter>                             deliveries, crashes, suppressed duplicates
+ *   sk = STAT#<counter>                             deliveries, crashes, suppressed duplicates, …
  *        BAL#<accountId>                            the account balance
  *        APP#<eventId>                              effectively-once: the processed marker
  *        APP#<eventId>#<receiveCount>#<messageId>#<requestId>#<position>   other modes: one per application
  *
- * Identifiers never contain `#` (see message.ts), so all of one event's application records are
- * adjacent in sort-key order and can be counted while streaming.
+ *   pk = RUN#<runId>#MANIFEST                       written by the producer only
+ *   sk = EVT#<eventId>                              one per event it sent: account, amount, poison kind
+ *        SUMMARY                                    counts, expected cents, the modes it produced to
+ *
+ * Identifiers never contain `#` and every identifier character sorts after it (see message.ts),
+ * so one event's application records are adjacent, and manifest and application records come in
+ * the same event-id order: the verifier joins them as streams.
  */
 export const partitionKey = (runId: string, mode: Mode): string => `RUN#${runId}#MODE#${mode}`;
+export const manifestPartitionKey = (runId: string): string => `RUN#${runId}#MANIFEST`;
 
 export const SK = {
-  manifest: 'MANIFEST',
+  manifestSummary: 'SUMMARY',
+  manifestEventPrefix: 'EVT#',
   statPrefix: 'STAT#',
   balancePrefix: 'BAL#',
   applicationPrefix: 'APP#',
@@ -27,6 +34,8 @@ export const COUNTERS = {
   deliveries: 'deliveries',
   crashes: 'crashes',
   suppressedDuplicates: 'suppressedDuplicates',
+  /** Transactions cancelled by a conflict or throttling and tried again (hot keys show here). */
+  retriedCancellations: 'retriedCancellations',
 } as const;
 
 export type Counter = (typeof COUNTERS)[keyof typeof COUNTERS];
@@ -34,6 +43,7 @@ export type Counter = (typeof COUNTERS)[keyof typeof COUNTERS];
 export const counterKey = (counter: Counter): string => `${SK.statPrefix}${counter}`;
 export const balanceKey = (accountId: string): string => `${SK.balancePrefix}${accountId}`;
 export const markerKey = (eventId: string): string => `${SK.applicationPrefix}${eventId}`;
+export const manifestEventKey = (eventId: string): string => `${SK.manifestEventPrefix}${eventId}`;
 
 export interface Delivery {
   readonly messageId: string;

@@ -1,6 +1,5 @@
-import { type DynamoDBDocumentClient, GetCommand, paginateQuery } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, paginateQuery } from '@aws-sdk/lib-dynamodb';
 import type { Mode } from '../../lib/topology.js';
-import type { ManifestSummary } from './ledger.js';
 import { COUNTERS, type Counter, partitionKey, SK } from './ledger-keys.js';
 
 export interface LedgerReader {
@@ -8,11 +7,21 @@ export interface LedgerReader {
   readonly tableName: string;
 }
 
-/** Pages through one run's items of one kind (sort-key prefix), in sort-key order, one page at a time. */
-export async function* queryPrefix(
+/** Pages through one run's items of one kind (sort-key prefix) in a mode's partition, in sort-key order. */
+export function queryPrefix(
   reader: LedgerReader,
   runId: string,
   mode: Mode,
+  prefix: string,
+  projection: readonly string[],
+): AsyncGenerator<Record<string, unknown>> {
+  return queryPartition(reader, partitionKey(runId, mode), prefix, projection);
+}
+
+/** Pages through the items of a partition whose sort key begins with `prefix`, one page at a time. */
+export async function* queryPartition(
+  reader: LedgerReader,
+  pk: string,
   prefix: string,
   projection: readonly string[],
 ): AsyncGenerator<Record<string, unknown>> {
@@ -22,7 +31,7 @@ export async function* queryPrefix(
     {
       TableName: reader.tableName,
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-      ExpressionAttributeValues: { ':pk': partitionKey(runId, mode), ':prefix': prefix },
+      ExpressionAttributeValues: { ':pk': pk, ':prefix': prefix },
       ExpressionAttributeNames: names,
       ProjectionExpression: Object.keys(names).join(', '),
       ConsistentRead: true,
@@ -31,31 +40,15 @@ export async function* queryPrefix(
   for await (const page of pages) yield* page.Items ?? [];
 }
 
-export async function readManifest(
-  reader: LedgerReader,
-  runId: string,
-  mode: Mode,
-): Promise<ManifestSummary | undefined> {
-  const { Item } = await reader.ddb.send(
-    new GetCommand({
-      TableName: reader.tableName,
-      Key: { pk: partitionKey(runId, mode), sk: SK.manifest },
-      ConsistentRead: true,
-    }),
-  );
-  if (Item === undefined) return undefined;
-  return {
-    produced: numberAttribute(Item, 'produced'),
-    expectedCents: numberAttribute(Item, 'expectedCents'),
-  };
-}
-
 export async function readCounters(
   reader: LedgerReader,
   runId: string,
   mode: Mode,
 ): Promise<Record<Counter, number>> {
-  const counters: Record<Counter, number> = { deliveries: 0, crashes: 0, suppressedDuplicates: 0 };
+  const counters = Object.fromEntries(Object.values(COUNTERS).map((name) => [name, 0])) as Record<
+    Counter,
+    number
+  >;
   for await (const item of queryPrefix(reader, runId, mode, SK.statPrefix, ['sk', 'count'])) {
     const name = String(item.sk).slice(SK.statPrefix.length);
     if (Object.values(COUNTERS).includes(name as Counter))

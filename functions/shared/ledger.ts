@@ -6,19 +6,19 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { type Mode, STORAGE } from '../../lib/topology.js';
-import { RetryableWriteError } from './errors.js';
+import { ConflictingReuseError, RetryableWriteError } from './errors.js';
 import {
   applicationKey,
   balanceKey,
+  COUNTERS,
   type Counter,
   counterKey,
   type Delivery,
   markerKey,
   partitionKey,
-  SK,
   TTL_ATTRIBUTE,
 } from './ledger-keys.js';
-import type { MessageBody } from './message.js';
+import { type MessageBody, payloadHash } from './message.js';
 
 export interface Ledger {
   readonly ddb: DynamoDBDocumentClient;
@@ -32,7 +32,7 @@ export interface Ledger {
 
 export type CreditOutcome = 'applied' | 'duplicate';
 
-function expiresAt(ledger: Ledger, now: number = ledger.now?.() ?? Date.now()): number {
+export function expiresAt(ledger: Pick<Ledger, 'now'>, now: number = ledger.now?.() ?? Date.now()): number {
   return Math.floor(now / 1000) + STORAGE.ledgerTtlSeconds;
 }
 
@@ -40,9 +40,13 @@ function expiresAt(ledger: Ledger, now: number = ledger.now?.() ?? Date.now()): 
  * Credits the account and writes the application record in ONE transaction, so the ledger and
  * the balances can never disagree.
  *
- * `idempotent: true` (effectively-once) keys the record on the event id alone and guards it with
- * `attribute_not_exists`: a second delivery of the same event cancels the whole transaction with
- * `ConditionalCheckFailed` on the marker, and is reported as a duplicate instead of applied.
+ * `idempotent: true` (effectively-once) keys the record on the event id alone and writes it with an
+ * Update that adds 1 to its `applications` under `attribute_not_exists`: a second delivery of the
+ * same event cancels the whole transaction with `ConditionalCheckFailed` on the marker and is
+ * reported as a duplicate. The marker counts its own applications, so if the guard ever broke the
+ * verifier would see `applications: 2` as a duplicate, not only as drift. A redelivery whose
+ * account or amount differ from the marker's is not a duplicate but a reused event id: it throws
+ * ConflictingReuseError (the record fails and ends in the DLQ).
  * `idempotent: false` gives every delivery its own record, so duplicates are visible to the verifier.
  *
  * A cancellation by a transaction conflict or throttling is retried a few times with jitter;
@@ -55,32 +59,69 @@ export async function creditAccount(
   delivery: Delivery,
   options: { readonly idempotent: boolean },
 ): Promise<CreditOutcome> {
+  const transaction = creditTransaction(ledger, message, delivery, options);
+  const attempts = ledger.retry?.attempts ?? DEFAULT_RETRY.attempts;
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      // Each send serializes a fresh ClientRequestToken (the SDK's own retries inside one send
+      // reuse it); a fresh token is right here because the cancelled attempt wrote nothing.
+      await ledger.ddb.send(new TransactWriteCommand(transaction));
+      return 'applied';
+    } catch (error) {
+      if (options.idempotent && isMarkerConditionFailure(error)) {
+        const existing = error.CancellationReasons?.[0]?.Item;
+        const stored = existing === undefined ? undefined : stringAttribute(existing, 'payloadHash');
+        if (stored !== undefined && stored !== payloadHash(message)) {
+          throw new ConflictingReuseError(message.eventId, { cause: error });
+        }
+        return 'duplicate';
+      }
+      // A cancelled transaction wrote nothing, so trying again cannot apply twice; a short retry
+      // here is far cheaper than handing the record back to SQS for a whole visibility timeout.
+      if (attempt < attempts && isTransientCancellation(error)) {
+        // Diagnostic only (hot keys): a lost counter update must not fail the record.
+        await addToCounter(ledger, message.runId, COUNTERS.retriedCancellations, 1).catch(() => undefined);
+        await backoff(ledger, attempt);
+        continue;
+      }
+      throw new RetryableWriteError(writeFailureReason(error), { cause: error });
+    }
+  }
+}
+
+function creditTransaction(
+  ledger: Ledger,
+  message: MessageBody,
+  delivery: Delivery,
+  options: { readonly idempotent: boolean },
+): TransactWriteCommandInput {
   const pk = partitionKey(message.runId, ledger.mode);
   const now = ledger.now?.() ?? Date.now();
   const ttl = expiresAt(ledger, now);
-  const record = {
-    pk,
-    sk: options.idempotent ? markerKey(message.eventId) : applicationKey(message.eventId, delivery),
+  const attributes = {
     runId: message.runId,
     mode: ledger.mode,
     eventId: message.eventId,
     accountId: message.accountId,
     amountCents: message.amountCents,
+    payloadHash: payloadHash(message),
     messageId: delivery.messageId,
     receiveCount: delivery.receiveCount,
     requestId: delivery.requestId,
     appliedAt: new Date(now).toISOString(),
     [TTL_ATTRIBUTE]: ttl,
   };
-  const transaction: TransactWriteCommandInput = {
-    TransactItems: [
-      {
+  const record = options.idempotent
+    ? { Update: markerUpdate(ledger.tableName, { pk, sk: markerKey(message.eventId) }, attributes) }
+    : {
         Put: {
           TableName: ledger.tableName,
-          Item: record,
-          ...(options.idempotent ? { ConditionExpression: 'attribute_not_exists(pk)' } : {}),
+          Item: { pk, sk: applicationKey(message.eventId, delivery), applications: 1, ...attributes },
         },
-      },
+      };
+  return {
+    TransactItems: [
+      record,
       {
         Update: {
           TableName: ledger.tableName,
@@ -96,24 +137,43 @@ export async function creditAccount(
       },
     ],
   };
-  const attempts = ledger.retry?.attempts ?? DEFAULT_RETRY.attempts;
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      // Each send serializes a fresh ClientRequestToken (the SDK's own retries inside one send
-      // reuse it); a fresh token is right here because the cancelled attempt wrote nothing.
-      await ledger.ddb.send(new TransactWriteCommand(transaction));
-      return 'applied';
-    } catch (error) {
-      if (options.idempotent && isMarkerConditionFailure(error)) return 'duplicate';
-      // A cancelled transaction wrote nothing, so trying again cannot apply twice; a short retry
-      // here is far cheaper than handing the record back to SQS for a whole visibility timeout.
-      if (attempt < attempts && isTransientCancellation(error)) {
-        await backoff(ledger, attempt);
-        continue;
-      }
-      throw new RetryableWriteError(writeFailureReason(error), { cause: error });
-    }
-  }
+}
+
+/** The processed marker: `ADD applications 1` and the record's attributes, only if it does not exist yet. */
+function markerUpdate(
+  tableName: string,
+  key: { readonly pk: string; readonly sk: string },
+  attributes: Record<string, string | number>,
+) {
+  const entries = Object.entries(attributes);
+  return {
+    TableName: tableName,
+    Key: key,
+    ConditionExpression: 'attribute_not_exists(pk)',
+    UpdateExpression: `ADD #applications :one SET ${entries.map((_, index) => `#a${index} = :a${index}`).join(', ')}`,
+    ExpressionAttributeNames: {
+      '#applications': 'applications',
+      ...Object.fromEntries(entries.map(([name], index) => [`#a${index}`, name])),
+    },
+    ExpressionAttributeValues: {
+      ':one': 1,
+      ...Object.fromEntries(entries.map(([, value], index) => [`:a${index}`, value])),
+    },
+    // The stored payload hash tells a redelivery (same payload) from a reused event id.
+    ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
+  };
+}
+
+/**
+ * The old item of a cancellation reason. The document client does not unmarshall errors, so the
+ * attribute arrives as `{ S: "…" }`; accept a plain string too.
+ */
+function stringAttribute(item: Record<string, unknown>, name: string): string | undefined {
+  const value = item[name];
+  if (typeof value === 'string') return value;
+  if (typeof value === 'object' && value !== null && 'S' in value && typeof value.S === 'string')
+    return value.S;
+  return undefined;
 }
 
 const DEFAULT_RETRY = { attempts: 3, baseDelayMs: 50 } as const;
@@ -147,7 +207,7 @@ function isTransactionCanceled(error: unknown): error is TransactionCanceledExce
 }
 
 /** True only when the marker (the transaction's first item) already existed. */
-export function isMarkerConditionFailure(error: unknown): boolean {
+export function isMarkerConditionFailure(error: unknown): error is TransactionCanceledException {
   return isTransactionCanceled(error) && error.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed';
 }
 
@@ -174,28 +234,6 @@ export async function addToCounter(
       UpdateExpression: 'ADD #count :n SET #ttl = :ttl',
       ExpressionAttributeNames: { '#count': 'count', '#ttl': TTL_ATTRIBUTE },
       ExpressionAttributeValues: { ':n': amount, ':ttl': expiresAt(ledger) },
-    }),
-  );
-}
-
-/** What the producer sent for one run and mode; the verifier's `produced` and `expectedCents`. */
-export interface ManifestSummary {
-  readonly produced: number;
-  readonly expectedCents: number;
-}
-
-export async function writeManifest(ledger: Ledger, runId: string, manifest: ManifestSummary): Promise<void> {
-  await ledger.ddb.send(
-    new UpdateCommand({
-      TableName: ledger.tableName,
-      Key: { pk: partitionKey(runId, ledger.mode), sk: SK.manifest },
-      UpdateExpression: 'SET produced = :produced, expectedCents = :cents, #ttl = :ttl',
-      ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE },
-      ExpressionAttributeValues: {
-        ':produced': manifest.produced,
-        ':cents': manifest.expectedCents,
-        ':ttl': expiresAt(ledger),
-      },
     }),
   );
 }

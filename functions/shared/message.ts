@@ -1,11 +1,12 @@
+import { createHash } from 'node:crypto';
 import type { SQSRecord } from 'aws-lambda';
 import * as v from 'valibot';
-import { InvalidMessageError } from './errors.js';
+import { InvalidMessageError, InvalidRecordError } from './errors.js';
 
 /**
  * Identifiers become parts of DynamoDB sort keys, where `#` separates segments. Forbidding `#`
- * keeps every event's ledger items contiguous in key order, which the verifier's streaming count
- * relies on.
+ * (and allowing only characters that sort after it) keeps every event's ledger items contiguous
+ * and in event-id order, which the verifier's streaming join relies on.
  */
 export const IdentifierSchema = v.pipe(
   v.string(),
@@ -52,18 +53,36 @@ export function readMessageBody(body: string): MessageBody | InvalidMessageError
   return new InvalidMessageError(v.getDotPath(issue) ?? '(body)', issue.message);
 }
 
-/** The message attribute the producer stamps so that even an unparsable body can be attributed to its run. */
+/**
+ * Identifies what was applied, for telling a redelivery (same payload) from a reused event id
+ * (another account or amount). The run and event are the marker's key already.
+ */
+export function payloadHash(message: Pick<MessageBody, 'accountId' | 'amountCents'>): string {
+  return createHash('sha256')
+    .update(`${message.accountId}\0${message.amountCents}`)
+    .digest('hex')
+    .slice(0, 32);
+}
+
+/** Message attributes the producer stamps so that even an unparsable body can be attributed. */
 export const RUN_ID_ATTRIBUTE = 'runId';
+export const EVENT_ID_ATTRIBUTE = 'eventId';
 
 /**
- * The run and event a message names, read leniently (before, or without, validation): the `runId`
- * message attribute first, else the body's `runId`; the body's `eventId`. Either is undefined when
- * absent or not a valid identifier, e.g. for a poison body.
+ * The run and event a message names, read leniently (before, or without, validation): the message
+ * attributes first, else the body's fields. Either is undefined when absent or not a valid
+ * identifier, e.g. for a poison body sent without attributes. `payload` is the body's account and
+ * amount when the body is a valid event.
  */
 export function attributionOf(
   body: string | undefined,
   runIdAttribute: string | undefined,
-): { readonly runId: string | undefined; readonly eventId: string | undefined } {
+  eventIdAttribute?: string | undefined,
+): {
+  readonly runId: string | undefined;
+  readonly eventId: string | undefined;
+  readonly payload: Pick<MessageBody, 'accountId' | 'amountCents'> | undefined;
+} {
   let parsed: unknown;
   try {
     parsed = JSON.parse(body ?? '');
@@ -75,16 +94,39 @@ export function attributionOf(
     const value: unknown = (parsed as Record<string, unknown>)[name];
     return v.is(identifier, value) ? value : undefined;
   };
-  const attribute = v.is(identifier, runIdAttribute) ? runIdAttribute : undefined;
-  return { runId: attribute ?? field('runId'), eventId: field('eventId') };
+  const attribute = (value: string | undefined) => (v.is(identifier, value) ? value : undefined);
+  const valid = v.safeParse(MessageBodySchema, parsed);
+  return {
+    runId: attribute(runIdAttribute) ?? field('runId'),
+    eventId: attribute(eventIdAttribute) ?? field('eventId'),
+    payload: valid.success
+      ? { accountId: valid.output.accountId, amountCents: valid.output.amountCents }
+      : undefined,
+  };
+}
+
+/** The attribution of a Lambda SQS record (its body and message attributes). */
+export function recordAttribution(record: SQSRecord): ReturnType<typeof attributionOf> {
+  return attributionOf(
+    record.body,
+    record.messageAttributes?.[RUN_ID_ATTRIBUTE]?.stringValue,
+    record.messageAttributes?.[EVENT_ID_ATTRIBUTE]?.stringValue,
+  );
 }
 
 /** The run a record belongs to, for counting deliveries before any validation. */
 export function runIdOf(record: SQSRecord): string | undefined {
-  return attributionOf(record.body, record.messageAttributes?.[RUN_ID_ATTRIBUTE]?.stringValue).runId;
+  return recordAttribution(record).runId;
 }
 
+/** Lambda always sets ApproximateReceiveCount; a record without it is read, never defaulted. */
 export function receiveCountOf(record: SQSRecord): number {
-  const count = Number(record.attributes.ApproximateReceiveCount);
-  return Number.isInteger(count) && count > 0 ? count : 1;
+  const raw = record.attributes?.ApproximateReceiveCount;
+  const count = Number(raw);
+  if (raw === undefined || !Number.isInteger(count) || count < 1) {
+    throw new InvalidRecordError(
+      `record ${record.messageId} has no valid attributes.ApproximateReceiveCount (${String(raw)}): not an SQS event from Lambda`,
+    );
+  }
+  return count;
 }

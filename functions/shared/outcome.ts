@@ -1,30 +1,42 @@
-/** The per-run, per-mode outcome the verifier reports (DESIGN: outcome definitions). */
+import type { ManifestEvent } from './manifest.js';
+import { payloadHash } from './message.js';
+
+/** The per-run, per-mode outcome the verifier reports (DESIGN: outcome definitions), all by event id. */
 export interface ModeOutcome {
-  /** Messages in the producer's manifest. */
+  /** Events in the producer's manifest (poison included). */
   readonly produced: number;
+  /** Manifest events the producer sent as invalid bodies on purpose. */
+  readonly poison: number;
+  /** Manifest events the producer sent twice (same event id, two SQS messages). */
+  readonly producerDuplicates: number;
   /** Records handed to the handler, counted before any work. */
   readonly deliveries: number;
-  /** Events with exactly one application. */
+  /** Manifest events with exactly one application. */
   readonly appliedOnce: number;
-  /** Events with two or more applications. */
+  /** Manifest events with two or more applications. */
   readonly duplicated: number;
   /** Σ (applications − 1) over duplicated events. */
   readonly extraApplications: number;
-  /** The run's messages found in the mode's dead-letter queue. */
+  /** Manifest events whose message ended in the mode's dead-letter queue. */
   readonly deadLettered: number;
-  /**
-   * Produced events neither applied nor dead-lettered: produced − |applied ∪ dead-lettered|. (DESIGN
-   * writes produced − applied − deadLettered; the union keeps an event that was applied and then
-   * dead-lettered from being subtracted twice.)
-   */
+  /** |manifest − (applied ∪ dead-lettered)|: events that vanished. */
   readonly lost: number;
-  /** Σ manifest amounts. */
+  /**
+   * Event ids the producer never sent as a valid event that were applied (unknown ids, poison
+   * applied) or found in the DLQ (unknown ids): a bug if not 0.
+   */
+  readonly unexpected: number;
+  /** Applications whose account or amount differ from the manifest's event: a bug if not 0 without reuse. */
+  readonly payloadMismatches: number;
+  /** Dead-lettered messages that reused a manifest event id with another account or amount. */
+  readonly conflictingReuse: number;
+  /** Σ valid manifest amounts. */
   readonly expectedCents: number;
   /** Σ account balances. */
   readonly actualCents: number;
   /** actualCents − expectedCents. */
   readonly driftCents: number;
-  /** Σ amounts of application records; equals actualCents unless the code has a bug. */
+  /** Σ amounts of application records (× their applications); equals actualCents unless the code has a bug. */
   readonly ledgerCents: number;
   /** ledgerCents === actualCents. */
   readonly consistent: boolean;
@@ -32,89 +44,144 @@ export interface ModeOutcome {
   readonly crashes: number;
   /** Redeliveries effectively-once recognised by their marker and skipped. */
   readonly suppressedDuplicates: number;
-  /** Events that were applied and also ended in the DLQ (counted in both, not in lost). */
+  /** Transactions cancelled by a conflict or throttling and tried again (hot keys). */
+  readonly retriedCancellations: number;
+  /** Events that were applied and also ended in the DLQ (counted as applied, not as dead-lettered). */
   readonly appliedAndDeadLettered: number;
-  /** The run's DLQ messages whose body names no event (poison bodies); not in deadLettered. */
+  /** The run's DLQ messages that name no event at all. */
   readonly deadLetteredUnreadable: number;
+}
+
+/** One event's application records, read in key order and grouped. */
+export interface AppliedEvent {
+  readonly eventId: string;
+  /** Σ applications (a processed marker counts its own; other records are one each). */
+  readonly applications: number;
+  /** Σ amountCents × applications. */
+  readonly cents: number;
+  /** The payload hashes of its records: one, unless the applied payloads differ. */
+  readonly payloadHashes: ReadonlySet<string>;
+}
+
+export interface JoinCounts {
+  appliedOnce: number;
+  duplicated: number;
+  extraApplications: number;
+  deadLettered: number;
+  lost: number;
+  unexpected: number;
+  payloadMismatches: number;
+  conflictingReuse: number;
+  appliedAndDeadLettered: number;
+  ledgerCents: number;
 }
 
 /**
- * Streams application records (sorted so one event's records are adjacent) into counts, holding
- * one event at a time instead of the whole run.
+ * Joins three streams sorted by event id — the manifest, the applied events and the dead-lettered
+ * ids — holding one event of each at a time, so memory stays flat however large the run.
  */
-export class ApplicationTally {
-  appliedEvents = 0;
-  appliedOnce = 0;
-  duplicated = 0;
-  extraApplications = 0;
-  ledgerCents = 0;
-  appliedAndDeadLettered = 0;
-  private current: string | undefined;
-  private currentCount = 0;
+export async function joinByEventId(
+  manifest: AsyncIterable<ManifestEvent>,
+  applied: AsyncIterable<AppliedEvent>,
+  deadLettered: Iterable<readonly [string, ReadonlySet<string>]>,
+): Promise<JoinCounts> {
+  const counts: JoinCounts = {
+    appliedOnce: 0,
+    duplicated: 0,
+    extraApplications: 0,
+    deadLettered: 0,
+    lost: 0,
+    unexpected: 0,
+    payloadMismatches: 0,
+    conflictingReuse: 0,
+    appliedAndDeadLettered: 0,
+    ledgerCents: 0,
+  };
+  const events = manifest[Symbol.asyncIterator]();
+  const applications = applied[Symbol.asyncIterator]();
+  const dead = deadLettered[Symbol.iterator]();
+  let event = await events.next();
+  let application = await applications.next();
+  let letter = dead.next();
+  let previous: string | undefined;
+  for (;;) {
+    const ids = [
+      event.done ? undefined : event.value.eventId,
+      application.done ? undefined : application.value.eventId,
+      letter.done ? undefined : letter.value[0],
+    ].filter((id): id is string => id !== undefined);
+    if (ids.length === 0) return counts;
+    const id = ids.reduce((low, candidate) => (candidate < low ? candidate : low));
+    // The join is only right if every stream is sorted; a bug there must not produce plausible numbers.
+    if (previous !== undefined && id <= previous)
+      throw new Error(`event ids out of order: ${id} after ${previous}`);
+    previous = id;
 
-  constructor(private readonly deadLetteredEventIds: ReadonlySet<string>) {}
+    const inManifest = !event.done && event.value.eventId === id ? event.value : undefined;
+    const appliedEvent =
+      !application.done && application.value.eventId === id ? application.value : undefined;
+    const deadHashes = !letter.done && letter.value[0] === id ? letter.value[1] : undefined;
+    tallyEvent(counts, inManifest, appliedEvent, deadHashes);
 
-  add(record: { readonly eventId: string; readonly amountCents: number }): void {
-    this.ledgerCents += record.amountCents;
-    if (record.eventId === this.current) {
-      this.currentCount += 1;
-      return;
-    }
-    this.closeEvent();
-    this.current = record.eventId;
-    this.currentCount = 1;
-  }
-
-  finish(): this {
-    this.closeEvent();
-    this.current = undefined;
-    return this;
-  }
-
-  private closeEvent(): void {
-    if (this.current === undefined) return;
-    this.appliedEvents += 1;
-    if (this.currentCount === 1) this.appliedOnce += 1;
-    else {
-      this.duplicated += 1;
-      this.extraApplications += this.currentCount - 1;
-    }
-    if (this.deadLetteredEventIds.has(this.current)) this.appliedAndDeadLettered += 1;
+    if (inManifest) event = await events.next();
+    if (appliedEvent) application = await applications.next();
+    if (deadHashes) letter = dead.next();
   }
 }
 
-export function computeOutcome(input: {
-  readonly produced: number;
-  readonly expectedCents: number;
-  readonly tally: ApplicationTally;
-  readonly deadLettered: number;
-  readonly deadLetteredUnreadable: number;
-  readonly actualCents: number;
-  readonly counters: {
-    readonly deliveries: number;
-    readonly crashes: number;
-    readonly suppressedDuplicates: number;
-  };
-}): ModeOutcome {
-  const { tally } = input;
-  const deadLetteredNotApplied = input.deadLettered - tally.appliedAndDeadLettered;
-  return {
-    produced: input.produced,
-    deliveries: input.counters.deliveries,
-    appliedOnce: tally.appliedOnce,
-    duplicated: tally.duplicated,
-    extraApplications: tally.extraApplications,
-    deadLettered: input.deadLettered,
-    // Not clamped: a negative value means applications of events the producer never sent, a bug to see.
-    lost: input.produced - tally.appliedEvents - deadLetteredNotApplied,
-    expectedCents: input.expectedCents,
-    actualCents: input.actualCents,
-    driftCents: input.actualCents - input.expectedCents,
-    ledgerCents: tally.ledgerCents,
-    consistent: tally.ledgerCents === input.actualCents,
-    crashes: input.counters.crashes,
-    suppressedDuplicates: input.counters.suppressedDuplicates,
-    appliedAndDeadLettered: tally.appliedAndDeadLettered,
-    deadLetteredUnreadable: input.deadLetteredUnreadable,
-  };
+function tallyEvent(
+  counts: JoinCounts,
+  event: ManifestEvent | undefined,
+  applied: AppliedEvent | undefined,
+  deadHashes: ReadonlySet<string> | undefined,
+): void {
+  if (applied) counts.ledgerCents += applied.cents;
+  const valid = event !== undefined && event.poison === undefined;
+  if (!valid) {
+    // Never sent as a valid event: any application is unexpected; a dead letter is only counted if it is ours.
+    if (applied || event === undefined) counts.unexpected += 1;
+    else if (deadHashes) counts.deadLettered += 1;
+    else counts.lost += 1;
+    return;
+  }
+  const expected = payloadHash(event);
+  // A dead-lettered copy with another payload is a reused id, not this event's fate.
+  const reused = deadHashes !== undefined && [...deadHashes].some((hash) => hash !== expected);
+  if (reused) counts.conflictingReuse += 1;
+  const ownDeadLetter = deadHashes !== undefined && (deadHashes.size === 0 || deadHashes.has(expected));
+  if (applied) {
+    if (applied.applications === 1) counts.appliedOnce += 1;
+    else {
+      counts.duplicated += 1;
+      counts.extraApplications += applied.applications - 1;
+    }
+    if ([...applied.payloadHashes].some((hash) => hash !== expected)) counts.payloadMismatches += 1;
+    if (ownDeadLetter) counts.appliedAndDeadLettered += 1;
+  } else if (ownDeadLetter) counts.deadLettered += 1;
+  else counts.lost += 1;
+}
+
+/** Groups application records (sorted, so one event's records are adjacent) into one entry per event. */
+export async function* groupApplications(
+  records: AsyncIterable<{
+    readonly eventId: string;
+    readonly accountId: string;
+    readonly amountCents: number;
+    readonly applications: number;
+  }>,
+): AsyncGenerator<AppliedEvent> {
+  let current:
+    | { eventId: string; applications: number; cents: number; payloadHashes: Set<string> }
+    | undefined;
+  for await (const record of records) {
+    if (current && current.eventId !== record.eventId) {
+      yield current;
+      current = undefined;
+    }
+    current ??= { eventId: record.eventId, applications: 0, cents: 0, payloadHashes: new Set() };
+    current.applications += record.applications;
+    current.cents += record.amountCents * record.applications;
+    current.payloadHashes.add(payloadHash(record));
+  }
+  if (current) yield current;
 }

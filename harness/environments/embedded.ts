@@ -9,6 +9,7 @@ import { consumerEnvironment, verifierEnvironment } from '../../lib/function-env
 import { MODE_NAMES, MODES, type Mode, VERIFIER } from '../../lib/topology.js';
 import { type Bundles, bundleHandlers } from '../bundle.js';
 import { type RunningEmulators, startEmulators } from '../emulators/index.js';
+import type { FaultSettings } from '../faults/faults.js';
 import { LocalEventSourceMapping } from '../lambda-runtime/event-source-mapping.js';
 import type { FunctionSpec } from '../lambda-runtime/execution-environment.js';
 import { LocalFunction } from '../lambda-runtime/local-function.js';
@@ -29,6 +30,10 @@ export interface EmbeddedOptions {
   readonly batchSize?: number;
   /** Overrides every mode's maximum concurrency. */
   readonly concurrency?: number;
+  /** Overrides every mode's maxReceiveCount. */
+  readonly maxReceiveCount?: number;
+  /** Faults the local runtime injects (redelivery, throttling, slow and killed invocations). */
+  readonly faults?: FaultSettings;
   /**
    * Local visibility timeout. Short, so crashed batches come back quickly; the function timeout is
    * 2 s (plus any batching window) shorter (Lambda's hard rule is visibility ≥ function timeout; the
@@ -51,6 +56,7 @@ export function embeddedModeSettings(mode: Mode, options: EmbeddedOptions): Effe
     crashRate: options.crashRate,
     crashSeed: options.crashSeed,
     ...(options.batchSize !== undefined ? { batchSize: options.batchSize } : {}),
+    ...(options.maxReceiveCount !== undefined ? { maxReceiveCount: options.maxReceiveCount } : {}),
   });
   return {
     batchSize: settings.batchSize,

@@ -8,6 +8,7 @@ import { connectDeployedEnvironment, type DeployedClients } from '../../harness/
 import { StackVersionError, VerifierInvocationError } from '../../harness/environments/deployed-errors.js';
 import { type EmbeddedEnvironment, startEmbeddedEnvironment } from '../../harness/environments/embedded.js';
 import { newRunId, runExperiment } from '../../harness/experiment.js';
+import { NO_FAULTS } from '../../harness/faults/faults.js';
 import { modeOutputs, STACK_OUTPUTS } from '../../lib/stack-outputs.js';
 import { MODE_NAMES, MODES, TOPOLOGY_VERSION } from '../../lib/topology.js';
 
@@ -131,6 +132,7 @@ describe('deployed environment against real SQS and DynamoDB endpoints', () => {
       modes: MODE_NAMES,
       concurrency: undefined,
       visibilityTimeoutSeconds: 10,
+      faults: NO_FAULTS,
     };
     const report = await runExperiment(env, config, newRunId('deployed-run'), { phase: () => undefined });
     await env.stop();

@@ -5,6 +5,7 @@ import { DEFAULTS } from '../../harness/cli-args.js';
 import { startEmbeddedEnvironment } from '../../harness/environments/embedded.js';
 import type { ExperimentEnvironment } from '../../harness/environments/environment.js';
 import { type ExperimentConfig, newRunId, runExperiment } from '../../harness/experiment.js';
+import { NO_FAULTS } from '../../harness/faults/faults.js';
 import { buildManifest } from '../../harness/producer.js';
 import { MODE_NAMES, type Mode } from '../../lib/topology.js';
 
@@ -20,6 +21,7 @@ function config(overrides: Partial<ExperimentConfig>): ExperimentConfig {
     modes: MODE_NAMES,
     concurrency: undefined,
     visibilityTimeoutSeconds: DEFAULTS.visibilityTimeoutSeconds,
+    faults: NO_FAULTS,
     ...overrides,
   };
 }
@@ -41,8 +43,10 @@ async function independentCount(env: ExperimentEnvironment, runId: string, mode:
     for (const item of page.Items ?? []) {
       const sk = String(item.sk);
       if (sk.startsWith('APP#')) {
-        applications.set(String(item.eventId), (applications.get(String(item.eventId)) ?? 0) + 1);
-        ledgerCents += Number(item.amountCents);
+        // A processed marker counts its own applications; other modes write one record per application.
+        const times = Number(item.applications);
+        applications.set(String(item.eventId), (applications.get(String(item.eventId)) ?? 0) + times);
+        ledgerCents += Number(item.amountCents) * times;
       } else if (sk.startsWith('BAL#')) {
         balanceCents += Number(item.balanceCents);
       }
@@ -109,7 +113,7 @@ describe('the embedded experiment (fauxqs, DynamoDB Local, real handler processe
       expect(outcome.crashes, `${mode} crashes`).toBe(outcome.runtime?.crashes);
 
       const direct = await independentCount(live, runId, mode);
-      const counts = manifest.messages.map((message) => direct.applications.get(message.eventId) ?? 0);
+      const counts = manifest.events.map((event) => direct.applications.get(event.eventId) ?? 0);
       expect(outcome.appliedOnce, `${mode} appliedOnce`).toBe(counts.filter((n) => n === 1).length);
       expect(outcome.duplicated, `${mode} duplicated`).toBe(counts.filter((n) => n > 1).length);
       expect(outcome.extraApplications, `${mode} extra`).toBe(

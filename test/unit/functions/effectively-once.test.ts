@@ -7,6 +7,7 @@ import { DynamoDBDocumentClient, TransactWriteCommand, UpdateCommand } from '@aw
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { processBatch } from '../../../functions/effectively-once.js';
+import { payloadHash } from '../../../functions/shared/message.js';
 import { consumerDeps, Killed } from '../../support/consumer-deps.js';
 import { lambdaContext, messageBody, sqsEvent, sqsRecord } from '../../support/sqs-events.js';
 
@@ -15,6 +16,18 @@ function cancelled(...codes: string[]): TransactionCanceledException {
     message: 'Transaction cancelled',
     $metadata: {},
     CancellationReasons: codes.map((Code) => ({ Code })),
+  });
+}
+
+/** The marker's condition failed; DynamoDB returns the existing marker (ReturnValuesOnConditionCheckFailure). */
+function markerExists(existing: { accountId: string; amountCents: number }): TransactionCanceledException {
+  return new TransactionCanceledException({
+    message: 'Transaction cancelled',
+    $metadata: {},
+    CancellationReasons: [
+      { Code: 'ConditionalCheckFailed', Item: { payloadHash: { S: payloadHash(existing) } } },
+      { Code: 'None' },
+    ],
   });
 }
 
@@ -42,11 +55,53 @@ describe('effectively-once consumer', () => {
     const writes = ddb.commandCalls(TransactWriteCommand);
     expect(writes).toHaveLength(1);
     const [marker, balance] = writes[0]?.args[0].input.TransactItems ?? [];
-    expect(marker?.Put).toMatchObject({
+    expect(marker?.Put).toBeUndefined();
+    expect(marker?.Update).toMatchObject({
+      Key: { pk: 'RUN#run-9#MODE#effectively-once', sk: 'APP#evt-1' },
       ConditionExpression: 'attribute_not_exists(pk)',
-      Item: { pk: 'RUN#run-9#MODE#effectively-once', sk: 'APP#evt-1', eventId: 'evt-1', amountCents: 700 },
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    });
+    // The marker counts its own applications, so a broken guard would show as a duplicate.
+    expect(marker?.Update?.UpdateExpression).toMatch(/^ADD #applications :one SET /);
+    expect(marker?.Update?.ExpressionAttributeValues?.[':one']).toBe(1);
+    const written = Object.fromEntries(
+      Object.entries(marker?.Update?.ExpressionAttributeNames ?? {}).map(([alias, name]) => [
+        name,
+        marker?.Update?.ExpressionAttributeValues?.[`:${alias.slice(1)}`],
+      ]),
+    );
+    expect(written).toMatchObject({
+      eventId: 'evt-1',
+      accountId: 'acct-2',
+      amountCents: 700,
+      payloadHash: payloadHash({ accountId: 'acct-2', amountCents: 700 }),
     });
     expect(balance?.Update?.Key).toEqual({ pk: 'RUN#run-9#MODE#effectively-once', sk: 'BAL#acct-2' });
+  });
+
+  it('fails a reused event id whose marker holds another amount, instead of skipping it as a duplicate', async () => {
+    const body = messageBody({ accountId: 'acct-1', amountCents: 999 });
+    ddb.on(TransactWriteCommand).rejects(markerExists({ accountId: 'acct-1', amountCents: 250 }));
+    const record = sqsRecord(body, { receiveCount: 2 });
+
+    const result = await processBatch(sqsEvent(record), lambdaContext, consumerDeps('effectively-once'));
+
+    expect(result).toEqual({ batchItemFailures: [{ itemIdentifier: record.messageId }] });
+    const counters = ddb.commandCalls(UpdateCommand).map((call) => call.args[0].input.Key?.sk);
+    expect(counters).not.toContain('STAT#suppressedDuplicates');
+  });
+
+  it('skips a redelivery whose marker holds the same payload', async () => {
+    const body = messageBody({ accountId: 'acct-1', amountCents: 250 });
+    ddb.on(TransactWriteCommand).rejects(markerExists({ accountId: 'acct-1', amountCents: 250 }));
+
+    const result = await processBatch(
+      sqsEvent(sqsRecord(body, { receiveCount: 2 })),
+      lambdaContext,
+      consumerDeps('effectively-once'),
+    );
+
+    expect(result).toEqual({ batchItemFailures: [] });
   });
 
   it('skips a redelivery whose marker exists (ConditionalCheckFailed) and counts a suppressed duplicate', async () => {
@@ -98,6 +153,11 @@ describe('effectively-once consumer', () => {
     ddb.on(TransactWriteCommand).rejects(cancelled('TransactionConflict', 'None'));
     await processBatch(sqsEvent(sqsRecord(messageBody())), lambdaContext, consumerDeps('effectively-once'));
     expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(3);
+    // Each retry is counted, so hot keys show in the report.
+    const retries = ddb
+      .commandCalls(UpdateCommand)
+      .filter((call) => call.args[0].input.Key?.sk === 'STAT#retriedCancellations');
+    expect(retries).toHaveLength(2);
 
     ddb.reset();
     ddb.on(UpdateCommand).resolves({});

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULTS, parseCliArgs, UsageError } from '../../../harness/cli-args.js';
+import { NO_FAULTS } from '../../../harness/faults/faults.js';
 
 describe('experiment command-line options', () => {
   it('has the documented defaults', () => {
@@ -34,6 +35,22 @@ describe('experiment command-line options', () => {
       '4',
       '--visibility-timeout',
       '7',
+      '--max-receive-count',
+      '3',
+      '--poison-rate',
+      '0.1',
+      '--producer-duplicate-rate',
+      '0.2',
+      '--redelivery-rate',
+      '0.3',
+      '--throttle-rate',
+      '0.05',
+      '--work-delay',
+      '12000',
+      '--work-delay-rate',
+      '0.5',
+      '--kill-rate',
+      '0.01',
       '--json',
     ]);
     expect(json).toBe(true);
@@ -46,7 +63,55 @@ describe('experiment command-line options', () => {
       modes: ['at-most-once', 'effectively-once'],
       concurrency: 4,
       visibilityTimeoutSeconds: 7,
+      maxReceiveCount: 3,
+      faults: {
+        poisonRate: 0.1,
+        producerDuplicateRate: 0.2,
+        redeliveryRate: 0.3,
+        throttleRate: 0.05,
+        workDelayMs: 12000,
+        workDelayRate: 0.5,
+        killRate: 0.01,
+      },
     });
+  });
+
+  it('injects no faults by default, and slows a share of invocations when only --work-delay is given', () => {
+    expect(parseCliArgs([]).config.faults).toEqual(NO_FAULTS);
+    expect(parseCliArgs(['--work-delay', '500']).config.faults).toMatchObject({
+      workDelayMs: 500,
+      workDelayRate: DEFAULTS.workDelayRate,
+    });
+  });
+
+  it.each([
+    [['--poison-rate', '1.5'], /--poison-rate must be a number from 0 to 1/],
+    [['--kill-rate', ''], /--kill-rate must be a number from 0 to 1/],
+    [['--work-delay-rate', '0.5'], /--work-delay-rate needs --work-delay/],
+    [['--work-delay', '1.5'], /--work-delay must be a whole number/],
+    [
+      ['--target', 'aws', '--redelivery-rate', '0.1'],
+      /--redelivery-rate is injected by the local Lambda runtime/,
+    ],
+    [['--target', 'localstack', '--kill-rate', '0.1'], /applies to --target embedded only/],
+    [
+      ['--target', 'aws', '--max-receive-count', '3'],
+      /--max-receive-count applies to --target embedded only/,
+    ],
+  ])('refuses %j with a message that says why', (argv, message) => {
+    expect(() => parseCliArgs(argv)).toThrow(message);
+  });
+
+  it('lets the producer-side faults run on a deployed target', () => {
+    const { config } = parseCliArgs([
+      '--target',
+      'aws',
+      '--poison-rate',
+      '0.1',
+      '--producer-duplicate-rate',
+      '0.1',
+    ]);
+    expect(config.faults).toMatchObject({ poisonRate: 0.1, producerDuplicateRate: 0.1 });
   });
 
   it('reads the deployed-target options and remembers which flags were given', () => {

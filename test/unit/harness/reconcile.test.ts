@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../../harness/cli-args.js';
 import type { EnvironmentDescription } from '../../../harness/environments/environment.js';
 import type { ExperimentConfig } from '../../../harness/experiment.js';
+import { NO_FAULTS } from '../../../harness/faults/faults.js';
 import { reconcileWithEnvironment } from '../../../harness/reconcile.js';
 import { MODE_NAMES } from '../../../lib/topology.js';
 
@@ -28,6 +29,7 @@ const config: ExperimentConfig = {
   modes: MODE_NAMES,
   concurrency: undefined,
   visibilityTimeoutSeconds: 10,
+  faults: NO_FAULTS,
 };
 
 describe('reconciling the run with a deployed stack', () => {
