@@ -1,3 +1,6 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   CreateQueueCommand,
@@ -11,11 +14,28 @@ import { type Bundles, bundleHandlers } from '../../harness/bundle.js';
 import type { RunningEmulator } from '../../harness/emulators/index.js';
 import { startSqsEmulator } from '../../harness/emulators/sqs-emulator.js';
 import { readQueueDepth } from '../../harness/environments/queue-depth.js';
-import { LocalEventSourceMapping } from '../../harness/lambda-runtime/event-source-mapping.js';
+import {
+  LocalEventSourceMapping,
+  type MappingFaults,
+} from '../../harness/lambda-runtime/event-source-mapping.js';
 import { LocalFunction } from '../../harness/lambda-runtime/local-function.js';
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/scripted-handler.mjs', import.meta.url));
+const RECORDING = fileURLToPath(new URL('./lambda-runtime-fixtures/recording-handler.mjs', import.meta.url));
 const VISIBILITY_SECONDS = 2;
+
+/** One invocation as the recording handler wrote it down. */
+interface RecordedInvocation {
+  readonly pid: number;
+  readonly startedAt: number;
+  readonly endedAt: number;
+  readonly records: ReadonlyArray<{
+    readonly messageId: string;
+    readonly receiveCount: number;
+    readonly receiptHandle: string;
+    readonly body: string;
+  }>;
+}
 
 describe('local Lambda SQS event source mapping (real fauxqs, real child processes)', () => {
   let emulator: RunningEmulator;
@@ -23,8 +43,11 @@ describe('local Lambda SQS event source mapping (real fauxqs, real child process
   let sqs: SQSClient;
   const running: Array<{ mapping: LocalEventSourceMapping; fn: LocalFunction }> = [];
   let queueCount = 0;
+  let recordDir: string;
+  let recordCount = 0;
 
   beforeAll(async () => {
+    recordDir = mkdtempSync(join(tmpdir(), 'esm-records-'));
     [emulator, bundles] = await Promise.all([startSqsEmulator(), bundleHandlers([])]);
     sqs = new SQSClient({
       region: 'us-east-1',
@@ -39,6 +62,7 @@ describe('local Lambda SQS event source mapping (real fauxqs, real child process
     }
   });
   afterAll(async () => {
+    if (recordDir) rmSync(recordDir, { recursive: true, force: true });
     sqs?.destroy();
     await emulator?.stop();
     await bundles?.dispose();
@@ -52,20 +76,43 @@ describe('local Lambda SQS event source mapping (real fauxqs, real child process
         Attributes: { VisibilityTimeout: String(VISIBILITY_SECONDS) },
       }),
     );
+    await send(QueueUrl, bodies);
+    const { Attributes = {} } = await sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }),
+    );
+    return { queueUrl: QueueUrl, queueArn: Attributes.QueueArn ?? '' };
+  }
+
+  async function send(queueUrl: string, bodies: object[]): Promise<void> {
     for (let start = 0; start < bodies.length; start += 10) {
       await sqs.send(
         new SendMessageBatchCommand({
-          QueueUrl,
+          QueueUrl: queueUrl,
           Entries: bodies
             .slice(start, start + 10)
             .map((body, index) => ({ Id: String(index), MessageBody: JSON.stringify(body) })),
         }),
       );
     }
-    const { Attributes = {} } = await sqs.send(
-      new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }),
-    );
-    return { queueUrl: QueueUrl, queueArn: Attributes.QueueArn ?? '' };
+  }
+
+  /** A file the recording handler appends one line per invocation to, and a reader for it. */
+  function recordFile(): { path: string; read: () => RecordedInvocation[] } {
+    recordCount += 1;
+    const path = join(recordDir, `invocations-${recordCount}.jsonl`);
+    const read = () => {
+      let text = '';
+      try {
+        text = readFileSync(path, 'utf8');
+      } catch {
+        return []; // nothing written yet
+      }
+      return text
+        .split('\n')
+        .filter((line) => line !== '')
+        .map((line) => JSON.parse(line) as RecordedInvocation);
+    };
+    return { path, read };
   }
 
   function start(
@@ -75,15 +122,25 @@ describe('local Lambda SQS event source mapping (real fauxqs, real child process
       maxConcurrency?: number;
       reportBatchItemFailures?: boolean;
       delayMs?: number;
+      /** The recording handler, writing to this file, instead of the scripted one. */
+      recordTo?: string;
+      environment?: Record<string, string>;
+      maxBatchingWindowMs?: number;
+      visibilityTimeoutMs?: number;
+      faults?: MappingFaults;
     },
   ) {
     const fn = new LocalFunction({
       name: 'scripted',
-      bundlePath: FIXTURE,
+      bundlePath: options.recordTo ? RECORDING : FIXTURE,
       workerPath: bundles.worker,
       timeoutMs: 5000,
       memoryMb: 128,
-      environment: { BATCH_DELAY_MS: String(options.delayMs ?? 0) },
+      environment: {
+        BATCH_DELAY_MS: String(options.delayMs ?? 0),
+        ...(options.recordTo ? { RECORD_FILE: options.recordTo } : {}),
+        ...options.environment,
+      },
     });
     const mapping = new LocalEventSourceMapping({
       sqs,
@@ -91,9 +148,13 @@ describe('local Lambda SQS event source mapping (real fauxqs, real child process
       region: 'us-east-1',
       fn,
       batchSize: options.batchSize ?? 10,
-      maxBatchingWindowMs: 0,
+      maxBatchingWindowMs: options.maxBatchingWindowMs ?? 0,
       maxConcurrency: options.maxConcurrency ?? 2,
       reportBatchItemFailures: options.reportBatchItemFailures ?? true,
+      ...(options.visibilityTimeoutMs === undefined
+        ? {}
+        : { visibilityTimeoutMs: options.visibilityTimeoutMs }),
+      ...(options.faults ? { faults: options.faults } : {}),
       onFatal: (error) => {
         throw error;
       },
@@ -118,9 +179,162 @@ describe('local Lambda SQS event source mapping (real fauxqs, real child process
 
   it('deletes a successful batch', async () => {
     const queue = await queueWith(Array.from({ length: 25 }, (_, index) => ({ index })));
-    const { mapping } = start(queue, {});
+    const { mapping } = start(queue, { visibilityTimeoutMs: VISIBILITY_SECONDS * 1000 });
     await until(() => empty(queue.queueUrl));
-    expect(mapping.stats).toMatchObject({ deliveries: 25, acknowledged: 25, failedBatches: 0 });
+    expect(mapping.stats).toMatchObject({
+      deliveries: 25,
+      acknowledged: 25,
+      failedBatches: 0,
+      visibilityOverruns: 0,
+      redelivered: 0,
+      inFlight: 0,
+    });
+  });
+
+  it('receives every system attribute a record needs when it asks for all of them (fauxqs)', async () => {
+    const queue = await queueWith([{ index: 0 }]);
+    const { Messages = [] } = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: queue.queueUrl, MessageSystemAttributeNames: ['All'] }),
+    );
+    expect(Messages[0]?.Attributes).toEqual(
+      expect.objectContaining({
+        ApproximateReceiveCount: '1',
+        SentTimestamp: expect.stringMatching(/^\d+$/),
+        SenderId: expect.any(String),
+        ApproximateFirstReceiveTimestamp: expect.stringMatching(/^\d+$/),
+      }),
+    );
+  });
+
+  it('fails the whole batch when the response is a top-level array: nothing is deleted', async () => {
+    const queue = await queueWith([{ index: 0 }, { index: 1 }]);
+    const records = recordFile();
+    const { mapping } = start(queue, {
+      batchSize: 2,
+      recordTo: records.path,
+      environment: { RESPONSE: 'array' },
+    });
+    await until(() => mapping.stats.failedBatches >= 1);
+    await mapping.stop();
+    expect(mapping.stats.acknowledged).toBe(0);
+    const depth = await readQueueDepth(sqs, queue.queueUrl);
+    expect(depth.visible + depth.inFlight).toBe(2);
+  });
+
+  describe('batching window', () => {
+    it('counts the window from the first record, not from the start of polling', async () => {
+      const queue = await queueWith([]);
+      const records = recordFile();
+      const { mapping } = start(queue, {
+        maxConcurrency: 1,
+        maxBatchingWindowMs: 1500,
+        recordTo: records.path,
+      });
+      // Polling an empty queue for longer than the window: the window has not started yet.
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      await send(queue.queueUrl, [{ index: 0 }]);
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      await send(queue.queueUrl, [{ index: 1 }, { index: 2 }, { index: 3 }, { index: 4 }]);
+      await until(() => mapping.stats.acknowledged === 5);
+      expect(records.read().map((invocation) => invocation.records.length)).toEqual([5]);
+    });
+
+    it('invokes as soon as the batch is full, before the window ends', async () => {
+      const queue = await queueWith([{ index: 0 }]);
+      const records = recordFile();
+      const started = Date.now();
+      const { mapping } = start(queue, {
+        batchSize: 3,
+        maxConcurrency: 1,
+        maxBatchingWindowMs: 6000,
+        recordTo: records.path,
+      });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await send(queue.queueUrl, [{ index: 1 }, { index: 2 }]);
+      await until(() => mapping.stats.acknowledged === 3);
+      expect(Date.now() - started).toBeLessThan(4000);
+      expect(records.read().map((invocation) => invocation.records.length)).toEqual([3]);
+    });
+  });
+
+  describe('injected faults', () => {
+    it('hands each record of a successful batch over again: same id and receipt handle, receive count + 1, in flight until then', async () => {
+      const queue = await queueWith([{ eventId: 'evt-a' }, { eventId: 'evt-b' }, { eventId: 'evt-c' }]);
+      const records = recordFile();
+      const { mapping } = start(queue, {
+        maxConcurrency: 1,
+        delayMs: 500,
+        recordTo: records.path,
+        faults: { seed: 'redelivery', redeliveryRate: 1 },
+      });
+      await until(() => mapping.stats.deliveries === 3);
+      // Stopped mid-invocation: the copies are drawn when it succeeds and cannot be handed over.
+      await mapping.stop();
+      expect(mapping.stats).toMatchObject({
+        acknowledged: 3,
+        redelivered: 3,
+        pendingRedeliveries: 3,
+        inFlight: 3,
+      });
+      // SQS is empty; only the mapping's inFlight keeps a drain from declaring the run done.
+      expect(await empty(queue.queueUrl)).toBe(true);
+
+      mapping.start();
+      await until(() => mapping.stats.deliveries === 6 && mapping.stats.inFlight === 0);
+      const [first, second] = records.read();
+      const view = (invocation: RecordedInvocation | undefined) =>
+        invocation?.records.map(({ messageId, receiptHandle, body }) => ({ messageId, receiptHandle, body }));
+      expect(view(second)).toEqual(view(first));
+      expect(first?.records.map((record) => record.receiveCount)).toEqual([1, 1, 1]);
+      expect(second?.records.map((record) => record.receiveCount)).toEqual([2, 2, 2]);
+      // The copies' stale receipt handles delete nothing and fail nothing; a copy is never copied again.
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      expect(mapping.stats).toMatchObject({
+        deliveries: 6,
+        acknowledged: 6,
+        failedBatches: 0,
+        redelivered: 3,
+        pendingRedeliveries: 0,
+      });
+    });
+
+    it('kills invocations at a random moment: a Runtime.ExitError that deletes nothing, and SQS redelivers', async () => {
+      const queue = await queueWith([{ eventId: 'evt-k1' }, { eventId: 'evt-k2' }]);
+      const { mapping, fn } = start(queue, {
+        batchSize: 1,
+        delayMs: 200,
+        faults: { seed: 'kill', killRate: 1 },
+      });
+      // Delivered, killed, back after the visibility timeout, killed again.
+      await until(() => mapping.stats.deliveries >= 4, 12_000);
+      await mapping.stop();
+      expect(fn.stats.injectedKills).toBeGreaterThanOrEqual(4);
+      expect(fn.stats.exits).toBe(fn.stats.injectedKills);
+      expect(mapping.stats).toMatchObject({ acknowledged: 0, failedBatches: mapping.stats.deliveries });
+      const depth = await readQueueDepth(sqs, queue.queueUrl);
+      expect(depth.visible + depth.inFlight).toBe(2);
+    });
+
+    it('lets a slow invocation outlive the visibility timeout: the same message runs twice at once, counted as overruns', async () => {
+      const queue = await queueWith([{ eventId: 'evt-slow' }]);
+      const records = recordFile();
+      const { mapping } = start(queue, {
+        batchSize: 1,
+        maxConcurrency: 2,
+        recordTo: records.path,
+        visibilityTimeoutMs: VISIBILITY_SECONDS * 1000,
+        faults: { seed: 'slow', workDelayMs: 3000, workDelayRate: 1 },
+      });
+      await until(() => records.read().length >= 2, 15_000);
+      await mapping.stop();
+      // One message, two batches in flight at once: the second received it while the first ran.
+      expect(mapping.stats.peakBatchesInFlight).toBe(2);
+      expect(mapping.stats.slowInvocations).toBeGreaterThanOrEqual(2);
+      expect(mapping.stats.visibilityOverruns).toBeGreaterThanOrEqual(2);
+      const [first, second] = records.read();
+      expect(second?.records[0]?.messageId).toBe(first?.records[0]?.messageId);
+      expect([first?.records[0]?.receiveCount, second?.records[0]?.receiveCount]).toEqual([1, 2]);
+    });
   });
 
   it('with ReportBatchItemFailures deletes all but the listed records, which come back after the visibility timeout', async () => {
