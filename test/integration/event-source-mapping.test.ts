@@ -7,6 +7,7 @@ import {
   GetQueueAttributesCommand,
   ReceiveMessageCommand,
   SendMessageBatchCommand,
+  SendMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +17,7 @@ import { startSqsEmulator } from '../../harness/emulators/sqs-emulator.js';
 import { readQueueDepth } from '../../harness/environments/queue-depth.js';
 import {
   LocalEventSourceMapping,
+  MAX_BATCH_PAYLOAD_BYTES,
   type MappingFaults,
 } from '../../harness/lambda-runtime/event-source-mapping.js';
 import { LocalFunction } from '../../harness/lambda-runtime/local-function.js';
@@ -254,6 +256,34 @@ describe('local Lambda SQS event source mapping (real fauxqs, real child process
       await until(() => mapping.stats.acknowledged === 3);
       expect(Date.now() - started).toBeLessThan(4000);
       expect(records.read().map((invocation) => invocation.records.length)).toEqual([3]);
+    });
+
+    it('closes a batch at the 6 MB invocation payload limit and opens the next with the rest', async () => {
+      const queue = await queueWith([]);
+      const pad = 'x'.repeat(240 * 1024);
+      await Promise.all(
+        Array.from({ length: 30 }, (_, index) =>
+          sqs.send(
+            new SendMessageCommand({ QueueUrl: queue.queueUrl, MessageBody: JSON.stringify({ index, pad }) }),
+          ),
+        ),
+      );
+      const records = recordFile();
+      const { mapping } = start(queue, {
+        batchSize: 100,
+        maxConcurrency: 1,
+        maxBatchingWindowMs: 1000,
+        recordTo: records.path,
+      });
+      await until(() => mapping.stats.acknowledged === 30, 30_000);
+      const payloads = records
+        .read()
+        .map((invocation) =>
+          invocation.records.reduce((sum, record) => sum + Buffer.byteLength(record.body), 0),
+        );
+      expect(payloads.length).toBeGreaterThanOrEqual(2);
+      for (const bytes of payloads) expect(bytes).toBeLessThanOrEqual(MAX_BATCH_PAYLOAD_BYTES);
+      expect(payloads[0]).toBeGreaterThan(MAX_BATCH_PAYLOAD_BYTES - 250 * 1024);
     });
   });
 
