@@ -1,6 +1,7 @@
-import type { Mode } from '../lib/topology.js';
+import { MODES, type Mode } from '../lib/topology.js';
 import type { DrainSnapshot } from './drain.js';
 import type { ExperimentReport } from './experiment.js';
+import { anyFault, type FaultSettings } from './faults/faults.js';
 
 const money = (cents: number): string => {
   const sign = cents < 0 ? '-' : '';
@@ -8,42 +9,48 @@ const money = (cents: number): string => {
   return `${sign}${Math.floor(abs / 100).toLocaleString('en-US')}.${String(abs % 100).padStart(2, '0')}`;
 };
 
-/** The result table: one row per mode. */
-export function formatTable(report: ExperimentReport): string {
-  const header = [
-    'mode',
-    'produced',
-    'deliveries',
-    'applied once',
-    'duplicated (extra)',
-    'lost',
-    'dead-lettered',
-    'expected',
-    'actual',
-    'drift',
-    'crashes',
-    'consistent',
-  ];
-  const rows = (Object.entries(report.modes) as [Mode, NonNullable<ExperimentReport['modes'][Mode]>][]).map(
-    ([mode, m]) => [
-      mode,
-      String(m.produced),
-      String(m.deliveries),
-      String(m.appliedOnce),
-      `${m.duplicated} (${m.extraApplications})`,
-      String(m.lost),
-      String(m.deadLettered),
-      money(m.expectedCents),
-      money(m.actualCents),
-      money(m.driftCents),
-      String(m.crashes),
-      m.consistent ? 'yes' : 'NO',
-    ],
+type ModeRow = NonNullable<ExperimentReport['modes'][Mode]>;
+
+/** The report's modes as [mode, outcome] pairs, in report (topology) order. */
+const modeRows = (report: Pick<ExperimentReport, 'modes'>): [Mode, ModeRow][] =>
+  Object.entries(report.modes) as [Mode, ModeRow][];
+
+/**
+ * Whether the environment itself delivered some record twice: then at-most-once's duplicates are
+ * the environment's, not a broken promise (its "never twice" holds per SQS delivery).
+ */
+function deliveredTwiceByEnvironment(outcome: ModeRow): boolean {
+  return (
+    outcome.producerDuplicates > 0 ||
+    (outcome.runtime?.injected.redelivered ?? 0) > 0 ||
+    (outcome.runtime?.visibilityOverruns ?? 0) > 0
   );
+}
+
+/**
+ * The counts of a mode that a correct run cannot produce: always-impossible ones (unexpected
+ * applications, payloads that differ from the manifest, a ledger that does not add up) and the
+ * mode's own promises (lib/topology.ts).
+ */
+export function violations(mode: Mode, outcome: ModeRow): Set<keyof ModeRow> {
+  const flagged = new Set<keyof ModeRow>();
+  if (outcome.unexpected !== 0) flagged.add('unexpected');
+  if (outcome.payloadMismatches !== 0 && outcome.conflictingReuse === 0) flagged.add('payloadMismatches');
+  if (!outcome.consistent) flagged.add('consistent');
+  const { promises } = MODES[mode];
+  if (promises.noLoss && outcome.lost !== 0) flagged.add('lost');
+  if (promises.noDuplicates && outcome.duplicated !== 0 && !deliveredTwiceByEnvironment(outcome))
+    flagged.add('duplicated');
+  if (promises.noLoss && promises.noDuplicates && outcome.driftCents !== 0) flagged.add('driftCents');
+  return flagged;
+}
+
+/** Aligns rows under a header: the first column left, the others right. */
+function alignedTable(header: readonly string[], rows: readonly string[][]): string {
   const widths = header.map((title, column) =>
     Math.max(title.length, ...rows.map((row) => row[column]?.length ?? 0)),
   );
-  const line = (cells: string[]) =>
+  const line = (cells: readonly string[]) =>
     cells
       .map((cell, column) =>
         column === 0 ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0),
@@ -52,33 +59,153 @@ export function formatTable(report: ExperimentReport): string {
   return [line(header), widths.map((width) => '-'.repeat(width)).join('  '), ...rows.map(line)].join('\n');
 }
 
+/** The result table: one row per mode; a count a correct run cannot produce is marked with `!`. */
+export function formatTable(report: Pick<ExperimentReport, 'modes'>): string {
+  const header = [
+    'mode',
+    'produced',
+    'deliveries',
+    'applied once',
+    'duplicated (extra)',
+    'lost',
+    'dead-lettered',
+    'unexpected',
+    'expected',
+    'actual',
+    'drift',
+    'crashes',
+    'consistent',
+  ];
+  const rows = modeRows(report).map(([mode, m]) => {
+    const flagged = violations(mode, m);
+    const mark = (field: keyof ModeRow, text: string) => (flagged.has(field) ? `${text} !` : text);
+    return [
+      mode,
+      String(m.produced),
+      String(m.deliveries),
+      String(m.appliedOnce),
+      mark('duplicated', `${m.duplicated} (${m.extraApplications})`),
+      mark('lost', String(m.lost)),
+      String(m.deadLettered),
+      mark('unexpected', String(m.unexpected)),
+      money(m.expectedCents),
+      money(m.actualCents),
+      mark('driftCents', money(m.driftCents)),
+      String(m.crashes),
+      m.consistent ? 'yes' : 'NO !',
+    ];
+  });
+  return alignedTable(header, rows);
+}
+
+/** What was injected and what the runtime saw, per mode; printed when any of it is not zero. */
+export function formatFaultTable(report: Pick<ExperimentReport, 'modes'>): string | undefined {
+  const header = [
+    'faults',
+    'poison',
+    're-sent',
+    'redelivered',
+    'throttled',
+    '5xx',
+    'lost responses',
+    'killed',
+    'slow',
+    'overruns',
+    'retried cancellations',
+    'conflicting reuse',
+  ];
+  const rows = modeRows(report).map(([mode, m]) => {
+    const injected = m.runtime?.injected;
+    const live = (value: number | undefined) => (value === undefined ? '-' : String(value));
+    return [
+      mode,
+      String(m.poison),
+      String(m.producerDuplicates),
+      live(injected?.redelivered),
+      live(injected?.throttled),
+      live(injected?.serverErrors),
+      live(injected?.lostResponses),
+      live(injected?.kills),
+      live(injected?.slowInvocations),
+      live(m.runtime?.visibilityOverruns),
+      String(m.retriedCancellations),
+      String(m.conflictingReuse),
+    ];
+  });
+  const anything = rows.some((row) => row.slice(1).some((cell) => cell !== '0' && cell !== '-'));
+  return anything ? alignedTable(header, rows) : undefined;
+}
+
 export function formatSummary(report: ExperimentReport, reportPath: string): string {
   const c = report.config;
   const seconds = (report.durationMs / 1000).toFixed(1);
+  const faults = formatFaultTable(report);
   return [
     `run ${report.runId} on ${report.target}: ${c.messages} messages × ${Object.keys(report.modes).length} modes, ` +
       `${c.accounts} accounts, crash rate ${c.crashRate}, seed ${c.seed}, ${seconds} s`,
+    ...(anyFault(c.faults) ? [`faults: ${describeFaults(c.faults)}`] : []),
     '',
     formatTable(report),
     '',
+    ...(faults ? [faults, ''] : []),
     ...notes(report),
     `report: ${reportPath}`,
   ].join('\n');
 }
 
+/** The fault flags of a run, as a reader would type them. */
+export function describeFaults(faults: FaultSettings): string {
+  const parts: string[] = [];
+  if (faults.poisonRate > 0) parts.push(`poison ${faults.poisonRate}`);
+  if (faults.producerDuplicateRate > 0) parts.push(`producer re-sends ${faults.producerDuplicateRate}`);
+  if (faults.redeliveryRate > 0) parts.push(`redelivery ${faults.redeliveryRate}`);
+  if (faults.throttleRate > 0) parts.push(`throttling ${faults.throttleRate}`);
+  if (faults.workDelayMs > 0)
+    parts.push(`work delay ${faults.workDelayMs} ms on ${faults.workDelayRate} of invocations`);
+  if (faults.killRate > 0) parts.push(`kills ${faults.killRate}`);
+  return parts.join(', ');
+}
+
 /** What a reader might misread in the table. */
 function notes(report: ExperimentReport): string[] {
-  const outcomes = Object.values(report.modes);
+  const rows = modeRows(report);
+  const outcomes = rows.map(([, outcome]) => outcome);
   const notes: string[] = [];
-  if (report.config.crashRate > 0 && outcomes.every((outcome) => outcome?.crashes === 0)) {
+  if (
+    report.config.crashRate > 0 &&
+    outcomes.every((outcome) => outcome.crashes === 0) &&
+    !anyFault(report.config.faults)
+  ) {
     notes.push(
       `note: no crash was drawn for seed ${report.config.seed} at crash rate ${report.config.crashRate}, so every mode ` +
         'is exact; try another --seed or a higher --crash-rate to see the semantics differ.',
     );
   }
-  if (outcomes.some((outcome) => outcome && !outcome.consistent)) {
+  for (const [mode, outcome] of rows) {
+    if (!MODES[mode].promises.noLoss && outcome.poison > 0 && outcome.lost > 0) {
+      notes.push(
+        `note: ${mode} deletes before it validates, so the poison bodies it received are among its ${outcome.lost} lost; ` +
+          'the modes that work first dead-letter them instead.',
+      );
+    }
+    if (MODES[mode].promises.noDuplicates && outcome.duplicated > 0 && deliveredTwiceByEnvironment(outcome)) {
+      notes.push(
+        `note: ${mode}'s duplicates come from the environment, not the mode: records were delivered twice ` +
+          '(producer re-sends, redeliveries or visibility overruns), and it applies each delivery it deletes.',
+      );
+    }
+  }
+  const overruns = outcomes.reduce((sum, outcome) => sum + (outcome.runtime?.visibilityOverruns ?? 0), 0);
+  if (overruns > 0) {
     notes.push(
-      'note: consistent = NO means the application records do not sum to the balances: a bug, not a semantic.',
+      `note: ${overruns} batch(es) outlived their visibility timeout, so SQS may have handed the same messages to ` +
+        'a second invocation: duplicates may come from the environment, not only from the mode.',
+    );
+  }
+  if (rows.some(([mode, outcome]) => violations(mode, outcome).size > 0)) {
+    notes.push(
+      'note: a count marked ! is one a correct run cannot produce (an unexpected application, a broken promise ' +
+        'of the mode, a ledger that does not add up): a bug, not a semantic.',
     );
   }
   return notes.length > 0 ? [...notes, ''] : [];

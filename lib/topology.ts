@@ -27,6 +27,13 @@ export interface ModeSettings {
   readonly deletesOwnBatch: boolean;
   /** Lambda memory in MB. */
   readonly memoryMb: number;
+  /**
+   * What the mode promises in a correct run; the report flags a count that breaks it. Loss means
+   * an event neither applied nor dead-lettered. "Never duplicates" for at-most-once holds per SQS
+   * delivery only: a record delivered twice (SQS and the event source mapping are at-least-once, a
+   * visibility overrun, a producer re-send) is applied twice.
+   */
+  readonly promises: { readonly noLoss: boolean; readonly noDuplicates: boolean };
 }
 
 const consumerDefaults = {
@@ -48,12 +55,14 @@ export const MODES = {
     summary: 'deletes the received batch from SQS, then applies each message',
     reportBatchItemFailures: false,
     deletesOwnBatch: true,
+    promises: { noLoss: false, noDuplicates: true },
   },
   'at-least-once': {
     ...consumerDefaults,
     summary: 'applies each message, then Lambda deletes the batch on success',
     reportBatchItemFailures: true,
     deletesOwnBatch: false,
+    promises: { noLoss: true, noDuplicates: false },
   },
   'effectively-once': {
     ...consumerDefaults,
@@ -61,6 +70,7 @@ export const MODES = {
       'applies each message in one TransactWriteItems with a conditional processed-marker, then Lambda deletes the batch',
     reportBatchItemFailures: true,
     deletesOwnBatch: false,
+    promises: { noLoss: true, noDuplicates: true },
   },
 } as const satisfies Record<string, ModeSettings>;
 

@@ -9,7 +9,8 @@ import { consumerEnvironment, verifierEnvironment } from '../../lib/function-env
 import { MODE_NAMES, MODES, type Mode, VERIFIER } from '../../lib/topology.js';
 import { type Bundles, bundleHandlers } from '../bundle.js';
 import { type RunningEmulators, startEmulators } from '../emulators/index.js';
-import type { FaultSettings } from '../faults/faults.js';
+import { type RunningDynamoDbFaultProxy, startDynamoDbFaultProxy } from '../faults/dynamodb-fault-proxy.js';
+import { type FaultSettings, NO_FAULTS } from '../faults/faults.js';
 import { LocalEventSourceMapping } from '../lambda-runtime/event-source-mapping.js';
 import type { FunctionSpec } from '../lambda-runtime/execution-environment.js';
 import { LocalFunction } from '../lambda-runtime/local-function.js';
@@ -147,6 +148,20 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
       ),
     ) as Record<Mode, Awaited<ReturnType<typeof createModeQueues>>>;
 
+    // Throttling and lost responses come from a proxy that only the consumers talk to: the harness
+    // and the verifier read the real emulator, and the handler code stays what is deployed.
+    const faults = options.faults ?? NO_FAULTS;
+    let faultProxy: RunningDynamoDbFaultProxy | undefined;
+    if (faults.throttleRate > 0) {
+      const proxy = await startDynamoDbFaultProxy({
+        target: emulators.dynamodbEndpoint,
+        seed: options.crashSeed,
+        rate: faults.throttleRate,
+      });
+      cleanups.push(() => proxy.stop());
+      faultProxy = proxy;
+    }
+
     const sdkEnvironment = {
       AWS_REGION: REGION,
       AWS_DEFAULT_REGION: REGION,
@@ -182,7 +197,11 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
         workerPath: bundles.worker,
         timeoutMs: timeoutSeconds * 1000,
         memoryMb,
-        environment: { ...sdkEnvironment, ...environment },
+        environment: {
+          ...sdkEnvironment,
+          ...environment,
+          ...(faultProxy && name !== 'verifier' ? { AWS_ENDPOINT_URL_DYNAMODB: faultProxy.endpoint } : {}),
+        },
         ...(sink ? { logSink: sink } : {}),
       } satisfies FunctionSpec;
     };
@@ -215,6 +234,14 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
         maxBatchingWindowMs: settings.maxBatchingWindowSeconds * 1000,
         maxConcurrency: settings.maxConcurrency,
         reportBatchItemFailures: MODES[mode].reportBatchItemFailures,
+        visibilityTimeoutMs: settings.visibilityTimeoutSeconds * 1000,
+        faults: {
+          seed: options.crashSeed,
+          redeliveryRate: faults.redeliveryRate,
+          killRate: faults.killRate,
+          workDelayMs: faults.workDelayMs,
+          workDelayRate: faults.workDelayRate,
+        },
         onFatal: (error) => {
           fatal ??= error;
         },
@@ -260,6 +287,7 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
       liveStats: (mode): LiveModeStats => {
         const mapping = mappings.get(mode);
         const fn = functions.get(mode);
+        const proxied = faultProxy?.stats.byMode[mode];
         return {
           deliveries: mapping?.stats.deliveries ?? 0,
           acknowledged: mapping?.stats.acknowledged ?? 0,
@@ -268,6 +296,15 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
           timeouts: fn?.stats.timeouts ?? 0,
           slowestInvocationMs: fn?.stats.slowestInvocationMs ?? 0,
           coldStarts: fn?.stats.coldStarts ?? 0,
+          visibilityOverruns: mapping?.stats.visibilityOverruns ?? 0,
+          injected: {
+            redelivered: mapping?.stats.redelivered ?? 0,
+            kills: fn?.stats.injectedKills ?? 0,
+            slowInvocations: mapping?.stats.slowInvocations ?? 0,
+            throttled: proxied?.throttled ?? 0,
+            serverErrors: proxied?.serverErrors ?? 0,
+            lostResponses: proxied?.lostResponses ?? 0,
+          },
         };
       },
       invokeVerifier: async (runId, modes): Promise<VerifierInvocation> => {

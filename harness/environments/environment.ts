@@ -32,6 +32,23 @@ export interface LiveModeStats {
   readonly timeouts: number;
   readonly slowestInvocationMs: number;
   readonly coldStarts: number;
+  /** Batches whose invocation ended after their receive + the visibility timeout: SQS may have delivered them twice. */
+  readonly visibilityOverruns: number;
+  /** Faults the local runtime injected into this mode (see --help). */
+  readonly injected: InjectedFaults;
+}
+
+export interface InjectedFaults {
+  /** Records the event source mapping delivered a second time on its own. */
+  readonly redelivered: number;
+  /** Environments SIGKILLed by the runtime at a random moment of an invocation. */
+  readonly kills: number;
+  /** Invocations made slow by the work delay. */
+  readonly slowInvocations: number;
+  /** DynamoDB requests answered with a throttling error, a 5xx, or applied with the response lost. */
+  readonly throttled: number;
+  readonly serverErrors: number;
+  readonly lostResponses: number;
 }
 
 export interface VerifierInvocation {
