@@ -148,9 +148,11 @@ export class LocalEventSourceMapping {
 
   /** Held records first (overflow, then second copies), then SQS, within the batch's limits. */
   private async gather(): Promise<Batch> {
-    const held = [...this.takeHeld(this.overflow), ...this.takeHeld(this.copies, true)];
+    const overflow = this.overflow.splice(0, this.options.batchSize);
+    const copies = this.copies.splice(0, this.options.batchSize - overflow.length);
+    this.stats.pendingRedeliveries -= copies.length;
     const batch: Batch = { records: [], receivedAt: performance.now(), bytes: 0 };
-    this.add(batch, held);
+    this.add(batch, [...overflow, ...copies]);
     try {
       await this.receiveInto(batch);
     } catch (error) {
@@ -158,12 +160,6 @@ export class LocalEventSourceMapping {
       if (batch.records.length === 0) throw error;
     }
     return batch;
-  }
-
-  private takeHeld(from: SQSRecord[], copies = false): SQSRecord[] {
-    const taken = from.splice(0, this.options.batchSize);
-    if (copies) this.stats.pendingRedeliveries -= taken.length;
-    return taken;
   }
 
   /**
