@@ -1,0 +1,134 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { creditAccount, type Ledger } from '../../functions/shared/ledger.js';
+import {
+  type ManifestEvent,
+  writeManifestEvents,
+  writeManifestSummary,
+} from '../../functions/shared/manifest.js';
+import { EVENT_ID_ATTRIBUTE, RUN_ID_ATTRIBUTE } from '../../functions/shared/message.js';
+import { type EmbeddedEnvironment, startEmbeddedEnvironment } from '../../harness/environments/embedded.js';
+import { MODE_NAMES, type Mode } from '../../lib/topology.js';
+
+const RUN = 'verifier-it';
+const EVENTS: ManifestEvent[] = [
+  { eventId: 'evt-a', accountId: 'acct-1', amountCents: 100 },
+  { eventId: 'evt-b', accountId: 'acct-1', amountCents: 200 },
+  { eventId: 'evt-c', accountId: 'acct-2', amountCents: 400 },
+];
+const [a, b] = EVENTS as [ManifestEvent, ManifestEvent, ManifestEvent];
+
+let env: EmbeddedEnvironment;
+
+const delivery = (n: number) => ({ messageId: `m-${n}`, receiveCount: n, requestId: `r-${n}`, position: 0 });
+const body = (event: ManifestEvent) => ({ ...event, runId: RUN });
+const ledger = (mode: Mode, ddb: DynamoDBDocumentClient = env.ddb): Ledger => ({
+  ddb,
+  tableName: env.tableName,
+  mode,
+});
+
+/** A client whose transactions lose their conditions on the way out: the marker's guard, removed. */
+function withoutConditions(): DynamoDBDocumentClient {
+  const client = DynamoDBDocumentClient.from(
+    new DynamoDBClient({
+      endpoint: env.local.dynamodbEndpoint,
+      region: env.local.region,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    }),
+  );
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      const input = args.input as Partial<TransactWriteCommandInput>;
+      for (const item of input.TransactItems ?? []) {
+        if (item.Update) delete item.Update.ConditionExpression;
+        if (item.Put) delete item.Put.ConditionExpression;
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: 'removeConditions' },
+  );
+  return client;
+}
+
+beforeAll(async () => {
+  env = await startEmbeddedEnvironment({
+    modes: [],
+    crashRate: 0,
+    crashSeed: 'verifier-it',
+    visibilityTimeoutSeconds: 10,
+  });
+  const store = { ddb: env.ddb, tableName: env.tableName };
+  await writeManifestEvents(store, RUN, EVENTS);
+  await writeManifestSummary(store, RUN, {
+    produced: EVENTS.length,
+    poison: 0,
+    producerDuplicates: 0,
+    expectedCents: 700,
+    modes: MODE_NAMES,
+  });
+});
+
+afterAll(async () => {
+  await env?.stop();
+});
+
+describe('the verifier against DynamoDB Local and fauxqs (real bundle, real tables)', () => {
+  it('catches a removed marker condition as a duplicate, an unexpected application and a lost event, by id', async () => {
+    // effectively-once with its guard removed: event a applied twice; b once with the guard on; c never.
+    const unguarded = ledger('effectively-once', withoutConditions());
+    await creditAccount(unguarded, body(a), delivery(1), { idempotent: true });
+    await creditAccount(unguarded, body(a), delivery(2), { idempotent: true });
+    const guarded = ledger('effectively-once');
+    expect(await creditAccount(guarded, body(b), delivery(1), { idempotent: true })).toBe('applied');
+    expect(await creditAccount(guarded, body(b), delivery(2), { idempotent: true })).toBe('duplicate');
+
+    // at-least-once: a and b once, and an event the producer never sent; c never. A count
+    // (3 applied of 3 produced) would call this exact.
+    const alo = ledger('at-least-once');
+    await creditAccount(alo, body(a), delivery(1), { idempotent: false });
+    await creditAccount(alo, body(b), delivery(1), { idempotent: false });
+    await creditAccount(
+      alo,
+      { eventId: 'evt-z', runId: RUN, accountId: 'acct-9', amountCents: 400 },
+      delivery(1),
+      { idempotent: false },
+    );
+
+    // A reused id with another amount, dead-lettered (as effectively-once does with it).
+    await env.sqs.send(
+      new SendMessageCommand({
+        QueueUrl: env.local.deadLetterQueueUrls['at-least-once'],
+        MessageBody: JSON.stringify({ ...body(a), amountCents: 999 }),
+        MessageAttributes: {
+          [RUN_ID_ATTRIBUTE]: { DataType: 'String', StringValue: RUN },
+          [EVENT_ID_ATTRIBUTE]: { DataType: 'String', StringValue: a.eventId },
+        },
+      }),
+    );
+
+    const { result } = await env.invokeVerifier(RUN, MODE_NAMES);
+
+    expect(result.modes['effectively-once']).toMatchObject({
+      appliedOnce: 1,
+      duplicated: 1,
+      extraApplications: 1,
+      lost: 1,
+      unexpected: 0,
+      consistent: true,
+    });
+    expect(result.modes['at-least-once']).toMatchObject({
+      appliedOnce: 2,
+      duplicated: 0,
+      lost: 1,
+      unexpected: 1,
+      conflictingReuse: 1,
+      deadLettered: 0,
+      driftCents: 0,
+      consistent: true,
+    });
+    expect(result.modes['at-most-once']).toMatchObject({ appliedOnce: 0, lost: 3, unexpected: 0 });
+  });
+});
