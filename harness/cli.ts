@@ -59,6 +59,12 @@ async function main(): Promise<number> {
 
   // SIGHUP: the terminal went away; clean up as for Ctrl-C.
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, (s) => void shutdown(s));
+  // `npm run` and tsx each add a process above this one; if one of them is SIGKILLed, this process
+  // is reparented and nobody would ever stop it: treat that as the terminal going away.
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) void shutdown('SIGHUP');
+  }, 500).unref();
 
   const startedAt = Date.now();
   const { config } = options;

@@ -1,6 +1,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
+import { registerWithWatchdog } from '../watchdog.js';
 import type { EnvironmentMessage, InvokeMessage, SerializedError } from './protocol.js';
 
 const INIT_TIMEOUT_MS = 10_000;
@@ -129,6 +130,9 @@ export class ExecutionEnvironment {
     });
     running.add(child);
     child.once('exit', () => running.delete(child));
+    // An environment leaves on IPC disconnect when the harness dies, unless its handler is stuck in
+    // synchronous code: the watchdog kills it then.
+    if (child.pid !== undefined) child.once('exit', registerWithWatchdog({ pid: child.pid }));
     if (spec.logSink) {
       for (const output of [child.stdout, child.stderr]) if (output) forwardLogs(output, spec.logSink);
     } else {
