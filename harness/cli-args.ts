@@ -100,9 +100,11 @@ Faults (each drawn per event from --seed, the same schedule for every mode; coun
                            documents it may (at least once, even without
                            errors)
   --throttle-rate R        embedded: a handler's DynamoDB request is          (default 0)
-                           throttled, answered with a 5xx, or applied with its
-                           response lost (the SDK then retries it); a proxy in
-                           front of DynamoDB Local, the handler code unchanged
+                           throttled, answered with a 5xx, applied with its
+                           response lost (the SDK retries it with the same
+                           ClientRequestToken), or a transaction is cancelled
+                           by a conflict; a proxy in front of DynamoDB Local,
+                           the handler code unchanged
   --work-delay MS          embedded: a slow invocation spends MS more before  (default 0)
                            its work, and may outlive its messages' visibility
                            timeout: the same message is then in two
@@ -111,7 +113,8 @@ Faults (each drawn per event from --seed, the same schedule for every mode; coun
   --kill-rate R            embedded: the environment is SIGKILLed at a random (default 0)
                            moment of an invocation (a timer, not a code point:
                            also while a transaction is in flight)
-  Hot keys: --accounts 1 --concurrency 8 makes transactions conflict; the table counts retries.
+  Hot keys: --accounts 1 --concurrency 8 makes transactions conflict on AWS; DynamoDB Local
+  serializes them instead, so locally conflicts come from --throttle-rate. Retries are counted.
 
   --json                   print the report as JSON on stdout, nothing else
   -h, --help               show this help

@@ -304,6 +304,7 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
             throttled: proxied?.throttled ?? 0,
             serverErrors: proxied?.serverErrors ?? 0,
             lostResponses: proxied?.lostResponses ?? 0,
+            conflicts: proxied?.conflicts ?? 0,
           },
         };
       },

@@ -49,6 +49,8 @@ export interface InjectedFaults {
   readonly throttled: number;
   readonly serverErrors: number;
   readonly lostResponses: number;
+  /** Transactions cancelled with TransactionConflict (hot keys; DynamoDB Local never does it itself). */
+  readonly conflicts: number;
 }
 
 export interface VerifierInvocation {

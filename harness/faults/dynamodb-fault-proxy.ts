@@ -25,6 +25,12 @@ import { faultDraw } from './faults.js';
  * - `lost-response`: forwarded, so DynamoDB Local applies the write, then the real answer is thrown
  *   away and the client gets a 500 InternalServerError: an answer that, as a timeout or a reset
  *   connection would, leaves the caller unable to tell whether the write happened.
+ * - `conflict` (TransactWriteItems only; other operations get `throttle` instead): 400
+ *   TransactionCanceledException with a TransactionConflict reason on the transaction's last item,
+ *   nothing forwarded: what DynamoDB answers when another transaction holds the item (hot keys).
+ *   DynamoDB Local never answers it: it serializes transactions (200 concurrent transactions on one
+ *   item, 0 conflicts; test/integration/emulators.test.ts), so hot keys alone show nothing locally.
+ *   The SDK does not retry it; the ledger's own bounded retry does (and counts it).
  *
  * How the SDK retries a lost TransactWriteItems: the ClientRequestToken is an idempotencyToken
  * member (TransactWriteItemsInput$, @aws-sdk/client-dynamodb 3.1169.0 dist-cjs/index.js:2656), filled
@@ -36,7 +42,7 @@ import { faultDraw } from './faults.js';
  * a success without applying it again. An UpdateItem ADD has no token: a lost one is applied twice.
  * The DynamoDB client defaults to 4 attempts (dist-cjs/index.js:3584).
  */
-export type DynamoDbFault = 'throttle' | 'server-error' | 'lost-response';
+export type DynamoDbFault = 'throttle' | 'server-error' | 'lost-response' | 'conflict';
 
 export interface DynamoDbFaultProxyOptions {
   /** DynamoDB Local's endpoint, e.g. http://127.0.0.1:8000. */
@@ -55,6 +61,7 @@ export interface DynamoDbFaultCounts {
   throttled: number;
   serverErrors: number;
   lostResponses: number;
+  conflicts: number;
 }
 
 export interface DynamoDbFaultStats extends DynamoDbFaultCounts {
@@ -96,6 +103,8 @@ interface FaultAnswer {
   readonly status: number;
   readonly type: string;
   readonly message: string;
+  /** Fields of the error body beyond the name and message (a cancellation's reasons). */
+  readonly details?: Readonly<Record<string, unknown>>;
 }
 
 /** Names and status codes as DynamoDB sends them; the messages only need to read like its own. */
@@ -126,6 +135,7 @@ export async function startDynamoDbFaultProxy(
     throttled: 0,
     serverErrors: 0,
     lostResponses: 0,
+    conflicts: 0,
     byMode: {},
   };
   // Counts data-path requests in arrival order. The draws are reproducible for a given order, but
@@ -137,12 +147,14 @@ export async function startDynamoDbFaultProxy(
     if (!FAULTABLE_OPERATIONS.has(operation)) return undefined;
     const n = faultable;
     faultable += 1;
-    const fault = options.faultFor
+    const drawn = options.faultFor
       ? options.faultFor(n)
       : options.rate > 0 && faultDraw(options.seed, 'dynamodb', 'request', n) < options.rate
         ? kindOf(faultDraw(options.seed, 'dynamodb-kind', 'request', n))
         : undefined;
-    if (fault === undefined) return undefined;
+    if (drawn === undefined) return undefined;
+    // Only a transaction can be cancelled by a conflict.
+    const fault = drawn === 'conflict' && operation !== 'TransactWriteItems' ? 'throttle' : drawn;
     const heads = faultDraw(options.seed, 'dynamodb-variant', 'request', n) < 0.5;
     return { fault, answer: answerFor(fault, heads) };
   };
@@ -167,6 +179,10 @@ export async function startDynamoDbFaultProxy(
           case 'server-error':
             count(stats, counts, 'serverErrors');
             answerWithError(res, decision.answer);
+            return;
+          case 'conflict':
+            count(stats, counts, 'conflicts');
+            answerWithError(res, conflictOn(body));
             return;
           case 'lost-response':
             // Answered only once DynamoDB Local has answered: by then the write is applied.
@@ -247,11 +263,36 @@ export async function startDynamoDbFaultProxy(
   return { endpoint: `http://127.0.0.1:${port}`, stats, stop };
 }
 
-/** Equal thirds: throttling, a 5xx, a lost response. */
+/** Equal quarters: throttling, a 5xx, a lost response, a transaction conflict. */
 function kindOf(draw: number): DynamoDbFault {
-  if (draw < 1 / 3) return 'throttle';
-  if (draw < 2 / 3) return 'server-error';
-  return 'lost-response';
+  if (draw < 1 / 4) return 'throttle';
+  if (draw < 2 / 4) return 'server-error';
+  if (draw < 3 / 4) return 'lost-response';
+  return 'conflict';
+}
+
+/** A cancellation with one reason per item of the request's transaction, the conflict on the last. */
+function conflictOn(body: Buffer): FaultAnswer {
+  let items = 1;
+  try {
+    const parsed: unknown = JSON.parse(body.toString('utf8'));
+    const list =
+      typeof parsed === 'object' && parsed !== null ? Reflect.get(parsed, 'TransactItems') : undefined;
+    if (Array.isArray(list) && list.length > 0) items = list.length;
+  } catch {
+    // Not JSON: one reason is still a well-formed cancellation.
+  }
+  const reasons = Array.from({ length: items }, (_, index) =>
+    index === items - 1
+      ? { Code: 'TransactionConflict', Message: 'Transaction is ongoing for the item' }
+      : { Code: 'None' },
+  );
+  return {
+    status: 400,
+    type: 'TransactionCanceledException',
+    message: `Transaction cancelled, please refer cancellation reasons for specific reasons [${reasons.map((reason) => reason.Code).join(', ')}]`,
+    details: { CancellationReasons: reasons },
+  };
 }
 
 function answerFor(fault: DynamoDbFault, heads: boolean): FaultAnswer {
@@ -262,6 +303,8 @@ function answerFor(fault: DynamoDbFault, heads: boolean): FaultAnswer {
       return heads ? ANSWERS.internal : ANSWERS.unavailable;
     case 'lost-response':
       return ANSWERS.internal;
+    case 'conflict':
+      return conflictOn(Buffer.alloc(0));
   }
 }
 
@@ -277,7 +320,7 @@ function modeOf(body: Buffer): string {
 }
 
 function bucket(stats: DynamoDbFaultStats, mode: string): DynamoDbFaultCounts {
-  stats.byMode[mode] ??= { throttled: 0, serverErrors: 0, lostResponses: 0 };
+  stats.byMode[mode] ??= { throttled: 0, serverErrors: 0, lostResponses: 0, conflicts: 0 };
   return stats.byMode[mode];
 }
 
@@ -316,7 +359,11 @@ function relay(upstream: IncomingMessage, res: ServerResponse): void {
 /** DynamoDB's JSON 1.0 error shape: the SDK reads the name from `__type` (or x-amzn-ErrorType). */
 function answerWithError(res: ServerResponse, answer: FaultAnswer): void {
   if (res.destroyed || res.headersSent) return;
-  const body = JSON.stringify({ __type: `${ERROR_NAMESPACE}#${answer.type}`, message: answer.message });
+  const body = JSON.stringify({
+    __type: `${ERROR_NAMESPACE}#${answer.type}`,
+    message: answer.message,
+    ...answer.details,
+  });
   res.writeHead(answer.status, {
     'content-type': 'application/x-amz-json-1.0',
     'content-length': Buffer.byteLength(body),

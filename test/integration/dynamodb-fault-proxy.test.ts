@@ -10,6 +10,7 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { creditAccount } from '../../functions/shared/ledger.js';
 import { type RunningDynamoDb, startDynamoDbEmulator } from '../../harness/emulators/dynamodb-emulator.js';
 import { createLedgerTable } from '../../harness/environments/provision.js';
 import {
@@ -184,9 +185,10 @@ describe('DynamoDB fault proxy: pass-through', () => {
       throttled: 0,
       serverErrors: 0,
       lostResponses: 0,
+      conflicts: 0,
       byMode: {
-        'at-least-once': { throttled: 0, serverErrors: 0, lostResponses: 0 },
-        other: { throttled: 0, serverErrors: 0, lostResponses: 0 },
+        'at-least-once': { throttled: 0, serverErrors: 0, lostResponses: 0, conflicts: 0 },
+        other: { throttled: 0, serverErrors: 0, lostResponses: 0, conflicts: 0 },
       },
     });
   });
@@ -224,7 +226,13 @@ describe('DynamoDB fault proxy: throttling and 5xx', () => {
     expect(put.$metadata.attempts).toBe(2);
     expect(await itemsIn(pk)).toEqual([{ pk, sk: 'A' }]);
     expect(running.stats).toMatchObject({ requests: 2, throttled: 1, serverErrors: 0, lostResponses: 0 });
-    expect(running.stats.byMode['at-most-once']).toEqual({ throttled: 1, serverErrors: 0, lostResponses: 0 });
+    expect(running.stats.byMode['at-most-once']).toEqual({
+      throttled: 1,
+      serverErrors: 0,
+      lostResponses: 0,
+      conflicts: 0,
+      conflicts: 0,
+    });
   });
 
   it('a 5xx is retried by the SDK and then succeeds, and nothing was written by the failed attempt', async () => {
@@ -294,6 +302,7 @@ describe('DynamoDB fault proxy: lost responses', () => {
       throttled: 0,
       serverErrors: 0,
       lostResponses: 1,
+      conflicts: 0,
     });
   });
 
@@ -343,6 +352,58 @@ describe('DynamoDB fault proxy: lost responses', () => {
   });
 });
 
+describe('DynamoDB fault proxy: transaction conflicts (hot keys DynamoDB Local never produces)', () => {
+  it('cancels a transaction with TransactionConflict on its last item, writes nothing, and the ledger retries it', async () => {
+    const running = await proxy({ faultFor: only('conflict') });
+    const pk = partition('at-least-once');
+    const ledger = { ddb: clientOf(running), tableName, mode: 'at-least-once' as const };
+    const runId = /^RUN#(.+)#MODE#/.exec(pk)?.[1] ?? '';
+    const message = { eventId: 'evt-1', runId, accountId: 'acct-1', amountCents: 125 };
+
+    const outcome = await creditAccount(
+      ledger,
+      message,
+      { messageId: 'm', receiveCount: 1, requestId: 'r', position: 0 },
+      { idempotent: false },
+    );
+
+    expect(outcome).toBe('applied');
+    expect(running.stats).toMatchObject({ conflicts: 1, throttled: 0 });
+    expect(await balanceOf(pk, 'acct-1')).toBe(125);
+    const { Item } = await direct.send(
+      new GetCommand({ TableName: tableName, Key: { pk, sk: 'STAT#retriedCancellations' } }),
+    );
+    expect(Item?.count).toBe(1);
+  });
+
+  it('surfaces as a TransactionCanceledException with one reason per item', async () => {
+    const running = await proxy({ faultFor: () => 'conflict' });
+    const pk = partition('effectively-once');
+    const error = await clientOf(running)
+      .send(
+        new TransactWriteCommand({
+          TransactItems: [
+            { Put: { TableName: tableName, Item: { pk, sk: 'APP#x' } } },
+            { Put: { TableName: tableName, Item: { pk, sk: 'BAL#x' } } },
+          ],
+        }),
+      )
+      .catch((caught: unknown) => caught);
+    expect(error).toMatchObject({
+      name: 'TransactionCanceledException',
+      CancellationReasons: [{ Code: 'None' }, { Code: 'TransactionConflict' }],
+    });
+  });
+
+  it('throttles an operation that is not a transaction instead', async () => {
+    const running = await proxy({ faultFor: only('conflict') });
+    await clientOf(running).send(
+      new PutCommand({ TableName: tableName, Item: { pk: partition('at-most-once'), sk: 'x' } }),
+    );
+    expect(running.stats).toMatchObject({ conflicts: 0, throttled: 1 });
+  });
+});
+
 describe('DynamoDB fault proxy: draws and counts', () => {
   it('counts faults per mode from the partition key in the body, and under other when there is none', async () => {
     const kinds: DynamoDbFault[] = ['throttle', 'server-error', 'lost-response', 'throttle'];
@@ -361,11 +422,12 @@ describe('DynamoDB fault proxy: draws and counts', () => {
       throttled: 2,
       serverErrors: 1,
       lostResponses: 1,
+      conflicts: 0,
       byMode: {
-        'at-most-once': { throttled: 1, serverErrors: 0, lostResponses: 0 },
-        'effectively-once': { throttled: 0, serverErrors: 1, lostResponses: 1 },
-        'at-least-once': { throttled: 0, serverErrors: 0, lostResponses: 0 },
-        other: { throttled: 1, serverErrors: 0, lostResponses: 0 },
+        'at-most-once': { throttled: 1, serverErrors: 0, lostResponses: 0, conflicts: 0 },
+        'effectively-once': { throttled: 0, serverErrors: 1, lostResponses: 1, conflicts: 0 },
+        'at-least-once': { throttled: 0, serverErrors: 0, lostResponses: 0, conflicts: 0 },
+        other: { throttled: 1, serverErrors: 0, lostResponses: 0, conflicts: 0 },
       },
     });
   });

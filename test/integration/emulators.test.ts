@@ -419,3 +419,37 @@ describe('DynamoDB Local and the TransactWriteItems ClientRequestToken', () => {
     expect(await balance(TableName)).toEqual({ N: '250' });
   });
 });
+
+describe('DynamoDB Local and hot keys', () => {
+  it('serializes concurrent transactions on one item instead of cancelling them with TransactionConflict', async () => {
+    // DynamoDB cancels a transaction whose item another transaction holds (TransactionConflict);
+    // DynamoDB Local does not, so a local hot-key run shows no conflicts unless the fault proxy
+    // injects them. If a new DynamoDB Local starts answering conflicts, this test says so.
+    const TableName = `ledger-${randomUUID()}`;
+    await createLedgerTable(dynamodb, TableName);
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 100 }, (_, index) =>
+        dynamodb.send(
+          new TransactWriteItemsCommand({
+            TransactItems: [
+              { Put: { TableName, Item: { pk: { S: 'hot' }, sk: { S: `APP#${index}` } } } },
+              {
+                Update: {
+                  TableName,
+                  Key: { pk: { S: 'hot' }, sk: { S: 'BAL#1' } },
+                  UpdateExpression: 'ADD balanceCents :one',
+                  ExpressionAttributeValues: { ':one': { N: '1' } },
+                },
+              },
+            ],
+          }),
+        ),
+      ),
+    );
+    expect(outcomes.filter((outcome) => outcome.status === 'rejected')).toEqual([]);
+    const { Item } = await dynamodb.send(
+      new GetItemCommand({ TableName, Key: { pk: { S: 'hot' }, sk: { S: 'BAL#1' } } }),
+    );
+    expect(Item?.balanceCents).toEqual({ N: '100' });
+  });
+});

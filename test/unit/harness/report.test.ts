@@ -12,7 +12,15 @@ const runtime = {
   slowestInvocationMs: 90,
   coldStarts: 5,
   visibilityOverruns: 0,
-  injected: { redelivered: 0, kills: 0, slowInvocations: 0, throttled: 0, serverErrors: 0, lostResponses: 0 },
+  injected: {
+    redelivered: 0,
+    kills: 0,
+    slowInvocations: 0,
+    throttled: 0,
+    serverErrors: 0,
+    lostResponses: 0,
+    conflicts: 0,
+  },
 };
 
 const outcome = {
