@@ -142,6 +142,8 @@ export async function startDynamoDbFaultProxy(
   // the order itself depends on timing (concurrent invocations, retries' jitter), so two runs with
   // the same seed inject the same faults only as far as their requests arrive in the same order.
   let faultable = 0;
+  /** ClientRequestTokens of transactions that reached DynamoDB Local. */
+  const forwardedTokens = new Set<string>();
 
   const decide = (operation: string): { fault: DynamoDbFault; answer: FaultAnswer } | undefined => {
     if (!FAULTABLE_OPERATIONS.has(operation)) return undefined;
@@ -167,10 +169,17 @@ export async function startDynamoDbFaultProxy(
     readBody(req).then(
       (body) => {
         const counts = bucket(stats, modeOf(body));
-        if (decision === undefined) {
+        const token = clientRequestTokenOf(operation, body);
+        // DynamoDB answers a repeat of a token it has seen with the first outcome (a success
+        // without applying it again), never with a conflict: a conflict there would make the
+        // ledger retry with a fresh token and apply a write whose first attempt already landed.
+        const repeat = token !== undefined && forwardedTokens.has(token);
+        if (decision === undefined || (decision.fault === 'conflict' && repeat)) {
+          if (token !== undefined) forwardedTokens.add(token);
           forward(req, body, (upstream) => relay(upstream, res), res);
           return;
         }
+        if (decision.fault === 'lost-response' && token !== undefined) forwardedTokens.add(token);
         switch (decision.fault) {
           case 'throttle':
             count(stats, counts, 'throttled');
@@ -261,6 +270,18 @@ export async function startDynamoDbFaultProxy(
   };
 
   return { endpoint: `http://127.0.0.1:${port}`, stats, stop };
+}
+
+function clientRequestTokenOf(operation: string, body: Buffer): string | undefined {
+  if (operation !== 'TransactWriteItems') return undefined;
+  try {
+    const parsed: unknown = JSON.parse(body.toString('utf8'));
+    const token =
+      typeof parsed === 'object' && parsed !== null ? Reflect.get(parsed, 'ClientRequestToken') : undefined;
+    return typeof token === 'string' ? token : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Equal quarters: throttling, a 5xx, a lost response, a transaction conflict. */

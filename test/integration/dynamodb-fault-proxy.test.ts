@@ -231,7 +231,6 @@ describe('DynamoDB fault proxy: throttling and 5xx', () => {
       serverErrors: 0,
       lostResponses: 0,
       conflicts: 0,
-      conflicts: 0,
     });
   });
 
@@ -393,6 +392,26 @@ describe('DynamoDB fault proxy: transaction conflicts (hot keys DynamoDB Local n
       name: 'TransactionCanceledException',
       CancellationReasons: [{ Code: 'None' }, { Code: 'TransactionConflict' }],
     });
+  });
+
+  it('never answers a conflict to the retry of a transaction that already landed (DynamoDB answers it with success)', async () => {
+    // A conflict there would make the ledger retry with a fresh token and credit the balance twice.
+    const running = await proxy({
+      faultFor: (n) => (n === 0 ? 'lost-response' : n === 1 ? 'conflict' : undefined),
+    });
+    const pk = partition('at-least-once');
+    const runId = /^RUN#(.+)#MODE#/.exec(pk)?.[1] ?? '';
+    const ledger = { ddb: clientOf(running), tableName, mode: 'at-least-once' as const };
+
+    await creditAccount(
+      ledger,
+      { eventId: 'evt-1', runId, accountId: 'acct-1', amountCents: 125 },
+      { messageId: 'm', receiveCount: 1, requestId: 'r', position: 0 },
+      { idempotent: false },
+    );
+
+    expect(running.stats).toMatchObject({ lostResponses: 1, conflicts: 0 });
+    expect(await balanceOf(pk, 'acct-1')).toBe(125);
   });
 
   it('throttles an operation that is not a transaction instead', async () => {
