@@ -1,0 +1,79 @@
+import { DEFAULTS } from '../../harness/cli-args.js';
+import { type EmbeddedEnvironment, startEmbeddedEnvironment } from '../../harness/environments/embedded.js';
+import {
+  type ExperimentConfig,
+  type ExperimentReport,
+  newRunId,
+  runExperiment,
+} from '../../harness/experiment.js';
+import { type FaultSettings, NO_FAULTS } from '../../harness/faults/faults.js';
+import { MODE_NAMES } from '../../lib/topology.js';
+
+export type RunOverrides = Partial<Omit<ExperimentConfig, 'faults'>> & {
+  readonly faults?: Partial<FaultSettings>;
+};
+
+/** An experiment config with the CLI's defaults, no crashes unless asked, and the given faults. */
+export function experimentConfig(overrides: RunOverrides = {}): ExperimentConfig {
+  return {
+    messages: 100,
+    accounts: 10,
+    crashRate: 0,
+    batchSize: 10,
+    seed: 'it',
+    modes: MODE_NAMES,
+    concurrency: undefined,
+    visibilityTimeoutSeconds: DEFAULTS.visibilityTimeoutSeconds,
+    ...overrides,
+    faults: { ...NO_FAULTS, ...overrides.faults },
+  };
+}
+
+/**
+ * Runs one embedded experiment end to end (emulators, real handler processes, the verifier
+ * bundle) and hands back the environment too, for independent reads; the caller stops it.
+ */
+export async function runEmbedded(
+  cfg: ExperimentConfig,
+  started: (env: EmbeddedEnvironment) => void = () => undefined,
+): Promise<{ runId: string; report: ExperimentReport; env: EmbeddedEnvironment }> {
+  const env = await startEmbeddedEnvironment({
+    modes: cfg.modes,
+    crashRate: cfg.crashRate,
+    crashSeed: cfg.seed,
+    ...(cfg.batchSize !== undefined ? { batchSize: cfg.batchSize } : {}),
+    ...(cfg.concurrency !== undefined ? { concurrency: cfg.concurrency } : {}),
+    ...(cfg.maxReceiveCount !== undefined ? { maxReceiveCount: cfg.maxReceiveCount } : {}),
+    visibilityTimeoutSeconds: cfg.visibilityTimeoutSeconds,
+    faults: cfg.faults,
+  });
+  started(env);
+  const runId = newRunId(cfg.seed);
+  const report = await runExperiment(env, cfg, runId, { phase: () => undefined });
+  return { runId, report, env };
+}
+
+/** The command that replays a config from the README's entry point. */
+export function replayCommand(cfg: ExperimentConfig): string {
+  const flags = [
+    `--seed ${cfg.seed}`,
+    `--messages ${cfg.messages}`,
+    `--accounts ${cfg.accounts}`,
+    `--crash-rate ${cfg.crashRate}`,
+    ...(cfg.batchSize !== undefined ? [`--batch-size ${cfg.batchSize}`] : []),
+    ...(cfg.concurrency !== undefined ? [`--concurrency ${cfg.concurrency}`] : []),
+    ...(cfg.maxReceiveCount !== undefined ? [`--max-receive-count ${cfg.maxReceiveCount}`] : []),
+    `--visibility-timeout ${cfg.visibilityTimeoutSeconds}`,
+    ...(cfg.faults.poisonRate ? [`--poison-rate ${cfg.faults.poisonRate}`] : []),
+    ...(cfg.faults.producerDuplicateRate
+      ? [`--producer-duplicate-rate ${cfg.faults.producerDuplicateRate}`]
+      : []),
+    ...(cfg.faults.redeliveryRate ? [`--redelivery-rate ${cfg.faults.redeliveryRate}`] : []),
+    ...(cfg.faults.throttleRate ? [`--throttle-rate ${cfg.faults.throttleRate}`] : []),
+    ...(cfg.faults.workDelayMs
+      ? [`--work-delay ${cfg.faults.workDelayMs} --work-delay-rate ${cfg.faults.workDelayRate}`]
+      : []),
+    ...(cfg.faults.killRate ? [`--kill-rate ${cfg.faults.killRate}`] : []),
+  ];
+  return `npm run experiment -- ${flags.join(' ')}`;
+}
