@@ -13,9 +13,13 @@ import { creditAccount } from './shared/ledger.js';
 import { readMessageBody, receiveCountOf, runIdOf } from './shared/message.js';
 
 /**
- * at-most-once: delete the received batch from SQS first, then apply each message. Nothing is
- * ever applied twice, but a crash (or a failed write) after the delete loses the messages not yet
- * applied: SQS no longer has them and nobody will retry them.
+ * at-most-once: delete the received batch from SQS first, then apply each message. A crash (or a
+ * failed write) after the delete loses the messages not yet applied: SQS no longer has them and
+ * nobody will retry them. It applies each *delivery* at most once, not each event: SQS and the event
+ * source mapping are at-least-once themselves (a message can come back after it was deleted, or be
+ * in two invocations when one outlives the visibility timeout, and a delete with a stale receipt
+ * handle succeeds without deleting), and a producer re-send is a second message. Every such second
+ * delivery is applied too.
  */
 export async function processBatch(
   event: SQSEvent,
@@ -26,7 +30,7 @@ export async function processBatch(
   await countDeliveries(deps, event.Records);
   const { deleted, notDeleted } = await deleteRecords(deps.sqs, queueUrl, event.Records);
   for (const { position, reason } of notDeleted) {
-    // Never applied here, so never applied twice: redelivered, or lost if the delete took effect.
+    // Not applied by this delivery: redelivered, or lost if the delete took effect after all.
     deps.logger.warn('not deleted, so not applied', {
       messageId: event.Records[position]?.messageId,
       reason,

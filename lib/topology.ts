@@ -100,4 +100,4 @@ export const STORAGE = {
 } as const;
 
 /** Bumped when the ledger layout or the stack outputs change, so a driver can refuse a stale stack. */
-export const TOPOLOGY_VERSION = '1';
+export const TOPOLOGY_VERSION = '2';
