@@ -88,7 +88,7 @@ Faults (each drawn per event from --seed, the same schedule for every mode; coun
   --poison-rate R          the producer sends an event as an invalid body     (default 0)
                            instead (malformed JSON, a missing field, a wrong
                            type, a zero/negative/fractional/huge amount, an
-                           unknown field, a body near SQS's 256 KiB limit);
+                           unknown field, a body near SQS's 1 MiB limit);
                            never applied; dead-lettered after the max receive
                            count by the work-first modes, lost by at-most-once
   --producer-duplicate-rate R

@@ -7,7 +7,7 @@ import {
   type MessageBody,
   RUN_ID_ATTRIBUTE,
 } from '../functions/shared/message.js';
-import type { Mode } from '../lib/topology.js';
+import { type Mode, STORAGE } from '../lib/topology.js';
 import { forEachConcurrently } from './concurrently.js';
 import type { ExperimentEnvironment } from './environments/environment.js';
 import { type FaultSettings, faultDraw, faultHits } from './faults/faults.js';
@@ -41,8 +41,8 @@ function seededRandom(seed: string): () => number {
   };
 }
 
-/** SQS's limit for one message and for one SendMessageBatch: 256 KiB, body and attributes together. */
-export const SQS_MAX_PAYLOAD_BYTES = 262_144;
+/** SQS's limit for one message and for one SendMessageBatch, body and attributes together. */
+export const SQS_MAX_PAYLOAD_BYTES = STORAGE.maxMessageBytes;
 
 /**
  * Invalid bodies of every kind a handler must refuse. Each names its event (attribute and, where
@@ -104,7 +104,13 @@ export function buildManifest(
         Math.floor(faultDraw(seed, 'poison-kind', body.eventId) * POISON_KIND_NAMES.length)
       ] as PoisonKind;
       events.push({ ...event, poison: kind });
-      outgoing.push({ eventId: body.eventId, body: POISON_KINDS[kind](body) });
+      // Rendered when sent, not kept: a run of 100,000 events must not hold hundreds of 1 MiB bodies.
+      outgoing.push({
+        eventId: body.eventId,
+        get body() {
+          return POISON_KINDS[kind](body);
+        },
+      });
       poison += 1;
       continue;
     }
@@ -147,7 +153,7 @@ function entryOf(runId: string, message: OutgoingMessage, index: number): SendMe
   };
 }
 
-/** Up to 10 messages per batch, and no more than SQS's 256 KiB per request (a near-limit body goes alone). */
+/** Up to 10 messages per batch, and no more than SQS's payload limit per request. */
 export function sendBatches(messages: readonly OutgoingMessage[]): OutgoingMessage[][] {
   const batches: OutgoingMessage[][] = [];
   let current: OutgoingMessage[] = [];

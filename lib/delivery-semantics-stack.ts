@@ -98,6 +98,7 @@ export class DeliverySemanticsStack extends Stack {
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       retentionPeriod: Duration.seconds(STORAGE.deadLetterRetentionSeconds),
+      maxMessageSizeBytes: STORAGE.maxMessageBytes,
       removalPolicy: RemovalPolicy.DESTROY,
     });
     const queue = new sqs.Queue(this, `${id}Queue`, {
@@ -105,6 +106,7 @@ export class DeliverySemanticsStack extends Stack {
       enforceSSL: true,
       visibilityTimeout: Duration.seconds(settings.visibilityTimeoutSeconds),
       retentionPeriod: Duration.seconds(STORAGE.queueRetentionSeconds),
+      maxMessageSizeBytes: STORAGE.maxMessageBytes,
       deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: settings.maxReceiveCount },
       removalPolicy: RemovalPolicy.DESTROY,
     });

@@ -92,6 +92,11 @@ export const STORAGE = {
   /** How long SQS keeps a dead-lettered message (the maximum SQS allows). */
   deadLetterRetentionSeconds: 14 * 24 * 3600,
   /**
+   * Largest message, body and attributes (SQS's maximum and default since 2025: 1 MiB). Set
+   * explicitly on every queue, so the stack, the emulator and the producer's near-limit poison agree.
+   */
+  maxMessageBytes: 1_048_576,
+  /**
    * TTL of every ledger item, processed markers included. It must outlive the longest time a
    * message can still be (re)delivered — the DLQ's retention, in case it is redriven — or a
    * redelivery would no longer find its marker and be applied twice.

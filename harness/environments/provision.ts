@@ -24,7 +24,10 @@ export async function createModeQueues(
   const dlq = await sqs.send(
     new CreateQueueCommand({
       QueueName: `${mode}-dlq`,
-      Attributes: { MessageRetentionPeriod: String(STORAGE.deadLetterRetentionSeconds) },
+      Attributes: {
+        MessageRetentionPeriod: String(STORAGE.deadLetterRetentionSeconds),
+        MaximumMessageSize: String(STORAGE.maxMessageBytes),
+      },
     }),
   );
   const deadLetterQueueUrl = required(dlq.QueueUrl, 'DLQ URL');
@@ -35,6 +38,7 @@ export async function createModeQueues(
       Attributes: {
         VisibilityTimeout: String(settings.visibilityTimeoutSeconds),
         MessageRetentionPeriod: String(STORAGE.queueRetentionSeconds),
+        MaximumMessageSize: String(STORAGE.maxMessageBytes),
         RedrivePolicy: JSON.stringify({
           deadLetterTargetArn: dlqArn,
           maxReceiveCount: settings.maxReceiveCount,

@@ -47,6 +47,7 @@ describe('DeliverySemanticsStack', () => {
         VisibilityTimeout: settings.visibilityTimeoutSeconds,
         SqsManagedSseEnabled: true,
         MessageRetentionPeriod: STORAGE.queueRetentionSeconds,
+        MaximumMessageSize: STORAGE.maxMessageBytes,
         RedrivePolicy: {
           deadLetterTargetArn: {
             'Fn::GetAtt': [stack.getLogicalId(deadLetterQueue.node.defaultChild as never), 'Arn'],
@@ -58,6 +59,12 @@ describe('DeliverySemanticsStack', () => {
       expect(queue.node.id).toMatch(/Queue$/);
     },
   );
+
+  it('sets the message size limit explicitly on every queue, DLQs included', () => {
+    const queues = Object.values(template.findResources('AWS::SQS::Queue'));
+    expect(queues).toHaveLength(2 * MODE_NAMES.length);
+    for (const queue of queues) expect(queue.Properties.MaximumMessageSize).toBe(STORAGE.maxMessageBytes);
+  });
 
   it('enforces TLS on every queue', () => {
     const policies = template.findResources('AWS::SQS::QueuePolicy');
