@@ -138,36 +138,48 @@ export async function startDynamoDbFaultProxy(
     conflicts: 0,
     byMode: {},
   };
-  // Counts data-path requests in arrival order. The draws are reproducible for a given order, but
-  // the order itself depends on timing (concurrent invocations, retries' jitter), so two runs with
-  // the same seed inject the same faults only as far as their requests arrive in the same order.
+  // Arrival order of data-path requests: only the test hook (faultFor) uses it.
   let faultable = 0;
   /** ClientRequestTokens of transactions that reached DynamoDB Local. */
   const forwardedTokens = new Set<string>();
+  /** How many times each mode has sent a request about a subject: the draw's n. */
+  const attempts = new Map<string, number>();
 
-  const decide = (operation: string): { fault: DynamoDbFault; answer: FaultAnswer } | undefined => {
-    if (!FAULTABLE_OPERATIONS.has(operation)) return undefined;
-    const n = faultable;
-    faultable += 1;
+  /**
+   * Drawn per subject, not per arrival: the event a request is about (its `APP#<eventId>` key), or
+   * the item for counters and balances, with the mode left out and n = how often this mode asked
+   * about it. So every mode gets the same faults for the same event, and a seed replays them,
+   * whatever the timing; only the order of requests *within* one subject must match.
+   */
+  const decide = (
+    operation: string,
+    arrival: number,
+    body: Buffer,
+  ): { fault: DynamoDbFault; answer: FaultAnswer } | undefined => {
+    const subject = `${operation}:${subjectOf(body)}`;
+    const attemptKey = `${modeOf(body)}|${subject}`;
+    const n = attempts.get(attemptKey) ?? 0;
+    attempts.set(attemptKey, n + 1);
     const drawn = options.faultFor
-      ? options.faultFor(n)
-      : options.rate > 0 && faultDraw(options.seed, 'dynamodb', 'request', n) < options.rate
-        ? kindOf(faultDraw(options.seed, 'dynamodb-kind', 'request', n))
+      ? options.faultFor(arrival)
+      : options.rate > 0 && faultDraw(options.seed, 'dynamodb', subject, n) < options.rate
+        ? kindOf(faultDraw(options.seed, 'dynamodb-kind', subject, n))
         : undefined;
     if (drawn === undefined) return undefined;
     // Only a transaction can be cancelled by a conflict.
     const fault = drawn === 'conflict' && operation !== 'TransactWriteItems' ? 'throttle' : drawn;
-    const heads = faultDraw(options.seed, 'dynamodb-variant', 'request', n) < 0.5;
+    const heads = faultDraw(options.seed, 'dynamodb-variant', subject, n) < 0.5;
     return { fault, answer: answerFor(fault, heads) };
   };
 
   const server = createServer((req, res) => {
     stats.requests += 1;
     const operation = targetOperation(req.headers);
-    // Decided on arrival, before the body is read, so the request order is the arrival order.
-    const decision = decide(operation);
+    const faultableOperation = FAULTABLE_OPERATIONS.has(operation);
+    const arrival = faultableOperation ? faultable++ : -1;
     readBody(req).then(
       (body) => {
+        const decision = faultableOperation ? decide(operation, arrival, body) : undefined;
         const counts = bucket(stats, modeOf(body));
         const token = clientRequestTokenOf(operation, body);
         // DynamoDB answers a repeat of a token it has seen with the first outcome (a success
@@ -271,6 +283,15 @@ export async function startDynamoDbFaultProxy(
 
   return { endpoint: `http://127.0.0.1:${port}`, stats, stop };
 }
+
+/** The event a request is about (its application record or marker key), else the item's sort key. */
+function subjectOf(body: Buffer): string {
+  const text = body.toString('utf8');
+  return APPLICATION_KEY.exec(text)?.[1] ?? SORT_KEY.exec(text)?.[1] ?? 'none';
+}
+
+const APPLICATION_KEY = /APP#([A-Za-z0-9._:-]+)/;
+const SORT_KEY = /"sk":\{"S":"([^"]+)"\}/;
 
 function clientRequestTokenOf(operation: string, body: Buffer): string | undefined {
   if (operation !== 'TransactWriteItems') return undefined;

@@ -477,6 +477,34 @@ describe('DynamoDB fault proxy: draws and counts', () => {
     expect(faulted).toBeGreaterThan(8);
     expect(faulted).toBeLessThan(32);
   });
+
+  it('draws per event, not per arrival: two modes sending the same events in opposite orders get the same faults', async () => {
+    const client = clientOf(await proxy({ seed: 'per-event', rate: 0.4 }), 1);
+    const events = Array.from({ length: 30 }, (_, index) => `evt-${index}`);
+    const faultedEvents = async (mode: string, order: string[]): Promise<string[]> => {
+      const pk = partition(mode);
+      const faulted: string[] = [];
+      for (const eventId of order) {
+        const sent = client.send(
+          new PutCommand({ TableName: tableName, Item: { pk, sk: `APP#${eventId}` } }),
+        );
+        if (
+          await sent.then(
+            () => false,
+            () => true,
+          )
+        )
+          faulted.push(eventId);
+      }
+      return faulted.sort();
+    };
+
+    const forward = await faultedEvents('at-least-once', events);
+    const backward = await faultedEvents('effectively-once', [...events].reverse());
+
+    expect(forward.length).toBeGreaterThan(3);
+    expect(backward).toEqual(forward);
+  });
 });
 
 describe('DynamoDB fault proxy: lifecycle', () => {
