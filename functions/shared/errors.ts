@@ -5,23 +5,28 @@ export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
 
-/** The longest reason a log line repeats: the schema library echoes the received value, up to 256 KiB. */
-const MAX_REASON_LENGTH = 200;
+/**
+ * The longest field name or reason a log line repeats: the schema library echoes the received
+ * value, and an unknown key's name is part of the field path, each up to the 1 MiB of a body.
+ */
+const MAX_LOGGED_LENGTH = 200;
+
+function bounded(text: string): string {
+  return text.length > MAX_LOGGED_LENGTH
+    ? `${text.slice(0, MAX_LOGGED_LENGTH)}… (${text.length - MAX_LOGGED_LENGTH} more characters)`
+    : text;
+}
 
 /** A message body failed validation. It is never applied. */
 export class InvalidMessageError extends Error {
   override readonly name = 'InvalidMessageError';
+  readonly field: string;
   readonly reason: string;
-  constructor(
-    readonly field: string,
-    reason: string,
-  ) {
-    const bounded =
-      reason.length > MAX_REASON_LENGTH
-        ? `${reason.slice(0, MAX_REASON_LENGTH)}… (${reason.length - MAX_REASON_LENGTH} more characters)`
-        : reason;
-    super(`invalid message body: ${field}: ${bounded}`);
-    this.reason = bounded;
+  constructor(field: string, reason: string) {
+    const [boundedField, boundedReason] = [bounded(field), bounded(reason)];
+    super(`invalid message body: ${boundedField}: ${boundedReason}`);
+    this.field = boundedField;
+    this.reason = boundedReason;
   }
 }
 

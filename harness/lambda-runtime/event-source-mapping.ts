@@ -196,7 +196,8 @@ export class LocalEventSourceMapping {
   /** Adds records up to the payload limit; the rest opens the next batch. */
   private add(batch: Batch, records: readonly SQSRecord[]): void {
     for (const [index, record] of records.entries()) {
-      const bytes = Buffer.byteLength(record.body);
+      // The limit is on the invocation payload: the record as Lambda serializes it, not just the body.
+      const bytes = Buffer.byteLength(JSON.stringify(record));
       if (batch.records.length > 0 && batch.bytes + bytes > MAX_BATCH_PAYLOAD_BYTES) {
         this.overflow.push(...records.slice(index));
         batch.bytes = MAX_BATCH_PAYLOAD_BYTES;

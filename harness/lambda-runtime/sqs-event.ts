@@ -1,6 +1,6 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSMessageAttributes, SQSRecord } from 'aws-lambda';
-import { attributionOf } from '../../functions/shared/message.js';
+import { recordAttribution } from '../../functions/shared/message.js';
 
 /**
  * Builds the SQSEvent record exactly as Lambda's SQS event source mapping delivers it. The system
@@ -57,16 +57,15 @@ export function toSqsEvent(records: SQSRecord[]): SQSEvent {
 }
 
 /**
- * What fault draws are keyed on: the event the record carries, so every mode (whose SQS message
- * ids differ) gets the same schedule; the message id when the body names no event (poison).
+ * What fault draws are keyed on: the event the record names (the producer's eventId attribute,
+ * which even a malformed body carries, else the body's), so every mode — whose SQS message ids
+ * differ — gets the same schedule; the message id only when nothing names an event.
  */
 export function faultKeyOf(record: SQSRecord): string {
-  return attributionOf(record.body, record.messageAttributes.runId?.stringValue).eventId ?? record.messageId;
+  return recordAttribution(record).eventId ?? record.messageId;
 }
 
-export function receiveCountOf(record: SQSRecord): number {
-  return Number(record.attributes.ApproximateReceiveCount);
-}
+export { receiveCountOf } from '../../functions/shared/message.js';
 
 /**
  * Which records Lambda deletes after a successful invocation (AWS: "Handling errors for an SQS

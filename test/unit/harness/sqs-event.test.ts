@@ -85,6 +85,10 @@ describe('local event source mapping: the SQSEvent record shape', () => {
     const body = messageBody({ eventId: 'evt-keyed' });
     expect(faultKeyOf(sqsRecord(body, { messageId: 'm-9' }))).toBe('evt-keyed');
     expect(faultKeyOf(sqsRecord('not json', { messageId: 'm-9' }))).toBe('m-9');
+    // A malformed body still names its event through the producer's attribute.
+    const poison = sqsRecord('{"eventId": "evt-p", broken', { messageId: 'm-8' });
+    const named = { ...poison, messageAttributes: { eventId: { stringValue: 'evt-p', dataType: 'String' } } };
+    expect(faultKeyOf(named)).toBe('evt-p');
     expect(receiveCountOf(sqsRecord(body, { receiveCount: 4 }))).toBe(4);
   });
 

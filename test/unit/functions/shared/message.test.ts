@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidMessageError } from '../../../../functions/shared/errors.js';
-import { parseMessageBody, runIdOf } from '../../../../functions/shared/message.js';
+import { InvalidMessageError, InvalidRecordError } from '../../../../functions/shared/errors.js';
+import {
+  parseMessageBody,
+  readMessageBody,
+  receiveCountOf,
+  runIdOf,
+} from '../../../../functions/shared/message.js';
 import { sqsRecord } from '../../../support/sqs-events.js';
 
 const valid = { eventId: 'evt-1', runId: 'run-1', accountId: 'acct-1', amountCents: 100 };
@@ -37,5 +42,30 @@ describe('message body validation', () => {
     const noAttribute = { ...sqsRecord({ ...valid, runId: 'from-body' }), messageAttributes: {} };
     expect(runIdOf(noAttribute)).toBe('from-body');
     expect(runIdOf(sqsRecord('not json'))).toBeUndefined();
+  });
+
+  it('keeps what it would log about a rejected body short, whatever the body holds', () => {
+    const huge = 'x'.repeat(500_000);
+    for (const body of [
+      JSON.stringify({ ...valid, amountCents: huge }),
+      JSON.stringify({ ...valid, [huge]: 1 }),
+    ]) {
+      const error = readMessageBody(body);
+      if (!(error instanceof InvalidMessageError)) throw new Error('expected the body to be rejected');
+      expect(error.message.length).toBeLessThan(600);
+      expect(error.field.length).toBeLessThan(300);
+    }
+  });
+
+  it('reads the receive count, never defaults it', () => {
+    const record = sqsRecord({ ...valid });
+    expect(
+      receiveCountOf({ ...record, attributes: { ...record.attributes, ApproximateReceiveCount: '3' } }),
+    ).toBe(3);
+    const missing = {
+      ...record,
+      attributes: { ...record.attributes, ApproximateReceiveCount: undefined as unknown as string },
+    };
+    expect(() => receiveCountOf(missing)).toThrow(InvalidRecordError);
   });
 });
