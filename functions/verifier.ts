@@ -95,6 +95,7 @@ export async function verifyMode(
     duplicated: counts.duplicated,
     extraApplications: counts.extraApplications,
     deadLettered: counts.deadLettered,
+    deadLetteredCents: counts.deadLetteredCents,
     lost: counts.lost,
     unexpected: counts.unexpected,
     payloadMismatches: counts.payloadMismatches,

@@ -41,7 +41,9 @@ export function violations(mode: Mode, outcome: ModeRow): Set<keyof ModeRow> {
   if (promises.noLoss && outcome.lost !== 0) flagged.add('lost');
   if (promises.noDuplicates && outcome.duplicated !== 0 && !deliveredTwiceByEnvironment(outcome))
     flagged.add('duplicated');
-  if (promises.noLoss && promises.noDuplicates && outcome.driftCents !== 0) flagged.add('driftCents');
+  // Money in the DLQ is not drift: a dead-lettered event is accounted for, just not applied.
+  if (promises.noLoss && promises.noDuplicates && outcome.driftCents !== -outcome.deadLetteredCents)
+    flagged.add('driftCents');
   return flagged;
 }
 
@@ -70,6 +72,7 @@ export function formatTable(report: Pick<ExperimentReport, 'modes'>): string {
     'lost',
     'dead-lettered',
     'unexpected',
+    'mismatched',
     'expected',
     'actual',
     'drift',
@@ -88,6 +91,7 @@ export function formatTable(report: Pick<ExperimentReport, 'modes'>): string {
       mark('lost', String(m.lost)),
       String(m.deadLettered),
       mark('unexpected', String(m.unexpected)),
+      mark('payloadMismatches', String(m.payloadMismatches)),
       money(m.expectedCents),
       money(m.actualCents),
       mark('driftCents', money(m.driftCents)),
@@ -204,10 +208,17 @@ function notes(report: ExperimentReport): string[] {
         'a second invocation: duplicates may come from the environment, not only from the mode.',
     );
   }
+  if (report.config.faults.throttleRate > 0) {
+    notes.push(
+      'note: deliveries and crashes are counters updated with UpdateItem ADD, which has no idempotency token: ' +
+        'a lost response the SDK retries adds twice, so under --throttle-rate they can read high. The outcome ' +
+        'counts come from event ids and do not depend on them; the runtime’s own counts are in the JSON (runtime).',
+    );
+  }
   if (rows.some(([mode, outcome]) => violations(mode, outcome).size > 0)) {
     notes.push(
-      'note: a count marked ! is one a correct run cannot produce (an unexpected application, a broken promise ' +
-        'of the mode, a ledger that does not add up): a bug, not a semantic.',
+      'note: a count marked ! is one a correct run cannot produce (an unexpected application or a payload that ' +
+        'differs from the manifest, a broken promise of the mode, a ledger that does not add up): a bug, not a semantic.',
     );
   }
   return notes.length > 0 ? [...notes, ''] : [];

@@ -17,8 +17,10 @@ export interface ModeOutcome {
   readonly duplicated: number;
   /** Σ (applications − 1) over duplicated events. */
   readonly extraApplications: number;
-  /** Manifest events whose message ended in the mode's dead-letter queue. */
+  /** Manifest events whose message ended in the mode's dead-letter queue, never applied. */
   readonly deadLettered: number;
+  /** Σ amounts of the valid events among them: money the DLQ holds, so drift = −this in a correct run. */
+  readonly deadLetteredCents: number;
   /** |manifest − (applied ∪ dead-lettered)|: events that vanished. */
   readonly lost: number;
   /**
@@ -28,7 +30,7 @@ export interface ModeOutcome {
   readonly unexpected: number;
   /** Applications whose account or amount differ from the manifest's event: a bug if not 0 without reuse. */
   readonly payloadMismatches: number;
-  /** Dead-lettered messages that reused a manifest event id with another account or amount. */
+  /** Manifest events whose id was also used, applied or dead-lettered, with another account or amount. */
   readonly conflictingReuse: number;
   /** Σ valid manifest amounts. */
   readonly expectedCents: number;
@@ -68,6 +70,7 @@ export interface JoinCounts {
   duplicated: number;
   extraApplications: number;
   deadLettered: number;
+  deadLetteredCents: number;
   lost: number;
   unexpected: number;
   payloadMismatches: number;
@@ -90,6 +93,7 @@ export async function joinByEventId(
     duplicated: 0,
     extraApplications: 0,
     deadLettered: 0,
+    deadLetteredCents: 0,
     lost: 0,
     unexpected: 0,
     payloadMismatches: 0,
@@ -145,9 +149,9 @@ function tallyEvent(
     return;
   }
   const expected = payloadHash(event);
-  // A dead-lettered copy with another payload is a reused id, not this event's fate.
-  const reused = deadHashes !== undefined && [...deadHashes].some((hash) => hash !== expected);
-  if (reused) counts.conflictingReuse += 1;
+  // The id was used for another payload too, whichever copy came first (applied or dead-lettered).
+  const seen = new Set([...(applied?.payloadHashes ?? []), ...(deadHashes ?? [])]);
+  if ([...seen].some((hash) => hash !== expected)) counts.conflictingReuse += 1;
   const ownDeadLetter = deadHashes !== undefined && (deadHashes.size === 0 || deadHashes.has(expected));
   if (applied) {
     if (applied.applications === 1) counts.appliedOnce += 1;
@@ -157,8 +161,10 @@ function tallyEvent(
     }
     if ([...applied.payloadHashes].some((hash) => hash !== expected)) counts.payloadMismatches += 1;
     if (ownDeadLetter) counts.appliedAndDeadLettered += 1;
-  } else if (ownDeadLetter) counts.deadLettered += 1;
-  else counts.lost += 1;
+  } else if (ownDeadLetter) {
+    counts.deadLettered += 1;
+    counts.deadLetteredCents += event.amountCents;
+  } else counts.lost += 1;
 }
 
 /** Groups application records (sorted, so one event's records are adjacent) into one entry per event. */

@@ -30,6 +30,7 @@ const outcome = {
   unexpected: 0,
   payloadMismatches: 0,
   conflictingReuse: 0,
+  deadLetteredCents: 0,
   retriedCancellations: 0,
   deadLetteredUnreadable: 0,
   deliveries: 240,
@@ -58,7 +59,7 @@ describe('report formatting', () => {
     );
     expect(rule).toMatch(/^-+( +-+)+$/);
     expect(row).toMatch(
-      /^at-least-once\s+200\s+240\s+186\s+14 \(14\)\s+0\s+0\s+0\s+9,783\.13\s+10,459\.55\s+676\.42\s+4\s+yes$/,
+      /^at-least-once\s+200\s+240\s+186\s+14 \(14\)\s+0\s+0\s+0\s+0\s+9,783\.13\s+10,459\.55\s+676\.42\s+4\s+yes$/,
     );
     expect(row?.length).toBe(header?.length);
   });
@@ -78,7 +79,7 @@ describe('report formatting', () => {
       },
     } as unknown as ExperimentReport);
     const [, , alo, eo] = table.split('\n');
-    expect(alo).toMatch(/\s2 !\s+0\s+1 !\s/);
+    expect(alo).toMatch(/\s2 !\s+0\s+1 !\s+0\s/);
     expect(eo).toMatch(/1 \(1\) !/);
     expect(eo).toMatch(/0\.05 !/);
   });
@@ -112,6 +113,24 @@ describe('report formatting', () => {
       modes: { 'at-most-once': { ...outcome, duplicated: 3 } },
     } as unknown as ExperimentReport;
     expect(formatTable(clean)).toMatch(/3 \(14\) !/);
+  });
+
+  it('does not count money in the DLQ as drift, and flags a payload that differs from the manifest', () => {
+    const table = formatTable({
+      modes: {
+        'effectively-once': { ...outcome, deadLettered: 2, deadLetteredCents: 500, driftCents: -500 },
+        'at-least-once': { ...outcome, payloadMismatches: 1 },
+      },
+    } as unknown as ExperimentReport);
+    const [, , eo, alo] = table.split('\n');
+    expect(eo).not.toContain('!');
+    expect(alo).toMatch(/\s1 !\s/);
+    const drifted = formatTable({
+      modes: {
+        'effectively-once': { ...outcome, deadLettered: 2, deadLetteredCents: 500, driftCents: -400 },
+      },
+    } as unknown as ExperimentReport);
+    expect(drifted).toMatch(/-4\.00 !/);
   });
 
   it('prints no fault table when nothing was injected or seen', () => {
