@@ -233,6 +233,31 @@ describe('SQS emulator (fauxqs)', () => {
       ApproximateNumberOfMessagesNotVisible: '0',
     });
   });
+
+  it('answers success to a delete with a superseded receipt handle, and keeps the message', async () => {
+    // SQS: "If you don't provide the most recently received receipt handle for the message when you
+    // use DeleteMessage, the request will succeed, but the message might not be deleted." An
+    // invocation that outlived its visibility timeout therefore cannot acknowledge.
+    const queueUrl = await createQueue({ VisibilityTimeout: '1' });
+    await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'slow' }));
+    const first = await receiveOne(queueUrl, 1);
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    const second = await receiveOne(queueUrl, 2);
+    expect(second.MessageId).toBe(first.MessageId);
+
+    const stale = await sqs.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: [{ Id: 'stale', ReceiptHandle: first.ReceiptHandle }],
+      }),
+    );
+
+    expect(stale.Successful?.map((entry) => entry.Id)).toEqual(['stale']);
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    const third = await receiveOne(queueUrl, 2);
+    expect(third.MessageId).toBe(first.MessageId);
+    expect(third.Attributes?.ApproximateReceiveCount).toBe('3');
+  });
 });
 
 describe('DynamoDB emulator (DynamoDB Local)', () => {

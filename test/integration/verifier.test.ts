@@ -2,6 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConflictingReuseError } from '../../functions/shared/errors.js';
 import { creditAccount, type Ledger } from '../../functions/shared/ledger.js';
 import {
   type ManifestEvent,
@@ -130,5 +131,55 @@ describe('the verifier against DynamoDB Local and fauxqs (real bundle, real tabl
       consistent: true,
     });
     expect(result.modes['at-most-once']).toMatchObject({ appliedOnce: 0, lost: 3, unexpected: 0 });
+  });
+
+  it('joins ids that share prefixes in the order DynamoDB Local returns their keys (markers and per-delivery records)', async () => {
+    const run = 'verifier-it-order';
+    // Every identifier character sorts after '#': 'a' < 'a-b' < 'a.b' < 'a0' < 'a:b' < 'a_' < 'ab'.
+    const ids = ['ab', 'a_', 'a:b', 'a0', 'a.b', 'a-b', 'a', 'A'];
+    const events = ids.map((eventId) => ({ eventId, accountId: 'acct-1', amountCents: 10 }));
+    const store = { ddb: env.ddb, tableName: env.tableName };
+    await writeManifestEvents(store, run, events);
+    await writeManifestSummary(store, run, {
+      produced: events.length,
+      poison: 0,
+      producerDuplicates: 0,
+      expectedCents: 10 * events.length,
+      modes: MODE_NAMES,
+    });
+    for (const event of events) {
+      const message = { ...event, runId: run };
+      await creditAccount(ledger('effectively-once'), message, delivery(1), { idempotent: true });
+      await creditAccount(ledger('at-least-once'), message, delivery(1), { idempotent: false });
+    }
+    // Two deliveries of 'a': its records must stay adjacent to each other, not split by 'a-b'.
+    await creditAccount(
+      ledger('at-least-once'),
+      { eventId: 'a', runId: run, accountId: 'acct-1', amountCents: 10 },
+      delivery(2),
+      { idempotent: false },
+    );
+
+    const { result } = await env.invokeVerifier(run, ['at-least-once', 'effectively-once']);
+
+    expect(result.modes['effectively-once']).toMatchObject({ appliedOnce: 8, duplicated: 0, lost: 0 });
+    expect(result.modes['at-least-once']).toMatchObject({
+      appliedOnce: 7,
+      duplicated: 1,
+      lost: 0,
+      unexpected: 0,
+    });
+  });
+
+  it('effectively-once refuses a reused event id with another amount: DynamoDB Local returns the old marker with the cancellation', async () => {
+    const run = 'verifier-it-reuse';
+    const eo = ledger('effectively-once');
+    const first = { eventId: 'evt-r', runId: run, accountId: 'acct-1', amountCents: 100 };
+    await creditAccount(eo, first, delivery(1), { idempotent: true });
+
+    await expect(creditAccount(eo, first, delivery(2), { idempotent: true })).resolves.toBe('duplicate');
+    await expect(
+      creditAccount(eo, { ...first, amountCents: 999 }, delivery(3), { idempotent: true }),
+    ).rejects.toThrow(ConflictingReuseError);
   });
 });
