@@ -4,6 +4,7 @@ import { defineConfig } from 'vitest/config';
 // provide a complete, valid environment before any handler module is imported.
 const handlerEnv = {
   TABLE_NAME: 'ledger-test',
+  IDEMPOTENCY_TABLE_NAME: 'idempotency-test',
   QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/123456789012/at-most-once',
   CRASH_RATE: '0',
   CRASH_SEED: 'unit',
@@ -11,6 +12,7 @@ const handlerEnv = {
     'at-most-once': 'https://sqs.eu-west-1.amazonaws.com/123456789012/at-most-once-dlq',
     'at-least-once': 'https://sqs.eu-west-1.amazonaws.com/123456789012/at-least-once-dlq',
     'effectively-once': 'https://sqs.eu-west-1.amazonaws.com/123456789012/effectively-once-dlq',
+    'powertools-idempotency': 'https://sqs.eu-west-1.amazonaws.com/123456789012/powertools-idempotency-dlq',
   }),
   AWS_REGION: 'eu-west-1',
   AWS_ACCESS_KEY_ID: 'unit',

@@ -20,7 +20,15 @@ import { BUNDLING, handlerEntry, PROJECT_ROOT } from './bundling.js';
 import { type DeploymentSettings, resolveModeSettings } from './deployment-settings.js';
 import { consumerEnvironment, verifierEnvironment } from './function-environment.js';
 import { modeId, modeOutputs, STACK_OUTPUTS } from './stack-outputs.js';
-import { MODE_NAMES, type Mode, type ModeSettings, STORAGE, TOPOLOGY_VERSION, VERIFIER } from './topology.js';
+import {
+  MODE_NAMES,
+  MODES,
+  type Mode,
+  type ModeSettings,
+  STORAGE,
+  TOPOLOGY_VERSION,
+  VERIFIER,
+} from './topology.js';
 
 export interface DeliverySemanticsStackProps extends StackProps {
   /** Crash injection and overrides of the topology, usually from CDK context. */
@@ -46,9 +54,23 @@ const bundling = {
   forceDockerBundling: false,
 };
 
+/**
+ * The actions Powertools' DynamoDBPersistenceLayer sends: PutItem (INPROGRESS, conditional),
+ * GetItem (the existing record, when the failed put did not return it), UpdateItem (COMPLETED),
+ * DeleteItem (the INPROGRESS record of a call that threw, so a retry can run).
+ */
+export const IDEMPOTENCY_RECORD_ACTIONS = [
+  'dynamodb:PutItem',
+  'dynamodb:GetItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+] as const;
+
 /** One SQS queue + DLQ + consumer per mode of the topology, a shared ledger table, and the verifier. */
 export class DeliverySemanticsStack extends Stack {
   public readonly table: dynamodb.Table;
+  /** Powertools' idempotency records, for the modes with `idempotencyTable`; undefined if none has. */
+  public readonly idempotencyTable: dynamodb.Table | undefined;
   public readonly modes: Readonly<Record<Mode, ModeResources>>;
   public readonly verifier: NodejsFunction;
 
@@ -64,6 +86,19 @@ export class DeliverySemanticsStack extends Stack {
       // A sandbox experiment: `cdk destroy` should leave nothing behind.
       removalPolicy: RemovalPolicy.DESTROY,
     });
+
+    // Its own table, with Powertools' default attribute names (partition key `id`, TTL attribute
+    // `expiration`), so the persistence layer needs no attribute options. Kept apart from the
+    // ledger: the ledger's writes are bound to `RUN#…#MODE#…` partitions, Powertools' keys are not.
+    this.idempotencyTable = MODE_NAMES.some((mode) => (MODES[mode] as ModeSettings).idempotencyTable)
+      ? new dynamodb.Table(this, 'IdempotencyRecords', {
+          partitionKey: { name: 'id', type: dynamodb.AttributeType.STRING },
+          billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+          pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+          timeToLiveAttribute: 'expiration',
+          removalPolicy: RemovalPolicy.DESTROY,
+        })
+      : undefined;
 
     const modes = {} as Record<Mode, ModeResources>;
     for (const mode of MODE_NAMES) {
@@ -111,6 +146,7 @@ export class DeliverySemanticsStack extends Stack {
       removalPolicy: RemovalPolicy.DESTROY,
     });
 
+    const idempotencyTable = settings.idempotencyTable ? this.idempotencyTable : undefined;
     const consumer = this.handlerFunction(`${id}Consumer`, mode, {
       timeoutSeconds: settings.functionTimeoutSeconds,
       memoryMb: settings.memoryMb,
@@ -119,9 +155,13 @@ export class DeliverySemanticsStack extends Stack {
         queueUrl: queue.queueUrl,
         crashRate: deployment.crashRate,
         crashSeed: deployment.crashSeed,
+        ...(idempotencyTable ? { idempotencyTableName: idempotencyTable.tableName } : {}),
       }),
     });
     this.allowWritesToOwnPartitionOnly(consumer, mode);
+    // Wired just above (IDEMPOTENCY_TABLE_NAME), granted here: the table name never reaches a
+    // function that may not use it, and a function that has it can.
+    if (idempotencyTable) idempotencyTable.grant(consumer, ...IDEMPOTENCY_RECORD_ACTIONS);
 
     consumer.addEventSource(
       new SqsEventSource(queue, {

@@ -1,5 +1,8 @@
 import type { Mode, ModeSettings } from './topology.js';
 
+/** The variable that names a consumer's idempotency table, for modes with `idempotencyTable`. */
+export const IDEMPOTENCY_TABLE_ENV = 'IDEMPOTENCY_TABLE_NAME';
+
 /**
  * The environment variables of each function, in one place: the stack deploys them and the local
  * runtime sets the same ones, so a handler cannot work locally and fail to configure on AWS.
@@ -11,6 +14,8 @@ export function consumerEnvironment(
     readonly queueUrl: string;
     readonly crashRate: number;
     readonly crashSeed: string;
+    /** Required when the mode has `idempotencyTable`; ignored otherwise. */
+    readonly idempotencyTableName?: string;
   },
 ): Record<string, string> {
   return {
@@ -19,7 +24,17 @@ export function consumerEnvironment(
     CRASH_SEED: values.crashSeed,
     // Only the mode that deletes its own batch is told where its queue is.
     ...(settings.deletesOwnBatch ? { QUEUE_URL: values.queueUrl } : {}),
+    // Only the modes that keep idempotency records apart are told where; the others never see it.
+    ...(settings.idempotencyTable ? { [IDEMPOTENCY_TABLE_ENV]: idempotencyTableOf(values) } : {}),
   };
+}
+
+/** Fails at synth (or at the local start), not at the function's cold start. */
+function idempotencyTableOf(values: { readonly idempotencyTableName?: string }): string {
+  if (values.idempotencyTableName === undefined || values.idempotencyTableName === '') {
+    throw new Error('a mode with idempotencyTable needs idempotencyTableName in its environment values');
+  }
+  return values.idempotencyTableName;
 }
 
 export function verifierEnvironment(values: {

@@ -34,6 +34,13 @@ export interface ModeSettings {
    * visibility overrun, a producer re-send) is applied twice.
    */
   readonly promises: { readonly noLoss: boolean; readonly noDuplicates: boolean };
+  /**
+   * Whether the consumer keeps its idempotency records in a table of their own (Powertools'
+   * persistence layer), apart from the ledger: the stack and the local runtime create it and pass
+   * its name in `IDEMPOTENCY_TABLE_NAME`.
+   * @default false: idempotency state, if any, lives in the ledger
+   */
+  readonly idempotencyTable?: boolean;
 }
 
 const consumerDefaults = {
@@ -71,6 +78,20 @@ export const MODES = {
     reportBatchItemFailures: true,
     deletesOwnBatch: false,
     promises: { noLoss: true, noDuplicates: true },
+  },
+  'powertools-idempotency': {
+    ...consumerDefaults,
+    summary:
+      'applies each message inside a Powertools makeIdempotent call keyed on the event id (INPROGRESS, work, COMPLETED), then Lambda deletes the batch',
+    reportBatchItemFailures: true,
+    deletesOwnBatch: false,
+    idempotencyTable: true,
+    // No duplicates is not promised: the idempotency record and the credit are two writes, not one
+    // transaction. A crash after the credit and before Powertools marks the record COMPLETED leaves
+    // it INPROGRESS; once its in-progress expiry (the invocation's remaining time) has passed, the
+    // redelivery may take the record over and runs the credit again. Nothing is lost: the message
+    // is deleted only after a successful return.
+    promises: { noLoss: true, noDuplicates: false },
   },
 } as const satisfies Record<string, ModeSettings>;
 

@@ -20,7 +20,7 @@ import type {
   LiveModeStats,
   VerifierInvocation,
 } from './environment.js';
-import { createLedgerTable, createModeQueues } from './provision.js';
+import { createIdempotencyTable, createLedgerTable, createModeQueues } from './provision.js';
 import { readQueueDepth } from './queue-depth.js';
 
 export interface EmbeddedOptions {
@@ -50,6 +50,7 @@ export interface EmbeddedOptions {
 const REGION = 'us-east-1';
 const CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
 const TABLE_NAME = 'ledger';
+const IDEMPOTENCY_TABLE_NAME = 'idempotency';
 
 /** Settings a mode runs with locally: the topology, the run's overrides, and the short local timeouts. */
 export function embeddedModeSettings(mode: Mode, options: EmbeddedOptions): EffectiveModeSettings {
@@ -138,6 +139,8 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
 
     status('creating queues and the ledger table from the topology');
     await createLedgerTable(dynamodb, TABLE_NAME);
+    // As in the stack: one table for the modes that keep Powertools' idempotency records.
+    await createIdempotencyTable(dynamodb, IDEMPOTENCY_TABLE_NAME);
     // Every mode's queues exist, as in the stack; only the selected modes get consumers.
     const modeSettings = Object.fromEntries(
       MODE_NAMES.map((mode) => [mode, embeddedModeSettings(mode, options)]),
@@ -221,6 +224,7 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
             queueUrl: queues[mode].queueUrl,
             crashRate: options.crashRate,
             crashSeed: options.crashSeed,
+            idempotencyTableName: IDEMPOTENCY_TABLE_NAME,
           }),
         ),
       );

@@ -75,6 +75,28 @@ export async function createLedgerTable(ddb: DynamoDBClient, tableName: string):
   );
 }
 
+/**
+ * Creates the table Powertools' DynamoDBPersistenceLayer writes to, as the stack does: its default
+ * partition key `id` and TTL attribute `expiration`.
+ */
+export async function createIdempotencyTable(ddb: DynamoDBClient, tableName: string): Promise<void> {
+  await ddb.send(
+    new CreateTableCommand({
+      TableName: tableName,
+      AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
+      KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+      BillingMode: 'PAY_PER_REQUEST',
+    }),
+  );
+  await waitUntilTableExists({ client: ddb, maxWaitTime: 30, minDelay: 1 }, { TableName: tableName });
+  await ddb.send(
+    new UpdateTimeToLiveCommand({
+      TableName: tableName,
+      TimeToLiveSpecification: { AttributeName: 'expiration', Enabled: true },
+    }),
+  );
+}
+
 async function queueArn(sqs: SQSClient, queueUrl: string): Promise<string> {
   const { Attributes } = await sqs.send(
     new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }),

@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../lib/bundling.js';
+import { MODE_NAMES } from '../../lib/topology.js';
 
 const TSX = join(PROJECT_ROOT, 'node_modules/.bin/tsx');
 const CLI = join(PROJECT_ROOT, 'harness/cli.ts');
@@ -70,7 +71,7 @@ describe('npm run experiment (the CLI, as a child process)', () => {
       batchSize: 10,
       seed: 'cli-json',
     });
-    for (const mode of ['at-most-once', 'at-least-once', 'effectively-once']) {
+    for (const mode of MODE_NAMES) {
       expect(Object.keys(report.modes[mode])).toEqual(
         expect.arrayContaining([
           'produced',

@@ -17,6 +17,7 @@ const DLQ = {
   'at-most-once': 'https://sqs.local/amo-dlq',
   'at-least-once': 'https://sqs.local/alo-dlq',
   'effectively-once': 'https://sqs.local/eo-dlq',
+  'powertools-idempotency': 'https://sqs.local/pti-dlq',
 } as const;
 
 type Item = Record<string, unknown>;
