@@ -63,7 +63,8 @@ Deployed targets (aws, localstack):
   --endpoint URL           LocalStack endpoint                                (default http://127.0.0.1:4566)
   Crash rate, crash seed and batch size are deployment settings there: the run reads and prints
   them; passing a different --crash-rate or --batch-size is refused with how to redeploy.
-  --concurrency and --visibility-timeout apply to the embedded target only.
+  --concurrency, --visibility-timeout, --max-receive-count and the runtime faults
+  (--redelivery-rate, --throttle-rate, --work-delay, --kill-rate) apply to the embedded target only.
 
 Options:
   --messages N             messages per mode                                  (default ${DEFAULTS.messages})

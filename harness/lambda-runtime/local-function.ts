@@ -60,7 +60,8 @@ export class LocalFunction {
   /** Invokes the handler; throws InitError if a new environment cannot start its handler. */
   async invoke(event: unknown, options: FunctionInvokeOptions = {}): Promise<InvocationResult> {
     if (this.stopped) throw new Error(`${this.spec.name} is stopped`);
-    // Taken before a cold start: on AWS the init counts against the invocation's timeout.
+    // Taken before a cold start: the init counts against the invocation's timeout (conservative:
+    // AWS gives init its own 10 s and runs only a retried init under the function timeout).
     const began = performance.now();
     const environment = this.takeWarm() ?? (await this.coldStart());
     this.stats.invocations += 1;

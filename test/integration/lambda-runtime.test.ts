@@ -170,7 +170,7 @@ describe('local Lambda runtime: execution environments (real child processes)', 
     ).toBeGreaterThan(500);
   });
 
-  it('counts the init of a cold start against the invocation timeout, as AWS does', async () => {
+  it('counts the init of a cold start against the invocation timeout (a conservative local choice)', async () => {
     const slowInit = { bundlePath: RECORDING, environment: { INIT_DELAY_MS: '1500' } };
     const timedOut = await localFunction({ ...slowInit, timeoutMs: 1000 }).invoke({});
     expect(timedOut).toMatchObject({ status: 'error', errorType: 'Sandbox.Timedout' });
