@@ -76,8 +76,10 @@ export async function sweepDeadLetters(
         if (payload) hashes.add(payloadHash(payload));
         events.set(eventId, hashes);
       }
-      // Only messages already seen, three receives in a row: the sweep has wrapped around (a rare
+      // A long poll that comes back empty asked every SQS server: nothing is left to see. Only
+      // messages already seen, three receives in a row: the sweep has wrapped around (a rare
       // duplicate delivery alone must not end it early).
+      if (Messages.length === 0) break;
       nothingNew = fresh === 0 ? nothingNew + 1 : 0;
       if (nothingNew >= 3) break;
     }

@@ -299,7 +299,7 @@ describe('verifier', () => {
   it('returns one outcome per mode of the topology', async () => {
     serveLedger(ddb, manifest());
     const result = await verifyRun(deps, { runId: RUN });
-    expect(Object.keys(result.modes)).toEqual(['at-most-once', 'at-least-once', 'effectively-once']);
+    expect(Object.keys(result.modes)).toEqual(MODE_NAMES);
   });
 
   it('verifies only the requested modes, each once, so one DLQ is never swept twice at a time', async () => {
