@@ -12,10 +12,18 @@ export class Killed extends Error {
 
 export const NOW = Date.UTC(2026, 0, 1);
 
+/** The idempotency table of the modes that keep Powertools' records apart (vitest.config.ts sets the same). */
+export const IDEMPOTENCY_TABLE = 'idempotency-test';
+
 /** Consumer deps with real SDK clients (mocked by aws-sdk-client-mock at prototype level) and an injected kill. */
 export function consumerDeps(
   mode: Mode,
-  options: { crashRate?: number; crashSeed?: string } = {},
+  options: {
+    crashRate?: number;
+    crashSeed?: string;
+    /** Runs when the injected kill fires, before it throws: a test can snapshot what was written by then. */
+    onKill?: () => void;
+  } = {},
 ): ConsumerDeps & {
   kills: number;
 } {
@@ -36,6 +44,7 @@ export function consumerDeps(
   const state = { kills: 0 };
   const kill = (): never => {
     state.kills += 1;
+    options.onKill?.();
     throw new Killed('SIGKILL (injected)');
   };
   return Object.assign(state, {

@@ -1,0 +1,276 @@
+import { createHash } from 'node:crypto';
+import { BatchProcessor, EventType } from '@aws-lambda-powertools/batch';
+import {
+  ConditionalCheckFailedException,
+  DeleteItemCommand,
+  DynamoDBClient,
+  GetItemCommand,
+  PutItemCommand,
+  type PutItemCommandInput,
+  TransactionCanceledException,
+  UpdateItemCommand,
+  type UpdateItemCommandInput,
+} from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { Context, SQSRecord } from 'aws-lambda';
+import { mockClient } from 'aws-sdk-client-mock';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import {
+  createIdempotency,
+  type PowertoolsConsumerDeps,
+  processBatch,
+} from '../../../functions/powertools-idempotency.js';
+import { COUNTERS, counterKey } from '../../../functions/shared/ledger-keys.js';
+import { STORAGE } from '../../../lib/topology.js';
+import { consumerDeps, IDEMPOTENCY_TABLE, NOW } from '../../support/consumer-deps.js';
+import { messageBody, sqsEvent, sqsRecord } from '../../support/sqs-events.js';
+
+const MODE = 'powertools-idempotency';
+const REMAINING_MS = 5_000;
+
+/** A complete Lambda context: Powertools reads getRemainingTimeInMillis for the in-progress expiry. */
+const context: Context = {
+  awsRequestId: 'req-1',
+  callbackWaitsForEmptyEventLoop: true,
+  functionName: 'powertools-idempotency',
+  functionVersion: '$LATEST',
+  invokedFunctionArn: 'arn:aws:lambda:eu-west-1:123456789012:function:powertools-idempotency',
+  memoryLimitInMB: '256',
+  logGroupName: '/aws/lambda/powertools-idempotency',
+  logStreamName: 'stream',
+  getRemainingTimeInMillis: () => REMAINING_MS,
+  done: () => undefined,
+  fail: () => undefined,
+  succeed: () => undefined,
+};
+
+type Item = NonNullable<PutItemCommandInput['Item']>;
+
+describe('powertools-idempotency consumer', () => {
+  const ddb = mockClient(DynamoDBDocumentClient); // the ledger (shared/ledger.ts)
+  const raw = mockClient(DynamoDBClient); // Powertools' DynamoDBPersistenceLayer
+  /** Every write, ledger and idempotency table alike, in the order it was sent. */
+  let writes: string[];
+  let puts: Item[];
+
+  /** What one execution environment builds at module scope, with an injected kill. */
+  const consumer = (
+    options: Parameters<typeof consumerDeps>[1] = {},
+  ): PowertoolsConsumerDeps & { kills: number } =>
+    Object.assign(consumerDeps(MODE, options), {
+      idempotency: createIdempotency(IDEMPOTENCY_TABLE, new DynamoDBClient({})),
+      processor: new BatchProcessor(EventType.SQS),
+    });
+
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(NOW);
+    ddb.reset();
+    raw.reset();
+    writes = [];
+    puts = [];
+    ddb.on(UpdateCommand).callsFake((input: { Key: { sk: string } }) => {
+      writes.push(`counter ${input.Key.sk}`);
+      return {};
+    });
+    ddb.on(TransactWriteCommand).callsFake(() => {
+      writes.push('TransactWriteItems');
+      return {};
+    });
+    raw.on(PutItemCommand).callsFake((input: PutItemCommandInput) => {
+      writes.push(`PutItem ${input.Item?.status?.S}`);
+      if (input.Item) puts.push(input.Item);
+      return {};
+    });
+    raw.on(UpdateItemCommand).callsFake((input: UpdateItemCommandInput) => {
+      writes.push(`UpdateItem ${input.ExpressionAttributeValues?.[':status']?.S}`);
+      return {};
+    });
+    raw.on(DeleteItemCommand).callsFake(() => {
+      writes.push('DeleteItem');
+      return {};
+    });
+  });
+
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  /** An existing record, as DynamoDB returns it with the cancelled conditional put (ALL_OLD). */
+  const existing = (item: Item, status: 'COMPLETED' | 'INPROGRESS', extra: Item = {}) =>
+    new ConditionalCheckFailedException({
+      message: 'The conditional request failed',
+      $metadata: {},
+      Item: { ...item, status: { S: status }, ...extra },
+    });
+
+  it('writes INPROGRESS before the credit and COMPLETED after it, in that order', async () => {
+    const result = await processBatch(sqsEvent(sqsRecord(messageBody())), context, consumer());
+
+    expect(result).toEqual({ batchItemFailures: [] });
+    expect(writes).toEqual([
+      `counter ${counterKey(COUNTERS.deliveries)}`,
+      'PutItem INPROGRESS',
+      'TransactWriteItems',
+      'UpdateItem COMPLETED',
+    ]);
+  });
+
+  it('writes the INPROGRESS record conditionally, expiring with the invocation, keyed under the mode', async () => {
+    await processBatch(sqsEvent(sqsRecord(messageBody())), context, consumer());
+
+    const [put] = raw.commandCalls(PutItemCommand);
+    expect(put?.args[0].input).toMatchObject({
+      TableName: IDEMPOTENCY_TABLE,
+      Item: {
+        id: { S: expect.stringMatching(/^powertools-idempotency#/) },
+        status: { S: 'INPROGRESS' },
+        // registerLambdaContext: now + the invocation's remaining time, in milliseconds.
+        in_progress_expiration: { N: String(NOW + REMAINING_MS) },
+        // The record outlives every redelivery of its message, like the ledger's markers.
+        expiration: { N: String(NOW / 1000 + STORAGE.ledgerTtlSeconds) },
+        validation: { S: expect.any(String) },
+      },
+      ConditionExpression: expect.stringContaining('attribute_not_exists(#id)'),
+    });
+  });
+
+  it('keys on the event id within its run: two SQS messages of one event share a key, another event does not', async () => {
+    const body = messageBody();
+    const first = sqsRecord(body);
+    const resent = sqsRecord(body); // a producer re-send: another SQS message id, the same event
+    const reused = sqsRecord({ ...body, accountId: 'acct-9', amountCents: 7 }); // same id, other payload
+    const other = sqsRecord(messageBody());
+    const otherRun = sqsRecord({ ...body, runId: 'run-2' });
+    expect(resent.messageId).not.toBe(first.messageId);
+
+    for (const record of [first, resent, reused, other, otherRun]) {
+      await processBatch(sqsEvent(record), context, consumer());
+    }
+
+    const [a, b, c, d, e] = puts.map((item) => item.id?.S);
+    // Powertools' key: `<prefix>#` + base64 MD5 of the JSON of what eventKeyJmesPath selects.
+    const digest = createHash('md5')
+      .update(JSON.stringify([body.runId, body.eventId]))
+      .digest('base64');
+    expect(a).toBe(`${MODE}#${digest}`);
+    expect(b).toBe(a);
+    expect(c).toBe(a); // the payload is validated, not part of the key
+    expect(d).not.toBe(a);
+    expect(e).not.toBe(a);
+  });
+
+  it('does not apply again an event whose idempotency record is COMPLETED, and counts the suppressed duplicate', async () => {
+    const body = messageBody();
+    await processBatch(sqsEvent(sqsRecord(body)), context, consumer());
+    const [stored] = puts;
+    if (!stored) throw new Error('no INPROGRESS record was written');
+    raw
+      .on(PutItemCommand)
+      .rejects(existing(stored, 'COMPLETED', { data: { M: { outcome: { S: 'applied' } } } }));
+    writes = [];
+
+    const redelivery = sqsRecord(body, { receiveCount: 2 });
+    const result = await processBatch(sqsEvent(redelivery), context, consumer());
+
+    expect(result).toEqual({ batchItemFailures: [] });
+    expect(writes).toEqual([
+      `counter ${counterKey(COUNTERS.deliveries)}`,
+      `counter ${counterKey(COUNTERS.suppressedDuplicates)}`,
+    ]);
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(1); // the first delivery's only
+  });
+
+  it('fails a redelivery while another invocation holds the record INPROGRESS (not expired): nothing applied', async () => {
+    const body = messageBody();
+    await processBatch(sqsEvent(sqsRecord(body)), context, consumer());
+    const [stored] = puts;
+    if (!stored) throw new Error('no INPROGRESS record was written');
+    raw.on(PutItemCommand).rejects(existing(stored, 'INPROGRESS'));
+    writes = [];
+
+    const concurrent = sqsRecord(body);
+    const result = await processBatch(sqsEvent(concurrent), context, consumer());
+
+    // IdempotencyAlreadyInProgressError: SQS brings the message back after the visibility timeout.
+    expect(result).toEqual({ batchItemFailures: [{ itemIdentifier: concurrent.messageId }] });
+    expect(writes).toEqual([`counter ${counterKey(COUNTERS.deliveries)}`]);
+  });
+
+  it('fails a reused event id with another amount (payload validation) and applies nothing', async () => {
+    const body = messageBody({ amountCents: 100 });
+    await processBatch(sqsEvent(sqsRecord(body)), context, consumer());
+    const [stored] = puts;
+    if (!stored) throw new Error('no INPROGRESS record was written');
+    raw.on(PutItemCommand).rejects(existing(stored, 'COMPLETED'));
+    writes = [];
+
+    const reuse = sqsRecord({ ...body, amountCents: 999 });
+    const result = await processBatch(sqsEvent(reuse), context, consumer());
+
+    expect(result).toEqual({ batchItemFailures: [{ itemIdentifier: reuse.messageId }] });
+    expect(writes).toEqual([`counter ${counterKey(COUNTERS.deliveries)}`]);
+  });
+
+  it('reports an invalid body as a failed item: no idempotency record, no credit; the others still apply', async () => {
+    const bad = sqsRecord(JSON.stringify({ ...messageBody(), amountCents: 1.5 }));
+    const good = sqsRecord(messageBody());
+
+    const result = await processBatch(sqsEvent(bad, good), context, consumer());
+
+    expect(result).toEqual({ batchItemFailures: [{ itemIdentifier: bad.messageId }] });
+    expect(raw.commandCalls(PutItemCommand)).toHaveLength(1);
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(1);
+    expect(raw.commandCalls(GetItemCommand)).toHaveLength(0);
+  });
+
+  it('reports a batch of invalid bodies as failed items, not as a thrown error', async () => {
+    const records: SQSRecord[] = [sqsRecord('not json'), sqsRecord('{}')];
+
+    const result = await processBatch(sqsEvent(...records), context, consumer());
+
+    expect(result).toEqual({
+      batchItemFailures: records.map((record) => ({ itemIdentifier: record.messageId })),
+    });
+    expect(writes).toEqual([]);
+  });
+
+  it('deletes the INPROGRESS record when the credit fails, so the redelivery can run it', async () => {
+    ddb.on(TransactWriteCommand).rejects(
+      new TransactionCanceledException({
+        message: 'cancelled',
+        $metadata: {},
+        CancellationReasons: [{ Code: 'ValidationError' }, { Code: 'None' }],
+      }),
+    );
+    const record = sqsRecord(messageBody());
+
+    const result = await processBatch(sqsEvent(record), context, consumer());
+
+    expect(result).toEqual({ batchItemFailures: [{ itemIdentifier: record.messageId }] });
+    expect(writes).toEqual([
+      `counter ${counterKey(COUNTERS.deliveries)}`,
+      'PutItem INPROGRESS',
+      'DeleteItem',
+    ]);
+  });
+
+  it('crashes after the credit is durable and before the record is COMPLETED', async () => {
+    let atKill: string[] = [];
+    const killed = consumer({ crashRate: 1, onKill: () => (atKill = [...writes]) });
+
+    await processBatch(sqsEvent(sqsRecord(messageBody())), context, killed);
+
+    expect(killed.kills).toBe(1);
+    // What a SIGKILL leaves behind: the credit, and an INPROGRESS record that only its in-progress
+    // expiry releases. (The test's kill throws, so Powertools then deletes the record and fails the
+    // item; a real SIGKILL runs neither.)
+    expect(atKill).toEqual([
+      `counter ${counterKey(COUNTERS.deliveries)}`,
+      'PutItem INPROGRESS',
+      'TransactWriteItems',
+      `counter ${counterKey(COUNTERS.crashes)}`,
+    ]);
+    expect(atKill).not.toContain('UpdateItem COMPLETED');
+  });
+});
