@@ -6,13 +6,13 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { partitionKey } from '../../functions/shared/ledger-keys.js';
-import { DeliverySemanticsStack } from '../../lib/delivery-semantics-stack.js';
+import { DeliverySemanticsStack, IDEMPOTENCY_RECORD_ACTIONS } from '../../lib/delivery-semantics-stack.js';
 import {
   type DeploymentSettings,
   deploymentSettingsFromContext,
   InvalidSettingError,
 } from '../../lib/deployment-settings.js';
-import { MODE_NAMES, MODES, type Mode, STORAGE } from '../../lib/topology.js';
+import { MODE_NAMES, MODES, type Mode, type ModeSettings, STORAGE } from '../../lib/topology.js';
 
 function synth(settings: DeploymentSettings = { crashRate: 0, crashSeed: 'seed' }): {
   template: Template;
@@ -32,10 +32,13 @@ describe('DeliverySemanticsStack', () => {
     ({ template, stack } = synth());
   });
 
-  it('deploys a queue and a DLQ per mode, 4 functions and 3 event source mappings', () => {
-    template.resourceCountIs('AWS::SQS::Queue', 2 * MODE_NAMES.length);
-    template.resourceCountIs('AWS::Lambda::Function', MODE_NAMES.length + 1);
-    template.resourceCountIs('AWS::Lambda::EventSourceMapping', MODE_NAMES.length);
+  it('deploys a queue and a DLQ per mode, 5 functions, 4 event source mappings and 2 tables', () => {
+    expect(MODE_NAMES).toHaveLength(4);
+    template.resourceCountIs('AWS::SQS::Queue', 8);
+    template.resourceCountIs('AWS::Lambda::Function', 5);
+    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 4);
+    // The ledger, and Powertools' idempotency records.
+    template.resourceCountIs('AWS::DynamoDB::Table', 2);
   });
 
   it.each(MODE_NAMES)(
@@ -95,9 +98,10 @@ describe('DeliverySemanticsStack', () => {
     },
   );
 
-  it('reports batch item failures for the two work-first modes only', () => {
+  it('reports batch item failures for the work-first modes only', () => {
     expect(MODES['at-least-once'].reportBatchItemFailures).toBe(true);
     expect(MODES['effectively-once'].reportBatchItemFailures).toBe(true);
+    expect(MODES['powertools-idempotency'].reportBatchItemFailures).toBe(true);
     expect(MODES['at-most-once'].reportBatchItemFailures).toBe(false);
   });
 
@@ -116,6 +120,9 @@ describe('DeliverySemanticsStack', () => {
             CRASH_SEED: 'seed',
             QUEUE_URL: settings.deletesOwnBatch
               ? { Ref: Match.stringLikeRegexp('^AtMostOnceQueue') }
+              : Match.absent(),
+            IDEMPOTENCY_TABLE_NAME: (settings as ModeSettings).idempotencyTable
+              ? { Ref: Match.stringLikeRegexp('^IdempotencyRecords') }
               : Match.absent(),
           },
         },
@@ -136,6 +143,25 @@ describe('DeliverySemanticsStack', () => {
     // Markers must outlive every way a message can come back, including a DLQ redrive.
     expect(STORAGE.ledgerTtlSeconds).toBeGreaterThan(STORAGE.deadLetterRetentionSeconds);
     expect(STORAGE.ledgerTtlSeconds).toBeGreaterThan(STORAGE.queueRetentionSeconds);
+  });
+
+  it('keeps Powertools’ idempotency records in their own table: key `id`, TTL `expiration`, on demand, PITR, destroyed with the stack', () => {
+    const table = stack.idempotencyTable;
+    if (!table)
+      throw new Error('the topology has a mode with idempotencyTable, so the stack must create the table');
+    const resource = template.toJSON().Resources[stack.getLogicalId(table.node.defaultChild as never)];
+    expect(resource).toMatchObject({
+      Type: 'AWS::DynamoDB::Table',
+      DeletionPolicy: 'Delete',
+      UpdateReplacePolicy: 'Delete',
+      Properties: {
+        BillingMode: 'PAY_PER_REQUEST',
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        TimeToLiveSpecification: { AttributeName: 'expiration', Enabled: true },
+        KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+        AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
+      },
+    });
   });
 
   /** The statements of the identity policy attached to a function's role. */
@@ -189,7 +215,10 @@ describe('DeliverySemanticsStack', () => {
           },
         });
       }
-      const dynamoActions = statements.flatMap(actionsOf).filter((action) => action.startsWith('dynamodb:'));
+      const dynamoActions = statements
+        .filter((statement) => !onIdempotencyTable(statement))
+        .flatMap(actionsOf)
+        .filter((action) => action.startsWith('dynamodb:'));
       expect(dynamoActions.sort()).toEqual(['dynamodb:PutItem', 'dynamodb:UpdateItem']);
     }
   });
@@ -233,6 +262,14 @@ describe('DeliverySemanticsStack', () => {
   const tableArn = () => ({
     'Fn::GetAtt': [stack.getLogicalId(stack.table.node.defaultChild as never), 'Arn'],
   });
+  const idempotencyTableArn = () => {
+    const table = stack.idempotencyTable;
+    if (!table) throw new Error('no idempotency table in the stack');
+    return { 'Fn::GetAtt': [stack.getLogicalId(table.node.defaultChild as never), 'Arn'] };
+  };
+  /** A statement on Powertools' idempotency table and on nothing else (the ledger never matches). */
+  const onIdempotencyTable = (statement: Record<string, unknown>): boolean =>
+    JSON.stringify(statement.Resource) === JSON.stringify([idempotencyTableArn()]);
 
   it('checks StringLike the way IAM evaluates it (the helper the partition tests rely on)', () => {
     expect(stringLike('RUN#*#MODE#m', 'RUN#a#b#MODE#m')).toBe(true);
@@ -247,8 +284,8 @@ describe('DeliverySemanticsStack', () => {
   it.each(MODE_NAMES)(
     '%s: consumer may Put/UpdateItem on the ledger only in its own mode’s partition',
     (mode) => {
-      const writes = statementsOf(consumerId(mode)).filter((statement) =>
-        actionsOf(statement).some(isDynamoWrite),
+      const writes = statementsOf(consumerId(mode)).filter(
+        (statement) => actionsOf(statement).some(isDynamoWrite) && !onIdempotencyTable(statement),
       );
       expect(writes).toEqual([
         {
@@ -273,7 +310,10 @@ describe('DeliverySemanticsStack', () => {
         return [fn?.Properties.Role['Fn::GetAtt'][0] as string, mode];
       }),
     );
-    const writes = allowStatements().filter(({ statement }) => actionsOf(statement).some(isDynamoWrite));
+    // Writes to Powertools' table are checked below; every other write must be bound to a partition.
+    const writes = allowStatements().filter(
+      ({ statement }) => actionsOf(statement).some(isDynamoWrite) && !onIdempotencyTable(statement),
+    );
     expect(writes).toHaveLength(MODE_NAMES.length);
     for (const { roles, statement } of writes) {
       expect(roles).toHaveLength(1);
@@ -286,13 +326,39 @@ describe('DeliverySemanticsStack', () => {
     }
   });
 
+  it('lets only the modes with an idempotency table use it, with exactly what Powertools sends', () => {
+    const withTable = MODE_NAMES.filter((mode) => (MODES[mode] as ModeSettings).idempotencyTable);
+    expect(withTable).toEqual(['powertools-idempotency']);
+    const roleOf = (mode: Mode): string =>
+      template.findResources('AWS::Lambda::Function')[consumerId(mode)]?.Properties.Role['Fn::GetAtt'][0];
+    const grants = allowStatements().filter(({ statement }) =>
+      JSON.stringify(statement.Resource).includes(JSON.stringify(idempotencyTableArn())),
+    );
+    expect(grants).toEqual(
+      withTable.map((mode) => ({
+        roles: [roleOf(mode)],
+        statement: {
+          Effect: 'Allow',
+          Action: [...IDEMPOTENCY_RECORD_ACTIONS],
+          Resource: [idempotencyTableArn()],
+        },
+      })),
+    );
+    expect([...IDEMPOTENCY_RECORD_ACTIONS].sort()).toEqual([
+      'dynamodb:DeleteItem',
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
+    ]);
+  });
+
   it('a mode’s pattern matches its own partitions only: no other mode’s, no run manifest', () => {
     // Mode names become part of an IAM pattern: a `#` or a wildcard in one could let it match
     // another mode's partition (e.g. a mode `x#MODE#y` would be matched by `RUN#*#MODE#y`).
     for (const mode of MODE_NAMES) expect(mode).toMatch(/^[a-z0-9-]+$/);
     const patternOf = (mode: Mode): string => {
-      const [write] = statementsOf(consumerId(mode)).filter((statement) =>
-        actionsOf(statement).some(isDynamoWrite),
+      const [write] = statementsOf(consumerId(mode)).filter(
+        (statement) => actionsOf(statement).some(isDynamoWrite) && !onIdempotencyTable(statement),
       );
       const condition = write?.Condition as
         | { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': string[] } }
@@ -361,7 +427,7 @@ describe('DeliverySemanticsStack', () => {
 
   it('outputs every queue URL, DLQ URL, function name, the table and the deployed crash settings', () => {
     const outputs = Object.keys(template.findOutputs('*'));
-    for (const id of ['AtMostOnce', 'AtLeastOnce', 'EffectivelyOnce']) {
+    for (const id of ['AtMostOnce', 'AtLeastOnce', 'EffectivelyOnce', 'PowertoolsIdempotency']) {
       expect(outputs).toEqual(
         expect.arrayContaining([
           `${id}QueueUrl`,

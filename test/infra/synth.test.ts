@@ -23,9 +23,10 @@ describe('cdk synth (the CLI, as a user runs it, offline)', () => {
       Resources: Record<string, { Type: string }>;
     };
     const count = (type: string) => Object.values(template.Resources).filter((r) => r.Type === type).length;
-    expect(count('AWS::SQS::Queue')).toBe(6);
-    expect(count('AWS::Lambda::Function')).toBe(4);
-    expect(count('AWS::Lambda::EventSourceMapping')).toBe(3);
+    expect(count('AWS::SQS::Queue')).toBe(8);
+    expect(count('AWS::Lambda::Function')).toBe(5);
+    expect(count('AWS::Lambda::EventSourceMapping')).toBe(4);
+    expect(count('AWS::DynamoDB::Table')).toBe(2);
   });
 
   it('has one handler file per mode of the topology', () => {
