@@ -39,7 +39,13 @@ export interface ExperimentReport {
   readonly environment: EnvironmentDescription;
   readonly modes: Partial<Record<Mode, ModeReport>>;
   readonly durationMs: number;
-  readonly phasesMs: { readonly produce: number; readonly drain: number; readonly verify: number };
+  /** Where the time went: starting the environment, producing, waiting for the drain, verifying. */
+  readonly phasesMs: {
+    readonly startup: number;
+    readonly produce: number;
+    readonly drain: number;
+    readonly verify: number;
+  };
   readonly memory: { readonly experimentPeakRssKb: number; readonly verifierPeakRssKb?: number };
 }
 
@@ -135,7 +141,7 @@ export async function runExperiment(
     environment: env.description,
     modes,
     durationMs: Date.now() - startedAt,
-    phasesMs: { produce: produceMs, drain: drainMs, verify: verifyMs },
+    phasesMs: { startup: produceStart - startedAt, produce: produceMs, drain: drainMs, verify: verifyMs },
     memory: {
       experimentPeakRssKb: process.resourceUsage().maxRSS,
       ...(verification.peakRssKb !== undefined ? { verifierPeakRssKb: verification.peakRssKb } : {}),

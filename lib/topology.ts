@@ -126,4 +126,4 @@ export const STORAGE = {
 } as const;
 
 /** Bumped when the ledger layout or the stack outputs change, so a driver can refuse a stale stack. */
-export const TOPOLOGY_VERSION = '2';
+export const TOPOLOGY_VERSION = '3';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULTS, parseCliArgs, UsageError } from '../../../harness/cli-args.js';
 import { NO_FAULTS } from '../../../harness/faults/faults.js';
+import { MODE_NAMES } from '../../../lib/topology.js';
 
 describe('experiment command-line options', () => {
   it('has the documented defaults', () => {
@@ -12,7 +13,7 @@ describe('experiment command-line options', () => {
       accounts: 10,
       crashRate: 0.02,
       batchSize: undefined,
-      modes: ['at-most-once', 'at-least-once', 'effectively-once'],
+      modes: MODE_NAMES,
       visibilityTimeoutSeconds: DEFAULTS.visibilityTimeoutSeconds,
     });
     expect(config.seed).toMatch(/^[a-z0-9]+$/);

@@ -18,7 +18,7 @@ const deployed: EnvironmentDescription = {
   target: 'aws',
   crashRate: 0,
   crashSeed: 'seed',
-  modes: { 'at-most-once': settings, 'at-least-once': settings, 'effectively-once': settings },
+  modes: Object.fromEntries(MODE_NAMES.map((mode) => [mode, settings])) as EnvironmentDescription['modes'],
 };
 const config: ExperimentConfig = {
   messages: 200,
