@@ -161,7 +161,7 @@ export class DeliverySemanticsStack extends Stack {
     this.allowWritesToOwnPartitionOnly(consumer, mode);
     // Wired just above (IDEMPOTENCY_TABLE_NAME), granted here: the table name never reaches a
     // function that may not use it, and a function that has it can.
-    if (idempotencyTable) idempotencyTable.grant(consumer, ...IDEMPOTENCY_RECORD_ACTIONS);
+    if (idempotencyTable) this.allowOwnIdempotencyRecordsOnly(consumer, idempotencyTable, mode);
 
     consumer.addEventSource(
       new SqsEventSource(queue, {
@@ -210,6 +210,26 @@ export class DeliverySemanticsStack extends Stack {
         resources: [this.table.tableArn],
         conditions: {
           'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [partitionKey('*', mode)] },
+          Null: { 'dynamodb:LeadingKeys': 'false' },
+        },
+      }),
+    );
+  }
+
+  /**
+   * Powertools keys its records `<keyPrefix>#<hash>`, and the handler's key prefix is its mode: the
+   * same LeadingKeys rule as the ledger keeps one mode's function to its own records, should a
+   * second mode ever share the table.
+   */
+  private allowOwnIdempotencyRecordsOnly(consumer: NodejsFunction, table: dynamodb.Table, mode: Mode): void {
+    consumer.addToRolePolicy(
+      new iam.PolicyStatement({
+        sid: 'OwnIdempotencyRecordsOnly',
+        effect: iam.Effect.ALLOW,
+        actions: [...IDEMPOTENCY_RECORD_ACTIONS],
+        resources: [table.tableArn],
+        conditions: {
+          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${mode}#*`] },
           Null: { 'dynamodb:LeadingKeys': 'false' },
         },
       }),

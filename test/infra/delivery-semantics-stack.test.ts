@@ -269,7 +269,7 @@ describe('DeliverySemanticsStack', () => {
   };
   /** A statement on Powertools' idempotency table and on nothing else (the ledger never matches). */
   const onIdempotencyTable = (statement: Record<string, unknown>): boolean =>
-    JSON.stringify(statement.Resource) === JSON.stringify([idempotencyTableArn()]);
+    JSON.stringify(statement.Resource) === JSON.stringify(idempotencyTableArn());
 
   it('checks StringLike the way IAM evaluates it (the helper the partition tests rely on)', () => {
     expect(stringLike('RUN#*#MODE#m', 'RUN#a#b#MODE#m')).toBe(true);
@@ -338,9 +338,15 @@ describe('DeliverySemanticsStack', () => {
       withTable.map((mode) => ({
         roles: [roleOf(mode)],
         statement: {
+          Sid: 'OwnIdempotencyRecordsOnly',
           Effect: 'Allow',
           Action: [...IDEMPOTENCY_RECORD_ACTIONS],
-          Resource: [idempotencyTableArn()],
+          Resource: idempotencyTableArn(),
+          // Powertools keys records `<keyPrefix>#<hash>`; the handler's prefix is its mode.
+          Condition: {
+            'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${mode}#*`] },
+            Null: { 'dynamodb:LeadingKeys': 'false' },
+          },
         },
       })),
     );
