@@ -287,11 +287,12 @@ export async function startDynamoDbFaultProxy(
 /** The event a request is about (its application record or marker key), else the item's sort key. */
 function subjectOf(body: Buffer): string {
   const text = body.toString('utf8');
-  return APPLICATION_KEY.exec(text)?.[1] ?? SORT_KEY.exec(text)?.[1] ?? 'none';
+  return APPLICATION_KEY.exec(text)?.[1] ?? SORT_KEY.exec(text)?.[1] ?? RECORD_ID.exec(text)?.[1] ?? 'none';
 }
 
 const APPLICATION_KEY = /APP#([A-Za-z0-9._:-]+)/;
 const SORT_KEY = /"sk":\{"S":"([^"]+)"\}/;
+const RECORD_ID = /"id":\{"S":"([^"]+)"\}/;
 
 function clientRequestTokenOf(operation: string, body: Buffer): string | undefined {
   if (operation !== 'TransactWriteItems') return undefined;
@@ -357,9 +358,13 @@ function targetOperation(headers: IncomingHttpHeaders): string {
   return value?.slice(value.lastIndexOf('.') + 1) ?? '';
 }
 
+/** The ledger's partition names the mode; Powertools' records are keyed `<mode>#<hash>`. */
 function modeOf(body: Buffer): string {
-  return MODE_PATTERN.exec(body.toString('utf8'))?.[1] ?? NO_MODE;
+  const text = body.toString('utf8');
+  return MODE_PATTERN.exec(text)?.[1] ?? IDEMPOTENCY_KEY.exec(text)?.[1] ?? NO_MODE;
 }
+
+const IDEMPOTENCY_KEY = /"id":\{"S":"([a-z-]+)#[^"]*"\}/;
 
 function bucket(stats: DynamoDbFaultStats, mode: string): DynamoDbFaultCounts {
   stats.byMode[mode] ??= { throttled: 0, serverErrors: 0, lostResponses: 0, conflicts: 0 };

@@ -478,6 +478,14 @@ describe('DynamoDB fault proxy: draws and counts', () => {
     expect(faulted).toBeLessThan(32);
   });
 
+  it('counts a Powertools idempotency record under its mode (keyed <mode>#<hash>)', async () => {
+    const running = await proxy({ faultFor: only('throttle') });
+    await clientOf(running).send(
+      new PutCommand({ TableName: tableName, Item: { pk: 'x', sk: 'y', id: 'powertools-idempotency#abc' } }),
+    );
+    expect(running.stats.byMode['powertools-idempotency']).toMatchObject({ throttled: 1 });
+  });
+
   it('draws per event, not per arrival: two modes sending the same events in opposite orders get the same faults', async () => {
     const client = clientOf(await proxy({ seed: 'per-event', rate: 0.4 }), 1);
     const events = Array.from({ length: 30 }, (_, index) => `evt-${index}`);
