@@ -13,6 +13,8 @@ export interface RunningEmulator {
 export interface RunningEmulators {
   readonly sqsEndpoint: string;
   readonly dynamodbEndpoint: string;
+  /** Pid of DynamoDB Local's Java process (benchmarks read its peak memory from /proc). */
+  readonly dynamodbPid: number;
   /** Stops both, even if stopping one fails. */
   stop(): Promise<void>;
 }
@@ -30,6 +32,7 @@ export async function startEmulators(): Promise<RunningEmulators> {
   return {
     sqsEndpoint: sqs.value.endpoint,
     dynamodbEndpoint: dynamodb.value.endpoint,
+    dynamodbPid: dynamodb.value.pid,
     stop: () => stopAll([sqs.value, dynamodb.value]),
   };
 }

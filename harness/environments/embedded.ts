@@ -7,13 +7,14 @@ import type { VerifierResult } from '../../functions/verifier.js';
 import { resolveModeSettings } from '../../lib/deployment-settings.js';
 import { consumerEnvironment, verifierEnvironment } from '../../lib/function-environment.js';
 import { MODE_NAMES, MODES, type Mode, VERIFIER } from '../../lib/topology.js';
+import { type RequestMeterStats, startRequestMeter } from '../benchmarks/request-meter.js';
 import { type Bundles, bundleHandlers } from '../bundle.js';
 import { type RunningEmulators, startEmulators } from '../emulators/index.js';
 import { type RunningDynamoDbFaultProxy, startDynamoDbFaultProxy } from '../faults/dynamodb-fault-proxy.js';
 import { type FaultSettings, NO_FAULTS } from '../faults/faults.js';
 import { LocalEventSourceMapping } from '../lambda-runtime/event-source-mapping.js';
 import type { FunctionSpec } from '../lambda-runtime/execution-environment.js';
-import { LocalFunction } from '../lambda-runtime/local-function.js';
+import { type FunctionStats, LocalFunction } from '../lambda-runtime/local-function.js';
 import type {
   EffectiveModeSettings,
   ExperimentEnvironment,
@@ -45,6 +46,12 @@ export interface EmbeddedOptions {
   readonly logDir?: string;
   /** Progress messages while starting (emulators, bundling, provisioning). */
   readonly onStatus?: (message: string) => void;
+  /**
+   * Counts the consumers' DynamoDB requests and consumed capacity per mode and operation through a
+   * pass-through proxy (harness/benchmarks/request-meter.ts): `local.dynamoDbMeter`. For benchmarks.
+   * @default false
+   */
+  readonly meterDynamoDb?: boolean;
 }
 
 const REGION = 'us-east-1';
@@ -90,6 +97,12 @@ export interface EmbeddedEnvironment extends ExperimentEnvironment {
     readonly dynamodbEndpoint: string;
     readonly region: string;
     readonly deadLetterQueueUrls: Readonly<Record<Mode, string>>;
+    /** DynamoDB Local's Java process, for peak-memory readings. */
+    readonly dynamodbPid: number;
+    /** The local Lambda service's counters per mode (invocations, billed duration, …). */
+    functionStats(mode: Mode): Readonly<FunctionStats> | undefined;
+    /** The consumers' DynamoDB requests, when started with `meterDynamoDb`; `reset()` between runs. */
+    readonly dynamoDbMeter?: { readonly stats: RequestMeterStats; reset(): void };
   };
 }
 
@@ -164,6 +177,12 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
       cleanups.push(() => proxy.stop());
       faultProxy = proxy;
     }
+    // In front of the fault proxy, if any, so it counts what the handlers sent.
+    const meter = options.meterDynamoDb
+      ? await startRequestMeter({ target: faultProxy?.endpoint ?? emulators.dynamodbEndpoint })
+      : undefined;
+    if (meter) cleanups.push(() => meter.stop());
+    const consumerDynamoDbEndpoint = meter?.endpoint ?? faultProxy?.endpoint;
 
     const sdkEnvironment = {
       AWS_REGION: REGION,
@@ -203,7 +222,9 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
         environment: {
           ...sdkEnvironment,
           ...environment,
-          ...(faultProxy && name !== 'verifier' ? { AWS_ENDPOINT_URL_DYNAMODB: faultProxy.endpoint } : {}),
+          ...(consumerDynamoDbEndpoint && name !== 'verifier'
+            ? { AWS_ENDPOINT_URL_DYNAMODB: consumerDynamoDbEndpoint }
+            : {}),
         },
         ...(sink ? { logSink: sink } : {}),
       } satisfies FunctionSpec;
@@ -325,6 +346,9 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
         dynamodbEndpoint: emulators.dynamodbEndpoint,
         region: REGION,
         deadLetterQueueUrls: allDeadLetterQueueUrls,
+        dynamodbPid: emulators.dynamodbPid,
+        functionStats: (mode) => functions.get(mode)?.stats,
+        ...(meter ? { dynamoDbMeter: meter } : {}),
       },
     };
   } catch (error) {

@@ -30,6 +30,11 @@ export interface FunctionStats {
   slowestInvocationMs: number;
   /** Peak resident set size of any environment of this function, in KiB. */
   peakRssKb: number;
+  /**
+   * Σ invocation durations (init excluded), each rounded up to 1 ms as Lambda bills them, over
+   * every invocation whatever its outcome: what a cost model multiplies by the function's memory.
+   */
+  billedDurationMs: number;
 }
 
 /**
@@ -48,6 +53,7 @@ export class LocalFunction {
     idleDeaths: 0,
     slowestInvocationMs: 0,
     peakRssKb: 0,
+    billedDurationMs: 0,
   };
   private readonly idle: ExecutionEnvironment[] = [];
   private readonly live = new Set<ExecutionEnvironment>();
@@ -75,6 +81,7 @@ export class LocalFunction {
     });
     const durationMs = performance.now() - started;
     this.stats.slowestInvocationMs = Math.max(this.stats.slowestInvocationMs, Math.round(durationMs));
+    this.stats.billedDurationMs += Math.ceil(durationMs);
     this.count(result, durationMs);
 
     if (environment.alive && !this.stopped) this.idle.push(environment);

@@ -1,0 +1,202 @@
+/**
+ * The floor: each mode's DynamoDB write pattern, issued straight at DynamoDB Local by the handlers'
+ * own code — the same processBatch a Lambda invocation runs, imported in this process — fed with
+ * synthetic SQS batches instead of a queue. What is left out is exactly SQS, the event source
+ * mapping and the Lambda runtime (processes, IPC, logging to files), so end to end ÷ floor is what
+ * those cost on this machine. The workers mirror the mapping: `concurrency` batches in flight, the
+ * records of one batch one after another, as the handlers do.
+ *
+ * at-most-once deletes its batch from SQS before the work; here its SQS client answers every
+ * DeleteMessageBatch with success without sending it, so its DynamoDB pattern is what remains.
+ */
+import { randomUUID } from 'node:crypto';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { ConsumerDeps } from '../../functions/shared/consumer.js';
+import { createCrashInjector } from '../../functions/shared/crash.js';
+import type { MessageBody } from '../../functions/shared/message.js';
+import type { Mode } from '../../lib/topology.js';
+import { forEachConcurrently } from '../concurrently.js';
+
+export interface FloorTarget {
+  readonly endpoint: string;
+  readonly region: string;
+  readonly tableName: string;
+  readonly idempotencyTableName: string;
+}
+
+export interface FloorRun {
+  readonly mode: Mode;
+  readonly messages: number;
+  readonly batchSize: number;
+  readonly concurrency: number;
+  readonly accounts: number;
+}
+
+export interface FloorResult extends FloorRun {
+  readonly seconds: number;
+  readonly perSecond: number;
+  /** Records the handler code reported failed: must be 0, or the floor measured something else. */
+  readonly failedRecords: number;
+}
+
+type BatchHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
+
+const CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
+
+/**
+ * The handler modules build clients and read their configuration at import (module scope, as in
+ * Lambda): give them a complete environment first. They are imported once; their own module-scope
+ * clients are never used here.
+ */
+function prepareHandlerEnvironment(target: FloorTarget): void {
+  Object.assign(process.env, {
+    TABLE_NAME: target.tableName,
+    IDEMPOTENCY_TABLE_NAME: target.idempotencyTableName,
+    QUEUE_URL: 'http://127.0.0.1:1/floor/never-called',
+    CRASH_RATE: '0',
+    CRASH_SEED: 'floor',
+    AWS_REGION: target.region,
+    AWS_ACCESS_KEY_ID: CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey,
+    AWS_ENDPOINT_URL_DYNAMODB: target.endpoint,
+    POWERTOOLS_LOG_LEVEL: 'ERROR',
+  });
+}
+
+/** An SQS client that answers every request as a complete success, locally. */
+function acceptingSqsClient(region: string): SQSClient {
+  const sqs = new SQSClient({ region, credentials: CREDENTIALS });
+  sqs.middlewareStack.add(
+    () => async () => ({ response: {}, output: { Successful: [], Failed: [], $metadata: {} } }),
+    { step: 'initialize', name: 'floorAcceptEverything' },
+  );
+  return sqs;
+}
+
+/** Per mode: its handler's processBatch with deps that write to `target`. */
+async function loadHandler(mode: Mode, target: FloorTarget): Promise<BatchHandler> {
+  const ddb = DynamoDBDocumentClient.from(
+    new DynamoDBClient({ region: target.region, credentials: CREDENTIALS, endpoint: target.endpoint }),
+  );
+  const deps: ConsumerDeps = {
+    config: { mode, tableName: target.tableName, crashRate: 0, crashSeed: 'floor' },
+    ledger: { ddb, tableName: target.tableName, mode },
+    sqs: acceptingSqsClient(target.region),
+    logger: new Logger({ serviceName: mode, logLevel: 'ERROR' }),
+    crash: createCrashInjector({ rate: 0, seed: 'floor', record: async () => undefined }),
+  };
+  switch (mode) {
+    case 'at-most-once': {
+      const handler = await import('../../functions/at-most-once.js');
+      return (event, context) => handler.processBatch(event, context, deps, 'floor-queue');
+    }
+    case 'at-least-once': {
+      const handler = await import('../../functions/at-least-once.js');
+      return (event, context) => handler.processBatch(event, context, deps);
+    }
+    case 'effectively-once': {
+      const handler = await import('../../functions/effectively-once.js');
+      return (event, context) => handler.processBatch(event, context, deps);
+    }
+    case 'powertools-idempotency': {
+      const handler = await import('../../functions/powertools-idempotency.js');
+      const { BatchProcessor, EventType } = await import('@aws-lambda-powertools/batch');
+      const idempotency = handler.createIdempotency(
+        target.idempotencyTableName,
+        new DynamoDBClient({ region: target.region, credentials: CREDENTIALS, endpoint: target.endpoint }),
+      );
+      // Stateful per invocation, as in Lambda: one per concurrent "environment", made per batch here.
+      return (event, context) =>
+        handler.processBatch(event, context, {
+          ...deps,
+          idempotency,
+          processor: new BatchProcessor(EventType.SQS),
+        });
+    }
+  }
+}
+
+function record(body: MessageBody, index: number): SQSRecord {
+  const messageId = randomUUID();
+  return {
+    messageId,
+    receiptHandle: `floor-${messageId}`,
+    body: JSON.stringify(body),
+    attributes: {
+      ApproximateReceiveCount: '1',
+      SentTimestamp: String(Date.now()),
+      SenderId: 'floor',
+      ApproximateFirstReceiveTimestamp: String(Date.now()),
+    },
+    messageAttributes: { runId: { stringValue: body.runId, dataType: 'String' } },
+    md5OfBody: 'not-checked',
+    eventSource: 'aws:sqs',
+    eventSourceARN: `arn:aws:sqs:us-east-1:000000000000:floor-${index}`,
+    awsRegion: 'us-east-1',
+  };
+}
+
+function context(mode: Mode): Context {
+  const deadline = Date.now() + 30_000;
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName: mode,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:us-east-1:000000000000:function:${mode}`,
+    memoryLimitInMB: '256',
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/${mode}`,
+    logStreamName: 'floor',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+let prepared = false;
+
+/** Runs one mode's handler code over `messages` synthetic records; returns messages per second. */
+export async function measureFloor(target: FloorTarget, run: FloorRun): Promise<FloorResult> {
+  if (!prepared) {
+    prepareHandlerEnvironment(target);
+    prepared = true;
+  }
+  const handle = await loadHandler(run.mode, target);
+  const runId = `floor-${run.mode}-${randomUUID().slice(0, 8)}`;
+  const batches: SQSRecord[][] = [];
+  for (let start = 0; start < run.messages; start += run.batchSize) {
+    const size = Math.min(run.batchSize, run.messages - start);
+    batches.push(
+      Array.from({ length: size }, (_, offset) => {
+        const index = start + offset;
+        return record(
+          {
+            eventId: `evt-${String(index).padStart(7, '0')}`,
+            runId,
+            accountId: `acct-${index % run.accounts}`,
+            amountCents: 1 + (index % 997),
+          },
+          index,
+        );
+      }),
+    );
+  }
+  let failedRecords = 0;
+  const started = performance.now();
+  await forEachConcurrently(batches, run.concurrency, async (records) => {
+    const { batchItemFailures } = await handle({ Records: records }, context(run.mode));
+    failedRecords += batchItemFailures.length;
+  });
+  const seconds = (performance.now() - started) / 1000;
+  return {
+    ...run,
+    seconds: Math.round(seconds * 1000) / 1000,
+    perSecond: Math.round((run.messages / seconds) * 10) / 10,
+    failedRecords,
+  };
+}

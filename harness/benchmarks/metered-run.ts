@@ -1,0 +1,179 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { creditAccount } from '../../functions/shared/ledger.js';
+import { MODES, type Mode } from '../../lib/topology.js';
+import { newRunId, runExperiment } from '../experiment.js';
+import type { ModeUsage } from './cost-model.js';
+import { benchConfig, startBenchEnvironment } from './environment.js';
+import type { OperationCounts } from './request-meter.js';
+import { meterSqs } from './sqs-meter.js';
+
+export interface MeteredMode {
+  readonly usage: ModeUsage;
+  /** The consumers' DynamoDB requests per operation, as the meter counted them. */
+  readonly dynamodbByOperation: Readonly<Record<string, OperationCounts>>;
+  /** Σ write units DynamoDB Local reported (ConsumedCapacity) for the same requests, failures excluded. */
+  readonly reportedWriteUnits: number;
+}
+
+export interface CancelledTransactionCase {
+  /** Whether DynamoDB Local put ConsumedCapacity on the cancellation it answered. */
+  readonly consumedCapacityReported: boolean;
+  readonly cancellationCode: string;
+  /** What the rules count for it, if a cancellation is billed like the write (2 per KB per item). */
+  readonly ruleWriteUnits: number;
+}
+
+/**
+ * Counts, per mode, every request and unit one run at the topology's settings needs, with the
+ * request meter in front of DynamoDB Local and the SQS meter on the harness's client. Throughput is
+ * not measured here (the meter is a proxy in the path).
+ */
+export async function meteredRun(options: {
+  readonly modes: readonly Mode[];
+  readonly messages: number;
+  readonly log: (message: string) => void;
+}): Promise<{ modes: Partial<Record<Mode, MeteredMode>>; cancelled: CancelledTransactionCase }> {
+  const batchSize = MODES['effectively-once'].batchSize;
+  const concurrency = MODES['effectively-once'].maxConcurrency;
+  const env = await startBenchEnvironment({
+    modes: options.modes,
+    batchSize,
+    concurrency,
+    meterDynamoDb: true,
+    onStatus: options.log,
+  });
+  const meter = env.local.dynamoDbMeter;
+  if (!meter) throw new Error('the environment was started without its DynamoDB meter');
+  const sqsMeter = meterSqs(env.sqs, (mode) => env.queueUrl(mode), options.modes);
+  const modes: Partial<Record<Mode, MeteredMode>> = {};
+  try {
+    // Discarded: cold starts and DynamoDB Local's JIT warm-up would inflate the first mode's durations.
+    for (const mode of options.modes) {
+      await runExperiment(env, benchConfig(mode, 50, 'bench-warm-up'), newRunId('bench-warm-up'), {
+        phase: () => undefined,
+      });
+    }
+    for (const mode of options.modes) {
+      const before = { ...env.local.functionStats(mode) };
+      meter.reset();
+      sqsMeter.reset();
+      const seed = `bench-metered-${mode}`;
+      const report = await runExperiment(env, benchConfig(mode, options.messages, seed), newRunId(seed), {
+        phase: () => undefined,
+      });
+      const after = env.local.functionStats(mode);
+      const operations = meter.stats.byMode[mode] ?? {};
+      const sqs = sqsMeter.stats[mode] ?? {};
+      const invocations = (after?.invocations ?? 0) - (before.invocations ?? 0);
+      const deliveries = report.modes[mode]?.deliveries ?? options.messages;
+      const receive = sqs.ReceiveMessage;
+      const sum = (pick: (counts: OperationCounts) => number, only?: (operation: string) => boolean) =>
+        Object.entries(operations)
+          .filter(([operation]) => only?.(operation) ?? true)
+          .reduce((total, [, counts]) => total + pick(counts), 0);
+      const isRead = (operation: string) => operation === 'GetItem' || operation === 'Query';
+      modes[mode] = {
+        usage: {
+          messages: options.messages,
+          lambda: {
+            invocations,
+            billedDurationMs: (after?.billedDurationMs ?? 0) - (before.billedDurationMs ?? 0),
+          },
+          sqs: {
+            sendRequests:
+              (sqs.SendMessageBatch?.billedRequests ?? 0) + (sqs.SendMessage?.billedRequests ?? 0),
+            receiveRequests: receive ? receive.billedRequests - receive.empty : 0,
+            emptyReceives: receive?.empty ?? 0,
+            // at-most-once deletes from its own code: one DeleteMessageBatch per 10 records of each invocation.
+            deleteRequests: MODES[mode].deletesOwnBatch
+              ? invocations * Math.ceil(deliveries / Math.max(invocations, 1) / 10)
+              : (sqs.DeleteMessageBatch?.billedRequests ?? 0) + (sqs.DeleteMessage?.billedRequests ?? 0),
+          },
+          dynamodb: {
+            requests: sum((counts) => counts.requests),
+            // By the documented rules: DynamoDB Local under-reports transactions (see request-meter.ts).
+            writeUnits: sum(
+              (counts) => counts.ruleWriteUnits,
+              (op) => !isRead(op),
+            ),
+            readUnits: sum((counts) => counts.consumedUnits, isRead),
+          },
+        },
+        dynamodbByOperation: structuredClone(operations),
+        reportedWriteUnits: sum(
+          (counts) => counts.consumedUnits,
+          (op) => !isRead(op),
+        ),
+      };
+      options.log(`metered ${mode}: ${JSON.stringify(modes[mode]?.usage)}`);
+    }
+    return {
+      modes,
+      cancelled: await cancelledTransaction(env.local.dynamodbEndpoint, env.local.region, env.tableName),
+    };
+  } finally {
+    await env.stop();
+  }
+}
+
+/**
+ * A redelivery's cancelled transaction, measured: effectively-once's credit twice for one event,
+ * asking for ConsumedCapacity on both. The first is applied (and reports its units), the second is
+ * cancelled with ConditionalCheckFailed.
+ */
+async function cancelledTransaction(
+  endpoint: string,
+  region: string,
+  tableName: string,
+): Promise<CancelledTransactionCase> {
+  const client = new DynamoDBClient({
+    endpoint,
+    region,
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      Object.assign(args.input as object, { ReturnConsumedCapacity: 'TOTAL' });
+      return next(args);
+    },
+    { step: 'initialize', name: 'askForConsumedCapacity' },
+  );
+  const ddb = DynamoDBDocumentClient.from(client);
+  let seen: { reported: boolean; code: string } = { reported: false, code: 'none' };
+  // Read the raw error before the ledger interprets it.
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      try {
+        return await next(args);
+      } catch (error) {
+        const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
+        seen = {
+          reported: (error as { ConsumedCapacity?: unknown }).ConsumedCapacity !== undefined,
+          code: reasons.map((reason) => reason.Code ?? 'None').join(','),
+        };
+        throw error;
+      }
+    },
+    { step: 'initialize', name: 'readCancellation' },
+  );
+  const ledger = { ddb, tableName, mode: 'effectively-once' as const };
+  const message = {
+    eventId: 'evt-cancelled',
+    runId: `bench-cancelled-${Date.now()}`,
+    accountId: 'acct-1',
+    amountCents: 100,
+  };
+  const delivery = { messageId: 'm-1', receiveCount: 1, requestId: 'r-1', position: 0 };
+  await creditAccount(ledger, message, delivery, { idempotent: true });
+  const outcome = await creditAccount(
+    ledger,
+    message,
+    { ...delivery, receiveCount: 2 },
+    { idempotent: true },
+  );
+  client.destroy();
+  if (outcome !== 'duplicate') throw new Error(`the second credit was ${outcome}, not a duplicate`);
+  // The marker and the balance are small items (< 1 KB): 2 units each in a transaction.
+  return { consumedCapacityReported: seen.reported, cancellationCode: seen.code, ruleWriteUnits: 4 };
+}

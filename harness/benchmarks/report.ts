@@ -1,0 +1,47 @@
+import type { Mode } from '../../lib/topology.js';
+import type { ModeCost } from './cost-model.js';
+import type { CellResult } from './end-to-end.js';
+import type { CancelledTransactionCase, MeteredMode } from './metered-run.js';
+import type { PRICES } from './prices.js';
+import type { ScalePoint } from './scale.js';
+
+export interface CellRatios {
+  readonly batchSize: number;
+  readonly concurrency: number;
+  /** Median end to end ÷ median floor, per mode. */
+  readonly endToEndOverFloor: Partial<Record<Mode, number>>;
+  readonly effectivelyOnceOverAtLeastOnce: number;
+  readonly powertoolsOverEffectivelyOnce: number;
+}
+
+export interface Target {
+  readonly name: string;
+  readonly met: boolean;
+  readonly measured: string;
+}
+
+/** reports/bench-<timestamp>.json: the same shape for --quick and the full bench. */
+export interface BenchReport {
+  readonly kind: 'quick' | 'full';
+  readonly startedAt: string;
+  readonly durationSeconds: number;
+  readonly machine: {
+    readonly cpus: number;
+    readonly cpuModel: string;
+    readonly node: string;
+    readonly platform: string;
+  };
+  readonly endToEnd: readonly CellResult[];
+  readonly ratios: readonly CellRatios[];
+  readonly metered: {
+    readonly messages: number;
+    readonly modes: Partial<Record<Mode, MeteredMode>>;
+    readonly cancelledTransaction: CancelledTransactionCase;
+    /** How units were counted, and the rule for cancelled transactions. */
+    readonly notes: readonly string[];
+  };
+  readonly cost: Partial<Record<Mode, ModeCost>>;
+  readonly prices: typeof PRICES;
+  readonly scale: readonly ScalePoint[];
+  readonly targets: readonly Target[];
+}

@@ -1,0 +1,72 @@
+import type { Mode } from '../../lib/topology.js';
+import type { BenchReport } from './report.js';
+
+const pad = (text: string | number, width: number) => String(text).padStart(width);
+const range = (s: { min: number; max: number }) => `${s.min}–${s.max}`;
+const mb = (kb: number | undefined) => (kb === undefined ? 'n/a' : `${Math.round(kb / 1024)} MB`);
+
+/** The bench's human-readable summary (stdout). */
+export function formatBench(report: BenchReport, path: string): string {
+  const lines: string[] = [];
+  lines.push(
+    `bench ${report.kind} — ${report.machine.cpus} CPUs (${report.machine.cpuModel}), Node ${report.machine.node}, ${report.startedAt}`,
+  );
+  lines.push('');
+  lines.push(
+    'throughput, messages/s: end to end (median, min–max) vs floor (same handler code straight at DynamoDB Local)',
+  );
+  lines.push(
+    `${'batch'.padStart(5)} ${'conc'.padStart(4)}  ${'mode'.padEnd(22)} ${'end to end'.padStart(10)} ${'spread'.padStart(13)} ${'floor'.padStart(8)} ${'spread'.padStart(13)} ${'e2e÷floor'.padStart(9)}  exact`,
+  );
+  for (const cell of report.endToEnd) {
+    for (const [mode, result] of Object.entries(cell.modes)) {
+      if (!result) continue;
+      lines.push(
+        `${pad(cell.batchSize, 5)} ${pad(cell.concurrency, 4)}  ${mode.padEnd(22)} ${pad(result.endToEnd.median, 10)} ${pad(range(result.endToEnd), 13)} ${pad(result.floor.median, 8)} ${pad(range(result.floor), 13)} ${pad(report.ratios.find((r) => r.batchSize === cell.batchSize && r.concurrency === cell.concurrency)?.endToEndOverFloor[mode as Mode] ?? 0, 9)}  ${result.exact ? 'yes' : 'NO'}`,
+      );
+    }
+    const r = report.ratios.find((x) => x.batchSize === cell.batchSize && x.concurrency === cell.concurrency);
+    if (r)
+      lines.push(
+        `${''.padStart(11)}effectively-once ÷ at-least-once ${r.effectivelyOnceOverAtLeastOnce}, powertools-idempotency ÷ effectively-once ${r.powertoolsOverEffectivelyOnce}`,
+      );
+  }
+  lines.push('');
+  lines.push(
+    `per message (metered run: ${report.metered.messages} messages per mode, batch 10, concurrency 5) and US$ per million messages (${report.prices.region}, on-demand, prices read ${report.prices.readOn})`,
+  );
+  lines.push(
+    `${'mode'.padEnd(22)} ${'ddb req'.padStart(7)} ${'WCU'.padStart(6)} ${'RCU'.padStart(6)} ${'λ req'.padStart(6)} ${'λ GB-s'.padStart(8)} ${'SQS req'.padStart(7)}  ${'λ $'.padStart(7)} ${'SQS $'.padStart(7)} ${'DDB $'.padStart(7)} ${'total $'.padStart(8)}`,
+  );
+  for (const [mode, cost] of Object.entries(report.cost)) {
+    if (!cost) continue;
+    const p = cost.perMessage;
+    const u = cost.usdPerMillion;
+    lines.push(
+      `${mode.padEnd(22)} ${pad(p.dynamodbRequests, 7)} ${pad(p.writeUnits, 6)} ${pad(p.readUnits, 6)} ${pad(p.lambdaRequests, 6)} ${pad(p.lambdaGbSeconds, 8)} ${pad(p.sqsRequests, 7)}  ${pad(u.lambda.toFixed(2), 7)} ${pad(u.sqs.toFixed(2), 7)} ${pad(u.dynamodb.toFixed(2), 7)} ${pad(u.total.toFixed(2), 8)}`,
+    );
+  }
+  const c = report.metered.cancelledTransaction;
+  lines.push(
+    `a cancelled (duplicate) transaction: DynamoDB Local reports ${c.consumedCapacityReported ? 'its' : 'no'} consumed capacity (${c.cancellationCode}); counted by the rules as ${c.ruleWriteUnits} WCU`,
+  );
+  if (report.scale.length > 0) {
+    lines.push('');
+    lines.push('scale, effectively-once alone (batch 10, concurrency 5), each size in a fresh process:');
+    lines.push(
+      `${'messages'.padStart(9)} ${'wall s'.padStart(8)} ${'run s'.padStart(8)} ${'msg/s'.padStart(7)} ${'s per 1k'.padStart(8)}  ${'experiment'.padStart(10)} ${'verifier'.padStart(9)} ${'DDB Local'.padStart(10)}  exact`,
+    );
+    for (const point of report.scale) {
+      lines.push(
+        `${pad(point.messages.toLocaleString('en-US'), 9)} ${pad(point.wallSeconds.toFixed(1), 8)} ${pad(point.runSeconds.toFixed(1), 8)} ${pad(point.throughputPerSecond, 7)} ${pad(((point.runSeconds / point.messages) * 1000).toFixed(2), 8)}  ${pad(mb(point.peakRssKb.experiment), 10)} ${pad(mb(point.peakRssKb.verifier), 9)} ${pad(mb(point.peakRssKb.dynamodbLocal), 10)}  ${point.exact ? 'yes' : 'NO'}`,
+      );
+    }
+  }
+  lines.push('');
+  lines.push('targets:');
+  for (const target of report.targets)
+    lines.push(`  ${target.met ? 'met   ' : 'MISSED'} ${target.name}: ${target.measured}`);
+  lines.push('');
+  lines.push(`report: ${path}`);
+  return lines.join('\n');
+}

@@ -1,0 +1,52 @@
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { BenchReport } from '../../harness/benchmarks/report.js';
+import { PROJECT_ROOT } from '../../lib/bundling.js';
+import { MODE_NAMES } from '../../lib/topology.js';
+
+/**
+ * Smoke test of `npm run bench -- --quick`: it runs, writes the report with every section, and the
+ * numbers are sane. No timing thresholds: timings belong to the bench's output, not to tests.
+ */
+describe('npm run bench -- --quick', () => {
+  it('writes reports/bench-<timestamp>.json with every section and prints the table', () => {
+    const run = spawnSync(
+      join(PROJECT_ROOT, 'node_modules/.bin/tsx'),
+      [join(PROJECT_ROOT, 'harness/bench.ts'), '--quick'],
+      { cwd: PROJECT_ROOT, encoding: 'utf8', timeout: 230_000 },
+    );
+    expect(run.status, run.stderr).toBe(0);
+    const path = /report: (\S+bench-\S+\.json)/.exec(run.stdout)?.[1];
+    expect(path, run.stdout).toBeDefined();
+    const report = JSON.parse(readFileSync(join(PROJECT_ROOT, path ?? ''), 'utf8')) as BenchReport;
+
+    expect(report.kind).toBe('quick');
+    expect(report.scale).toEqual([]);
+    expect(report.endToEnd).toHaveLength(1);
+    for (const mode of MODE_NAMES) {
+      const cell = report.endToEnd[0]?.modes[mode];
+      expect(cell?.exact, mode).toBe(true);
+      expect(cell?.endToEnd.median, mode).toBeGreaterThan(0);
+      expect(cell?.floor.median, mode).toBeGreaterThan(0);
+      expect(report.ratios[0]?.endToEndOverFloor[mode], mode).toBeGreaterThan(0);
+
+      const usage = report.metered.modes[mode]?.usage;
+      // Every message is one credit: at least one DynamoDB request and a transaction's 2 × 2 units.
+      expect(usage?.dynamodb.requests, mode).toBeGreaterThanOrEqual(report.metered.messages);
+      expect(usage?.dynamodb.writeUnits, mode).toBeGreaterThanOrEqual(4 * report.metered.messages);
+      expect(usage?.lambda.invocations, mode).toBeGreaterThan(0);
+      expect(usage?.sqs.sendRequests, mode).toBeGreaterThan(0);
+      expect(report.cost[mode]?.usdPerMillion.total, mode).toBeGreaterThan(0);
+    }
+    // Powertools writes its idempotency record twice (INPROGRESS, COMPLETED) besides the credit.
+    expect(report.metered.modes['powertools-idempotency']?.usage.dynamodb.requests).toBeGreaterThan(
+      report.metered.modes['effectively-once']?.usage.dynamodb.requests ?? Number.POSITIVE_INFINITY,
+    );
+    expect(report.metered.cancelledTransaction.cancellationCode).toMatch(/^ConditionalCheckFailed/);
+    expect(report.prices.region).toBe('us-east-1');
+    expect(report.targets.length).toBeGreaterThan(0);
+    expect(run.stdout).toContain('end to end');
+  });
+});
