@@ -8,27 +8,52 @@ import { requireEnv } from './shared/config.js';
 import { createLogger } from './shared/consumer.js';
 import { sweepDeadLetters } from './shared/dead-letters.js';
 import { ConfigError, InvalidInputError, RunNotFoundError } from './shared/errors.js';
+import {
+  collectEventDetails,
+  type EventDetailsCollector,
+  MAX_DETAILED_EVENTS,
+  type ManifestDetails,
+  type ModeEventDetails,
+} from './shared/event-details.js';
 import { SK } from './shared/ledger-keys.js';
 import {
   type LedgerReader,
   numberAttribute,
   queryPrefix,
   readCounters,
+  readCrashes,
   sumBalances,
+  timeAttribute,
 } from './shared/ledger-reader.js';
 import { type ManifestSummary, readManifestEvents, readManifestSummary } from './shared/manifest.js';
 import { IdentifierSchema } from './shared/message.js';
-import { groupApplications, joinByEventId, type ModeOutcome } from './shared/outcome.js';
+import {
+  type ApplicationRecord,
+  groupApplications,
+  joinByEventId,
+  type ModeOutcome,
+} from './shared/outcome.js';
 
 export const VerifierInputSchema = v.strictObject({
   runId: IdentifierSchema,
   /** Which modes to verify; all of the topology's by default. */
   modes: v.optional(v.pipe(v.array(v.picklist(MODE_NAMES)), v.minLength(1))),
+  /** Also return every event's outcome (runs of at most MAX_DETAILED_EVENTS events). */
+  events: v.optional(v.boolean()),
 });
+
+/** A mode's counts, and its per-event detail when it was asked for and the run is small enough. */
+export interface ModeResult extends ModeOutcome {
+  readonly events?: ModeEventDetails;
+}
 
 export interface VerifierResult {
   readonly runId: string;
-  readonly modes: Partial<Record<Mode, ModeOutcome>>;
+  readonly modes: Partial<Record<Mode, ModeResult>>;
+  /** The manifest in production order, once for all modes: when `events` was asked for and given. */
+  readonly manifest?: ManifestDetails;
+  /** Why `events` was asked for and not given (the run is too large for one response). */
+  readonly eventsOmitted?: string;
 }
 
 export interface VerifierDeps {
@@ -51,6 +76,22 @@ export async function verifyMode(
   mode: Mode,
   summary: ManifestSummary,
 ): Promise<ModeOutcome> {
+  return (await verifyModeInDetail(deps, runId, mode, summary, false)).outcome;
+}
+
+interface ModeVerification {
+  readonly outcome: ModeOutcome;
+  readonly detail?: ReturnType<EventDetailsCollector['finish']>;
+}
+
+/** verifyMode, and with `detailed` the same join also fills every event's outcome. */
+async function verifyModeInDetail(
+  deps: VerifierDeps,
+  runId: string,
+  mode: Mode,
+  summary: ManifestSummary,
+  detailed: boolean,
+): Promise<ModeVerification> {
   const sweep = await sweepDeadLetters(deps.sqs, deps.deadLetterQueueUrls[mode], runId, {
     visibilitySeconds: deps.sweepVisibilitySeconds ?? 300,
   });
@@ -63,30 +104,16 @@ export async function verifyMode(
       },
     );
   }
-  const applications = groupApplications(
-    (async function* () {
-      for await (const item of queryPrefix(deps.reader, runId, mode, SK.applicationPrefix, [
-        'eventId',
-        'accountId',
-        'amountCents',
-        'applications',
-      ])) {
-        yield {
-          eventId: String(item.eventId),
-          accountId: String(item.accountId),
-          amountCents: numberAttribute(item, 'amountCents'),
-          applications: numberAttribute(item, 'applications'),
-        };
-      }
-    })(),
-  );
+  const applications = groupApplications(readApplications(deps.reader, runId, mode, detailed));
   const deadLettered = [...sweep.events].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  // Crashes are few (one item per injected crash): read them whole before the join.
+  const collector = detailed ? collectEventDetails(await readCrashes(deps.reader, runId, mode)) : undefined;
   const [counts, counters, actualCents] = await Promise.all([
-    joinByEventId(readManifestEvents(deps.reader, runId), applications, deadLettered),
+    joinByEventId(readManifestEvents(deps.reader, runId), applications, deadLettered, collector?.sink),
     readCounters(deps.reader, runId, mode),
     sumBalances(deps.reader, runId, mode),
   ]);
-  return {
+  const outcome: ModeOutcome = {
     produced: summary.produced,
     poison: summary.poison,
     producerDuplicates: summary.producerDuplicates,
@@ -111,6 +138,32 @@ export async function verifyMode(
     appliedAndDeadLettered: counts.appliedAndDeadLettered,
     deadLetteredUnreadable: sweep.unreadable,
   };
+  return collector ? { outcome, detail: collector.finish() } : { outcome };
+}
+
+/** The mode's application records in key order; receive count and time only when detail is wanted. */
+async function* readApplications(
+  reader: LedgerReader,
+  runId: string,
+  mode: Mode,
+  detailed: boolean,
+): AsyncGenerator<ApplicationRecord> {
+  const projection = ['eventId', 'accountId', 'amountCents', 'applications'];
+  if (detailed) projection.push('receiveCount', 'appliedAt');
+  for await (const item of queryPrefix(reader, runId, mode, SK.applicationPrefix, projection)) {
+    yield {
+      eventId: String(item.eventId),
+      accountId: String(item.accountId),
+      amountCents: numberAttribute(item, 'amountCents'),
+      applications: numberAttribute(item, 'applications'),
+      ...(detailed
+        ? {
+            receiveCount: numberAttribute(item, 'receiveCount'),
+            appliedAtMs: timeAttribute(item, 'appliedAt'),
+          }
+        : {}),
+    };
+  }
 }
 
 export async function verifyRun(deps: VerifierDeps, input: unknown): Promise<VerifierResult> {
@@ -119,7 +172,7 @@ export async function verifyRun(deps: VerifierDeps, input: unknown): Promise<Ver
     const issue = parsed.issues[0];
     const field = v.getDotPath(issue) ?? '(input)';
     throw new InvalidInputError(
-      `verifier input ${field}: ${issue.message}; expected { "runId": "...", "modes"?: [...] }`,
+      `verifier input ${field}: ${issue.message}; expected { "runId": "...", "modes"?: [...], "events"?: true }`,
     );
   }
   const { runId } = parsed.output;
@@ -135,8 +188,39 @@ export async function verifyRun(deps: VerifierDeps, input: unknown): Promise<Ver
       `run ${runId} was not produced to ${notProduced.join(', ')} (produced to: ${summary.modes.join(', ') || 'none'})`,
     );
   }
-  const outcomes = await Promise.all(modes.map((mode) => verifyMode(deps, runId, mode, summary)));
-  return { runId, modes: Object.fromEntries(modes.map((mode, index) => [mode, outcomes[index]])) };
+  const eventsOmitted = parsed.output.events ? omittedBecause(summary) : undefined;
+  const detailed = parsed.output.events === true && eventsOmitted === undefined;
+  const verifications = await Promise.all(
+    modes.map(
+      async (mode) => [mode, await verifyModeInDetail(deps, runId, mode, summary, detailed)] as const,
+    ),
+  );
+  // Every mode joined the same manifest: send it once.
+  const manifest = verifications[0]?.[1].detail?.manifest;
+  return {
+    runId,
+    modes: Object.fromEntries(
+      verifications.map(([mode, { outcome, detail }]) => [
+        mode,
+        detail ? { ...outcome, events: detail.events } : outcome,
+      ]),
+    ),
+    ...(manifest ? { manifest } : {}),
+    ...(eventsOmitted !== undefined ? { eventsOmitted } : {}),
+  };
+}
+
+/** Why a run gets counts only, or undefined when its detail fits in one response. */
+function omittedBecause(summary: ManifestSummary): string | undefined {
+  if (summary.produced <= MAX_DETAILED_EVENTS) return undefined;
+  return `the run has ${summary.produced} events; per-event detail is returned for at most ${MAX_DETAILED_EVENTS} (a Lambda response is at most 6 MB)`;
+}
+
+/** The counts without the per-event detail: what the log line can carry. */
+function countsOnly(result: VerifierResult): Partial<Record<Mode, ModeOutcome>> {
+  return Object.fromEntries(
+    Object.entries(result.modes).map(([mode, { events: _events, ...outcome }]) => [mode, outcome]),
+  );
 }
 
 /** DEAD_LETTER_QUEUE_URLS is a JSON object with one URL per mode of the topology. */
@@ -175,6 +259,7 @@ export const handler = async (
     { ...deps, sweepVisibilitySeconds, warn: (message, details) => logger.warn(message, details) },
     event,
   );
-  logger.info('verified', { runId: result.runId, modes: result.modes });
+  // Counts only: the per-event detail can be megabytes, too much for a log line.
+  logger.info('verified', { runId: result.runId, modes: countsOnly(result) });
   return result;
 };

@@ -1,13 +1,13 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSRecord } from 'aws-lambda';
 import type { ConsumerConfig } from './config.js';
-import { type CrashInjector, createCrashInjector, type Kill } from './crash.js';
+import { type CrashInjector, type CrashPoint, createCrashInjector, type Kill } from './crash.js';
 import { describeError } from './errors.js';
-import { addToCounter, type Ledger } from './ledger.js';
-import { COUNTERS, type Delivery } from './ledger-keys.js';
+import { addToCounter, expiresAt, type Ledger } from './ledger.js';
+import { COUNTERS, crashKey, type Delivery, partitionKey, TTL_ATTRIBUTE } from './ledger-keys.js';
 import { receiveCountOf, runIdOf } from './message.js';
 
 /** Everything a consumer needs, built once per execution environment and injectable in tests. */
@@ -56,9 +56,41 @@ export function createCrashWithRecord(
         key: point.key,
         receiveCount: point.receiveCount,
       });
-      if (point.runId !== undefined) await addToCounter(ledger, point.runId, COUNTERS.crashes, 1);
+      const runId = point.runId;
+      if (runId === undefined) return;
+      // Side by side, and settled both: one failing must not let the kill cut the other short.
+      await Promise.allSettled([
+        addToCounter(ledger, runId, COUNTERS.crashes, 1),
+        recordCrashItem(ledger, runId, point),
+      ]);
     },
   });
+}
+
+/**
+ * The crash as an item of the mode's partition, so the verifier can say which event it hit and
+ * when. An update that adds to `crashes`, not a put: a re-sent copy of the same event crashing at
+ * the same receive count shares the key and must not hide the first crash.
+ */
+export async function recordCrashItem(ledger: Ledger, runId: string, point: CrashPoint): Promise<void> {
+  const now = ledger.now?.() ?? Date.now();
+  await ledger.ddb.send(
+    new UpdateCommand({
+      TableName: ledger.tableName,
+      Key: { pk: partitionKey(runId, ledger.mode), sk: crashKey(point.key, point.receiveCount) },
+      UpdateExpression:
+        'ADD crashes :one SET #key = :key, receiveCount = :receiveCount, #where = :where, crashedAt = :crashedAt, #ttl = :ttl',
+      ExpressionAttributeNames: { '#key': 'key', '#where': 'where', '#ttl': TTL_ATTRIBUTE },
+      ExpressionAttributeValues: {
+        ':one': 1,
+        ':key': point.key,
+        ':receiveCount': point.receiveCount,
+        ':where': point.where,
+        ':crashedAt': new Date(now).toISOString(),
+        ':ttl': expiresAt(ledger, now),
+      },
+    }),
+  );
 }
 
 /** Which delivery this is: the message, its receive count, the invocation and the record's place in it. */

@@ -44,8 +44,16 @@ export interface ModeEventDetails {
   readonly receiveCounts: readonly string[];
   /** The crashes recorded for each event: "<receiveCount>" per crash, comma-separated ("" when none). */
   readonly crashes: readonly string[];
-  /** Applied ids the producer never sent (they have no place in the manifest's order). */
+  /**
+   * Ids the producer never sent, applied or found in the DLQ (they have no place in the manifest's
+   * order): with the 'u' states, as many as the mode's `unexpected` count.
+   */
   readonly unexpectedEventIds: readonly string[];
+  /**
+   * Recorded crashes whose key names no manifest event (at-most-once crashes on an unparsable body
+   * before reading its id, and keys it by the message id); they are in the timeline only.
+   */
+  readonly unattributedCrashes: number;
   /** Applications and recorded crashes over time, in buckets from the first one. */
   readonly timeline: Timeline;
 }
@@ -56,4 +64,127 @@ export interface Timeline {
   readonly bucketMs: number;
   readonly applications: readonly number[];
   readonly crashes: readonly number[];
+}
+
+/** Above this many buckets a timeline gets coarser buckets (whole seconds), so a long run stays small. */
+export const MAX_TIMELINE_BUCKETS = 300;
+
+/** A crash item of the ledger (`CRASH#<key>#<receiveCount>`), as the verifier reads it. */
+export interface CrashRecord {
+  /** The event id, or the message id of a body that did not parse. */
+  readonly key: string;
+  readonly receiveCount: number;
+  /** Epoch ms of the (last) crash at this key and receive count. */
+  readonly crashedAtMs: number;
+  /** Crashes at this key and receive count: more than one only for a re-sent copy. */
+  readonly crashes: number;
+}
+
+/** What the join hands to the collector per event id (a structural subset of outcome.ts's JoinedEvent). */
+interface DetailedEvent {
+  readonly eventId: string;
+  readonly manifest:
+    | { readonly accountId: string; readonly amountCents: number; readonly poison?: string }
+    | undefined;
+  readonly applied:
+    | {
+        readonly applications: number;
+        readonly receiveCounts?: readonly number[];
+        readonly appliedAtMs?: readonly number[];
+      }
+    | undefined;
+  readonly state: EventState | undefined;
+}
+
+export interface EventDetailsCollector {
+  /** Give it every event id of the join, in order. */
+  readonly sink: (event: DetailedEvent) => void;
+  finish(): { readonly manifest: ManifestDetails; readonly events: ModeEventDetails };
+}
+
+/**
+ * Collects one mode's per-event detail from the join, aligned with the manifest by index (the join
+ * visits the manifest in event-id order, which is production order: the producer's ids are
+ * zero-padded). Crashes are few, so they are looked up in a map rather than joined as a stream.
+ */
+export function collectEventDetails(crashes: readonly CrashRecord[]): EventDetailsCollector {
+  const crashesByKey = new Map<string, number[]>();
+  for (const crash of [...crashes].sort((a, b) => a.receiveCount - b.receiveCount)) {
+    const counts = crashesByKey.get(crash.key) ?? [];
+    for (let index = 0; index < crash.crashes; index += 1) counts.push(crash.receiveCount);
+    crashesByKey.set(crash.key, counts);
+  }
+  const manifest = {
+    eventIds: [] as string[],
+    accountIds: [] as string[],
+    amountCents: [] as number[],
+    poison: [] as (string | null)[],
+  };
+  const states: string[] = [];
+  const applications: number[] = [];
+  const receiveCounts: string[] = [];
+  const crashesPerEvent: string[] = [];
+  const unexpectedEventIds: string[] = [];
+  const applicationTimes: number[] = [];
+  let attributedCrashes = 0;
+
+  return {
+    sink(event) {
+      for (const time of event.applied?.appliedAtMs ?? []) applicationTimes.push(time);
+      if (event.manifest === undefined || event.state === undefined) {
+        unexpectedEventIds.push(event.eventId);
+        return;
+      }
+      manifest.eventIds.push(event.eventId);
+      manifest.accountIds.push(event.manifest.accountId);
+      manifest.amountCents.push(event.manifest.amountCents);
+      manifest.poison.push(event.manifest.poison ?? null);
+      states.push(event.state);
+      applications.push(event.applied?.applications ?? 0);
+      receiveCounts.push((event.applied?.receiveCounts ?? []).join(','));
+      const crashed = crashesByKey.get(event.eventId) ?? [];
+      attributedCrashes += crashed.length;
+      crashesPerEvent.push(crashed.join(','));
+    },
+    finish() {
+      const totalCrashes = [...crashesByKey.values()].reduce((sum, counts) => sum + counts.length, 0);
+      return {
+        manifest,
+        events: {
+          states: states.join(''),
+          applications,
+          receiveCounts,
+          crashes: crashesPerEvent,
+          unattributedCrashes: totalCrashes - attributedCrashes,
+          unexpectedEventIds,
+          timeline: buildTimeline(
+            applicationTimes,
+            crashes.flatMap((crash) => Array<number>(crash.crashes).fill(crash.crashedAtMs)),
+          ),
+        },
+      };
+    },
+  };
+}
+
+/**
+ * Counts applications and crashes per bucket from the earliest of both: 1 s buckets, or whole
+ * seconds more so that there are at most MAX_TIMELINE_BUCKETS.
+ */
+export function buildTimeline(applicationTimes: readonly number[], crashTimes: readonly number[]): Timeline {
+  const all = [...applicationTimes, ...crashTimes];
+  if (all.length === 0) return { startMs: 0, bucketMs: 1000, applications: [], crashes: [] };
+  const startMs = all.reduce((low, time) => Math.min(low, time));
+  const spanMs = all.reduce((high, time) => Math.max(high, time)) - startMs;
+  const bucketMs = 1000 * Math.max(1, Math.ceil(spanMs / ((MAX_TIMELINE_BUCKETS - 1) * 1000)));
+  const length = Math.floor(spanMs / bucketMs) + 1;
+  const count = (times: readonly number[]) => {
+    const buckets = Array<number>(length).fill(0);
+    for (const time of times) {
+      const index = Math.floor((time - startMs) / bucketMs);
+      buckets[index] = (buckets[index] ?? 0) + 1;
+    }
+    return buckets;
+  };
+  return { startMs, bucketMs, applications: count(applicationTimes), crashes: count(crashTimes) };
 }

@@ -10,6 +10,7 @@ import type { Mode } from '../../lib/topology.js';
  *        BAL#<accountId>                            the account balance
  *        APP#<eventId>                              effectively-once: the processed marker
  *        APP#<eventId>#<receiveCount>#<messageId>#<requestId>#<position>   other modes: one per application
+ *        CRASH#<key>#<receiveCount>                 an injected crash (key = eventId, or the messageId of an unparsable body)
  *
  *   pk = RUN#<runId>#MANIFEST                       written by the producer only
  *   sk = EVT#<eventId>                              one per event it sent: account, amount, poison kind
@@ -28,6 +29,7 @@ export const SK = {
   statPrefix: 'STAT#',
   balancePrefix: 'BAL#',
   applicationPrefix: 'APP#',
+  crashPrefix: 'CRASH#',
 } as const;
 
 export const COUNTERS = {
@@ -43,6 +45,9 @@ export type Counter = (typeof COUNTERS)[keyof typeof COUNTERS];
 export const counterKey = (counter: Counter): string => `${SK.statPrefix}${counter}`;
 export const balanceKey = (accountId: string): string => `${SK.balancePrefix}${accountId}`;
 export const markerKey = (eventId: string): string => `${SK.applicationPrefix}${eventId}`;
+/** One item per crash point hit: a second crash of the same delivery (a re-sent copy) adds to its count. */
+export const crashKey = (key: string, receiveCount: number): string =>
+  `${SK.crashPrefix}${key}#${receiveCount}`;
 export const manifestEventKey = (eventId: string): string => `${SK.manifestEventPrefix}${eventId}`;
 
 export interface Delivery {

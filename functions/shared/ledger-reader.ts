@@ -1,5 +1,6 @@
 import { type DynamoDBDocumentClient, paginateQuery } from '@aws-sdk/lib-dynamodb';
 import type { Mode } from '../../lib/topology.js';
+import type { CrashRecord } from './event-details.js';
 import { COUNTERS, type Counter, partitionKey, SK } from './ledger-keys.js';
 
 export interface LedgerReader {
@@ -70,4 +71,32 @@ export function numberAttribute(item: Record<string, unknown>, name: string): nu
   if (typeof value !== 'number')
     throw new TypeError(`ledger item attribute ${name} is not a number: ${String(value)}`);
   return value;
+}
+
+/** The run's crash items of one mode (few: one per injected crash), in key order. */
+export async function readCrashes(reader: LedgerReader, runId: string, mode: Mode): Promise<CrashRecord[]> {
+  const crashes: CrashRecord[] = [];
+  for await (const item of queryPrefix(reader, runId, mode, SK.crashPrefix, [
+    'key',
+    'receiveCount',
+    'crashedAt',
+    'crashes',
+  ])) {
+    crashes.push({
+      key: String(item.key),
+      receiveCount: numberAttribute(item, 'receiveCount'),
+      crashedAtMs: timeAttribute(item, 'crashedAt'),
+      crashes: numberAttribute(item, 'crashes'),
+    });
+  }
+  return crashes;
+}
+
+/** An ISO 8601 timestamp attribute, as epoch ms. */
+export function timeAttribute(item: Record<string, unknown>, name: string): number {
+  const value = item[name];
+  const ms = typeof value === 'string' ? Date.parse(value) : Number.NaN;
+  if (Number.isNaN(ms))
+    throw new TypeError(`ledger item attribute ${name} is not a timestamp: ${String(value)}`);
+  return ms;
 }

@@ -1,3 +1,4 @@
+import { EVENT_STATES, type EventState } from './event-details.js';
 import type { ManifestEvent } from './manifest.js';
 import { payloadHash } from './message.js';
 
@@ -63,7 +64,24 @@ export interface AppliedEvent {
   readonly cents: number;
   /** The payload hashes of its records: one, unless the applied payloads differ. */
   readonly payloadHashes: ReadonlySet<string>;
+  /** Per record, when its records carry them (the verifier reads them only for per-event detail). */
+  readonly receiveCounts?: readonly number[];
+  /** Epoch ms of each application (a marker's applications all at its own time), when carried. */
+  readonly appliedAtMs?: readonly number[];
 }
+
+/** One event id as the join saw it, for a caller that wants per-event detail. */
+export interface JoinedEvent {
+  readonly eventId: string;
+  /** Undefined for an id the producer never sent. */
+  readonly manifest: ManifestEvent | undefined;
+  readonly applied: AppliedEvent | undefined;
+  /** Undefined for an id the producer never sent (applied or dead-lettered: counted as unexpected). */
+  readonly state: EventState | undefined;
+}
+
+/** Called once per event id, in event-id order. */
+export type EventSink = (event: JoinedEvent) => void;
 
 export interface JoinCounts {
   appliedOnce: number;
@@ -87,6 +105,7 @@ export async function joinByEventId(
   manifest: AsyncIterable<ManifestEvent>,
   applied: AsyncIterable<AppliedEvent>,
   deadLettered: Iterable<readonly [string, ReadonlySet<string>]>,
+  sink?: EventSink,
 ): Promise<JoinCounts> {
   const counts: JoinCounts = {
     appliedOnce: 0,
@@ -125,7 +144,8 @@ export async function joinByEventId(
     const appliedEvent =
       !application.done && application.value.eventId === id ? application.value : undefined;
     const deadHashes = !letter.done && letter.value[0] === id ? letter.value[1] : undefined;
-    tallyEvent(counts, inManifest, appliedEvent, deadHashes);
+    const state = tallyEvent(counts, inManifest, appliedEvent, deadHashes);
+    sink?.({ eventId: id, manifest: inManifest, applied: appliedEvent, state });
 
     if (inManifest) event = await events.next();
     if (appliedEvent) application = await applications.next();
@@ -133,20 +153,30 @@ export async function joinByEventId(
   }
 }
 
+/** Counts one event and returns its state: the counts and the per-event states cannot disagree. */
 function tallyEvent(
   counts: JoinCounts,
   event: ManifestEvent | undefined,
   applied: AppliedEvent | undefined,
   deadHashes: ReadonlySet<string> | undefined,
-): void {
+): EventState | undefined {
   if (applied) counts.ledgerCents += applied.cents;
-  const valid = event !== undefined && event.poison === undefined;
-  if (!valid) {
+  if (event === undefined) {
+    counts.unexpected += 1;
+    return undefined;
+  }
+  if (event.poison !== undefined) {
     // Never sent as a valid event: any application is unexpected; a dead letter is only counted if it is ours.
-    if (applied || event === undefined) counts.unexpected += 1;
-    else if (deadHashes) counts.deadLettered += 1;
-    else counts.lost += 1;
-    return;
+    if (applied) {
+      counts.unexpected += 1;
+      return EVENT_STATES.poisonApplied;
+    }
+    if (deadHashes) {
+      counts.deadLettered += 1;
+      return EVENT_STATES.poisonDeadLettered;
+    }
+    counts.lost += 1;
+    return EVENT_STATES.poisonLost;
   }
   const expected = payloadHash(event);
   // The id was used for another payload too, whichever copy came first (applied or dead-lettered).
@@ -160,24 +190,48 @@ function tallyEvent(
       counts.extraApplications += applied.applications - 1;
     }
     if ([...applied.payloadHashes].some((hash) => hash !== expected)) counts.payloadMismatches += 1;
-    if (ownDeadLetter) counts.appliedAndDeadLettered += 1;
-  } else if (ownDeadLetter) {
+    if (ownDeadLetter) {
+      counts.appliedAndDeadLettered += 1;
+      return EVENT_STATES.appliedAndDeadLettered;
+    }
+    return applied.applications === 1 ? EVENT_STATES.appliedOnce : EVENT_STATES.duplicated;
+  }
+  if (ownDeadLetter) {
     counts.deadLettered += 1;
     counts.deadLetteredCents += event.amountCents;
-  } else counts.lost += 1;
+    return EVENT_STATES.deadLettered;
+  }
+  counts.lost += 1;
+  return EVENT_STATES.lost;
 }
 
-/** Groups application records (sorted, so one event's records are adjacent) into one entry per event. */
+/** An application record as the verifier reads it; the optional fields only when detail was asked for. */
+export interface ApplicationRecord {
+  readonly eventId: string;
+  readonly accountId: string;
+  readonly amountCents: number;
+  readonly applications: number;
+  readonly receiveCount?: number;
+  readonly appliedAtMs?: number;
+}
+
+/**
+ * Groups application records (sorted, so one event's records are adjacent) into one entry per event.
+ * Receive counts and times are carried only if the records have them, so a count-only verification
+ * holds nothing per application.
+ */
 export async function* groupApplications(
-  records: AsyncIterable<{
-    readonly eventId: string;
-    readonly accountId: string;
-    readonly amountCents: number;
-    readonly applications: number;
-  }>,
+  records: AsyncIterable<ApplicationRecord>,
 ): AsyncGenerator<AppliedEvent> {
   let current:
-    | { eventId: string; applications: number; cents: number; payloadHashes: Set<string> }
+    | {
+        eventId: string;
+        applications: number;
+        cents: number;
+        payloadHashes: Set<string>;
+        receiveCounts?: number[];
+        appliedAtMs?: number[];
+      }
     | undefined;
   for await (const record of records) {
     if (current && current.eventId !== record.eventId) {
@@ -188,6 +242,15 @@ export async function* groupApplications(
     current.applications += record.applications;
     current.cents += record.amountCents * record.applications;
     current.payloadHashes.add(payloadHash(record));
+    if (record.receiveCount !== undefined) {
+      current.receiveCounts ??= [];
+      current.receiveCounts.push(record.receiveCount);
+    }
+    if (record.appliedAtMs !== undefined) {
+      current.appliedAtMs ??= [];
+      for (let index = 0; index < record.applications; index += 1)
+        current.appliedAtMs.push(record.appliedAtMs);
+    }
   }
   if (current) yield current;
 }

@@ -20,7 +20,7 @@ import {
   type PowertoolsConsumerDeps,
   processBatch,
 } from '../../../functions/powertools-idempotency.js';
-import { COUNTERS, counterKey } from '../../../functions/shared/ledger-keys.js';
+import { COUNTERS, counterKey, crashKey } from '../../../functions/shared/ledger-keys.js';
 import { STORAGE } from '../../../lib/topology.js';
 import { consumerDeps, IDEMPOTENCY_TABLE, NOW } from '../../support/consumer-deps.js';
 import { messageBody, sqsEvent, sqsRecord } from '../../support/sqs-events.js';
@@ -258,8 +258,9 @@ describe('powertools-idempotency consumer', () => {
   it('crashes after the credit is durable and before the record is COMPLETED', async () => {
     let atKill: string[] = [];
     const killed = consumer({ crashRate: 1, onKill: () => (atKill = [...writes]) });
+    const body = messageBody();
 
-    await processBatch(sqsEvent(sqsRecord(messageBody())), context, killed);
+    await processBatch(sqsEvent(sqsRecord(body)), context, killed);
 
     expect(killed.kills).toBe(1);
     // What a SIGKILL leaves behind: the credit, and an INPROGRESS record that only its in-progress
@@ -270,6 +271,7 @@ describe('powertools-idempotency consumer', () => {
       'PutItem INPROGRESS',
       'TransactWriteItems',
       `counter ${counterKey(COUNTERS.crashes)}`,
+      `counter ${crashKey(body.eventId, 1)}`,
     ]);
     expect(atKill).not.toContain('UpdateItem COMPLETED');
   });
