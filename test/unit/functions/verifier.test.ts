@@ -4,6 +4,11 @@ import { DynamoDBDocumentClient, QueryCommand, type QueryCommandInput } from '@a
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { InvalidInputError, RunNotFoundError } from '../../../functions/shared/errors.js';
+import {
+  buildTimeline,
+  MAX_DETAILED_EVENTS,
+  MAX_TIMELINE_BUCKETS,
+} from '../../../functions/shared/event-details.js';
 import { joinByEventId } from '../../../functions/shared/outcome.js';
 import {
   parseDeadLetterQueueUrls,
@@ -332,6 +337,236 @@ describe('verifier', () => {
       /no URL for: at-least-once, effectively-once/,
     );
     expect(parseDeadLetterQueueUrls(JSON.stringify(DLQ))).toEqual(DLQ);
+  });
+  describe('per-event detail (events: true)', () => {
+    const T = Date.UTC(2026, 0, 1);
+    const at = (ms: number) => new Date(T + ms).toISOString();
+    const applied = (eventId: string, receiveCount: number, ms: number, extra: Item = {}, pk = ALO) =>
+      application(
+        eventId,
+        100,
+        `#${receiveCount}#m-${eventId}#r${receiveCount}`,
+        {
+          receiveCount,
+          appliedAt: at(ms),
+          ...extra,
+        },
+        pk,
+      );
+    const crash = (key: string, receiveCount: number, ms: number, crashes = 1, pk = ALO): Item => ({
+      pk,
+      sk: `CRASH#${key}#${receiveCount}`,
+      key,
+      receiveCount,
+      where: 'after applying the message, before the batch is acknowledged',
+      crashedAt: at(ms),
+      crashes,
+    });
+    const verifyAloInDetail = () => verifyRun(deps, { runId: RUN, modes: ['at-least-once'], events: true });
+
+    /** One event in each state, in id order: o d a x l p q u, plus z (applied) and zz (dead-lettered) nobody sent. */
+    function everyState(): void {
+      serveLedger(ddb, [
+        ...manifest([
+          { eventId: 'e1-o' },
+          { eventId: 'e2-d' },
+          { eventId: 'e3-a' },
+          { eventId: 'e4-x' },
+          { eventId: 'e5-l' },
+          { eventId: 'e6-p', poison: 'malformed-json' },
+          { eventId: 'e7-q', poison: 'missing-field' },
+          { eventId: 'e8-u', poison: 'unknown-field' },
+        ]),
+        applied('e1-o', 1, 100),
+        applied('e2-d', 1, 200),
+        applied('e2-d', 2, 1200),
+        applied('e2-d', 3, 2500),
+        applied('e3-a', 1, 300),
+        applied('e8-u', 1, 400),
+        applied('z', 1, 500),
+        balance(700),
+        { pk: ALO, sk: 'STAT#crashes', count: 6 },
+        crash('e2-d', 1, 150),
+        crash('e2-d', 2, 1150),
+        crash('e2-d', 10, 2450),
+        // A re-sent copy crashed at the same receive count: one item, two crashes.
+        crash('e5-l', 1, 600, 2),
+        // An unparsable body, keyed by its message id: no event to show it on.
+        crash('msg-xyz', 1, 2000),
+      ]);
+      sqs
+        .on(ReceiveMessageCommand, { QueueUrl: DLQ['at-least-once'] })
+        .resolvesOnce({
+          Messages: [
+            dlqMessage('m1', RUN, 'e3-a'),
+            dlqMessage('m2', RUN, 'e4-x'),
+            dlqMessage('m3', RUN, 'e6-p', '{"eventId":"e6-p", broken'),
+            dlqMessage('m4', RUN, 'zz'),
+          ],
+        })
+        .resolves({ Messages: [] });
+    }
+
+    it('gives every manifest event its state, applications, receive counts and crashes, aligned with the manifest', async () => {
+      everyState();
+
+      const result = await verifyAloInDetail();
+
+      expect(result.manifest).toEqual({
+        eventIds: ['e1-o', 'e2-d', 'e3-a', 'e4-x', 'e5-l', 'e6-p', 'e7-q', 'e8-u'],
+        accountIds: Array(8).fill('x'),
+        amountCents: Array(8).fill(100),
+        poison: [null, null, null, null, null, 'malformed-json', 'missing-field', 'unknown-field'],
+      });
+      const events = result.modes['at-least-once']?.events;
+      expect(events).toMatchObject({
+        states: 'odaxlpqu',
+        applications: [1, 3, 1, 0, 0, 0, 0, 1],
+        receiveCounts: ['1', '1,2,3', '1', '', '', '', '', '1'],
+        // In receive-count order, not key order ("10" sorts before "2" in a key).
+        crashes: ['', '1,2,10', '', '', '1,1', '', '', ''],
+        unattributedCrashes: 1,
+        unexpectedEventIds: ['z', 'zz'],
+      });
+    });
+
+    it('returns the same counts as without detail, and states that add up to them', async () => {
+      everyState();
+      const plain = await verifyRun(deps, { runId: RUN, modes: ['at-least-once'] });
+      // The DLQ again as it was: the first verification's receives used up the mocked messages.
+      sqs.reset();
+      sqs.on(ChangeMessageVisibilityBatchCommand).resolves({});
+      everyState();
+      const { events, ...counts } = (await verifyAloInDetail()).modes['at-least-once'] ?? {};
+
+      expect(counts).toEqual(plain.modes['at-least-once']);
+      const states = [...(events?.states ?? '')];
+      const count = (state: string) => states.filter((s) => s === state).length;
+      const appliedOnceAndDeadLettered = states.filter(
+        (s, index) => s === 'a' && events?.applications[index] === 1,
+      ).length;
+      expect(counts).toMatchObject({
+        // 'a' is also counted as applied once (or duplicated) by the counts.
+        appliedOnce: count('o') + appliedOnceAndDeadLettered,
+        duplicated: count('d'),
+        appliedAndDeadLettered: count('a'),
+        deadLettered: count('x') + count('p'),
+        lost: count('l') + count('q'),
+        unexpected: count('u') + (events?.unexpectedEventIds.length ?? 0),
+        crashes: 6,
+      });
+      const crashed = events?.crashes.flatMap((list) => (list === '' ? [] : list.split(','))) ?? [];
+      expect(crashed.length + (events?.unattributedCrashes ?? 0)).toBe(counts.crashes);
+    });
+
+    it('buckets applications and crashes per second from the earliest of both', async () => {
+      everyState();
+
+      const timeline = (await verifyAloInDetail()).modes['at-least-once']?.events?.timeline;
+
+      expect(timeline).toEqual({
+        startMs: T + 100,
+        bucketMs: 1000,
+        // 0–1 s: o, d, a, u, z; 1–2 s: d; 2–3 s: d.
+        applications: [5, 1, 1],
+        // 0–1 s: d#1, e5-l twice; 1–2 s: d#2, msg-xyz; 2–3 s: d#10.
+        crashes: [3, 2, 1],
+      });
+    });
+
+    it('makes buckets coarser for a long run, so a timeline has at most 300', () => {
+      const hour = 3_600_000;
+      const timeline = buildTimeline([T, T + hour], [T + hour / 2]);
+      expect(timeline.bucketMs).toBe(13_000);
+      expect(timeline.applications.length).toBeLessThanOrEqual(MAX_TIMELINE_BUCKETS);
+      expect(timeline.applications.reduce((a, b) => a + b)).toBe(2);
+      expect(timeline.crashes.reduce((a, b) => a + b)).toBe(1);
+      expect(buildTimeline([], [])).toEqual({ startMs: 0, bucketMs: 1000, applications: [], crashes: [] });
+    });
+
+    it('without events, returns counts only and neither reads crash items nor projects receive counts and times', async () => {
+      everyState();
+
+      const result = await verifyRun(deps, { runId: RUN, modes: ['at-least-once'] });
+
+      expect(result.manifest).toBeUndefined();
+      expect(result.eventsOmitted).toBeUndefined();
+      expect(result.modes['at-least-once']).not.toHaveProperty('events');
+      const queries = ddb.commandCalls(QueryCommand).map((call) => call.args[0].input);
+      expect(queries.some((input) => input.ExpressionAttributeValues?.[':prefix'] === 'CRASH#')).toBe(false);
+      const projected = queries.flatMap((input) => Object.values(input.ExpressionAttributeNames ?? {}));
+      expect(projected).not.toContain('receiveCount');
+      expect(projected).not.toContain('appliedAt');
+    });
+
+    it('rejects an events flag that is not a boolean', async () => {
+      await expect(verifyRun(deps, { runId: RUN, events: 'yes' })).rejects.toThrow(/events/);
+    });
+
+    /** A run of `size` events in the producer's id format, each applied once per mode, 5% twice, 5% crashed. */
+    function largeRun(size: number): void {
+      const ids = Array.from({ length: size }, (_, index) => `evt-${String(index).padStart(6, '0')}`);
+      const items: Item[] = [
+        ...ids.map((eventId, index) => ({
+          pk: MANIFEST,
+          sk: `EVT#${eventId}`,
+          eventId,
+          accountId: `acct-${String(index % 100).padStart(2, '0')}`,
+          amountCents: 1 + ((index * 7919) % 10_000),
+          ...(index % 50 === 0 ? { poison: 'near-size-limit' } : {}),
+        })),
+        {
+          pk: MANIFEST,
+          sk: 'SUMMARY',
+          produced: size,
+          poison: Math.ceil(size / 50),
+          producerDuplicates: 0,
+          expectedCents: 0,
+          modes: [...MODE_NAMES],
+        },
+      ];
+      for (const mode of MODE_NAMES) {
+        const pk = `RUN#${RUN}#MODE#${mode}`;
+        ids.forEach((eventId, index) => {
+          items.push(applied(eventId, 1, index * 3, { accountId: `acct-${index % 100}` }, pk));
+          if (index % 20 === 0) {
+            items.push(applied(eventId, 2, index * 3 + 30_000, {}, pk));
+            items.push(crash(eventId, 1, index * 3 + 1, 1, pk));
+          }
+        });
+      }
+      serveLedger(ddb, items, 1000);
+    }
+
+    it(`returns detail for ${MAX_DETAILED_EVENTS} events × 4 modes in well under Lambda's 6 MB response limit`, async () => {
+      largeRun(MAX_DETAILED_EVENTS);
+
+      const result = await verifyRun(deps, { runId: RUN, events: true });
+
+      expect(result.manifest?.eventIds).toHaveLength(MAX_DETAILED_EVENTS);
+      for (const mode of MODE_NAMES)
+        expect(result.modes[mode]?.events?.states).toHaveLength(MAX_DETAILED_EVENTS);
+      const bytes = Buffer.byteLength(JSON.stringify(result));
+      console.info(`verifier response, ${MAX_DETAILED_EVENTS} events × 4 modes: ${bytes} bytes`);
+      expect(bytes).toBeLessThan(6 * 1024 * 1024 * 0.5);
+    }, 60_000);
+
+    it(`omits the detail above ${MAX_DETAILED_EVENTS} events and says why, with the counts unchanged`, async () => {
+      largeRun(MAX_DETAILED_EVENTS + 1);
+
+      const result = await verifyRun(deps, { runId: RUN, modes: ['at-least-once'], events: true });
+
+      expect(result.manifest).toBeUndefined();
+      expect(result.eventsOmitted).toMatch(/20001 events.*at most 20000/);
+      expect(result.modes['at-least-once']).not.toHaveProperty('events');
+      expect(result.modes['at-least-once']).toMatchObject({
+        produced: MAX_DETAILED_EVENTS + 1,
+        // Every 20th applied twice, less the poison among them (every 100th): poison applied is
+        // unexpected, however often (every 50th).
+        duplicated: 800,
+        unexpected: 401,
+      });
+    }, 60_000);
   });
 });
 

@@ -1,5 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { crashDraw, createCrashInjector, shouldCrash } from '../../../../functions/shared/crash.js';
+import { expiresAt } from '../../../../functions/shared/ledger.js';
+import { consumerDeps, Killed, NOW } from '../../../support/consumer-deps.js';
 
 describe('crash decision', () => {
   it('is deterministic for the same seed, event and receive count', () => {
@@ -59,5 +63,68 @@ describe('crash decision', () => {
     });
     await injector.maybeCrash({ runId: 'r', key: 'e', receiveCount: 1, where: 'test' });
     expect(killed).toBe(false);
+  });
+});
+
+describe('crash record of a consumer', () => {
+  const ddb = mockClient(DynamoDBDocumentClient);
+  const point = { runId: 'run-1', key: 'evt-7', receiveCount: 2, where: 'after applying' } as const;
+
+  beforeEach(() => ddb.reset());
+
+  it('writes the counter and a per-event crash item in the mode partition before the kill', async () => {
+    let writtenAtKill: Record<string, unknown>[] = [];
+    ddb.on(UpdateCommand).resolves({});
+    const deps = consumerDeps('at-least-once', {
+      crashRate: 1,
+      onKill: () => (writtenAtKill = ddb.commandCalls(UpdateCommand).map((call) => call.args[0].input)),
+    });
+
+    await expect(deps.crash.maybeCrash(point)).rejects.toThrow(Killed);
+
+    expect(deps.kills).toBe(1);
+    expect(writtenAtKill.map((input) => (input.Key as { sk: string }).sk)).toEqual([
+      'STAT#crashes',
+      'CRASH#evt-7#2',
+    ]);
+    expect(writtenAtKill[1]).toMatchObject({
+      TableName: 'ledger-test',
+      Key: { pk: 'RUN#run-1#MODE#at-least-once', sk: 'CRASH#evt-7#2' },
+      ExpressionAttributeValues: {
+        ':one': 1,
+        ':key': 'evt-7',
+        ':receiveCount': 2,
+        ':where': 'after applying',
+        ':crashedAt': new Date(NOW).toISOString(),
+        ':ttl': expiresAt({ now: () => NOW }),
+      },
+    });
+    // ADD, so a re-sent copy crashing at the same receive count is counted, not overwritten.
+    expect(writtenAtKill[1]?.UpdateExpression).toMatch(/^ADD crashes :one SET /);
+  });
+
+  it('still kills when the crash item cannot be written, and still writes the counter', async () => {
+    const counted: string[] = [];
+    ddb.on(UpdateCommand).callsFake((input: { Key: { sk: string } }) => {
+      if (input.Key.sk.startsWith('CRASH#')) throw new Error('ProvisionedThroughputExceededException');
+      counted.push(input.Key.sk);
+      return {};
+    });
+    const deps = consumerDeps('at-least-once', { crashRate: 1 });
+
+    await expect(deps.crash.maybeCrash(point)).rejects.toThrow(Killed);
+
+    expect(deps.kills).toBe(1);
+    expect(counted).toEqual(['STAT#crashes']);
+    expect(ddb.commandCalls(UpdateCommand)).toHaveLength(2);
+  });
+
+  it('kills without writing when the record names no run', async () => {
+    const deps = consumerDeps('at-most-once', { crashRate: 1 });
+
+    await expect(deps.crash.maybeCrash({ ...point, runId: undefined })).rejects.toThrow(Killed);
+
+    expect(deps.kills).toBe(1);
+    expect(ddb.commandCalls(UpdateCommand)).toHaveLength(0);
   });
 });
