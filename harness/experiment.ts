@@ -1,3 +1,8 @@
+import {
+  MAX_DETAILED_EVENTS,
+  type ManifestDetails,
+  type ModeEventDetails,
+} from '../functions/shared/event-details.js';
 import { writeManifestEvents, writeManifestSummary } from '../functions/shared/manifest.js';
 import type { ModeOutcome } from '../functions/shared/outcome.js';
 import type { Mode } from '../lib/topology.js';
@@ -30,6 +35,8 @@ export interface ModeReport extends ModeOutcome {
   readonly throughputPerSecond: number;
   /** What the local runtime saw (embedded only). */
   readonly runtime?: LiveModeStats;
+  /** Every event's outcome in this mode, aligned with the report's manifest (small runs only). */
+  readonly events?: ModeEventDetails;
 }
 
 export interface ExperimentReport {
@@ -47,6 +54,8 @@ export interface ExperimentReport {
     readonly verify: number;
   };
   readonly memory: { readonly experimentPeakRssKb: number; readonly verifierPeakRssKb?: number };
+  /** The produced events in production order, for the per-event detail of the modes (small runs only). */
+  readonly manifest?: ManifestDetails;
 }
 
 export interface ExperimentProgress {
@@ -119,7 +128,9 @@ export async function runExperiment(
 
   progress.phase('verifying');
   const verifyStart = Date.now();
-  const verification = await env.invokeVerifier(runId, config.modes);
+  const verification = await env.invokeVerifier(runId, config.modes, {
+    events: config.messages <= MAX_DETAILED_EVENTS,
+  });
   const verifyMs = Date.now() - verifyStart;
 
   const modes: Partial<Record<Mode, ModeReport>> = {};
@@ -146,5 +157,6 @@ export async function runExperiment(
       experimentPeakRssKb: process.resourceUsage().maxRSS,
       ...(verification.peakRssKb !== undefined ? { verifierPeakRssKb: verification.peakRssKb } : {}),
     },
+    ...(verification.result.manifest ? { manifest: verification.result.manifest } : {}),
   };
 }

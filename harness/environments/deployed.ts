@@ -184,13 +184,15 @@ export async function connectDeployedEnvironment(
           throw explain(error);
         }
       },
-      invokeVerifier: async (runId, verifyModes): Promise<VerifierInvocation> => {
+      invokeVerifier: async (runId, verifyModes, verifierOptions = {}): Promise<VerifierInvocation> => {
         let response: InvokeCommandOutput;
         try {
           response = await clients.lambda.send(
             new InvokeCommand({
               FunctionName: verifierName,
-              Payload: new TextEncoder().encode(JSON.stringify({ runId, modes: verifyModes })),
+              Payload: new TextEncoder().encode(
+                JSON.stringify({ runId, modes: verifyModes, ...verifierOptions }),
+              ),
               LogType: 'Tail',
             }),
           );

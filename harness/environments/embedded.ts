@@ -333,8 +333,8 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
           },
         };
       },
-      invokeVerifier: async (runId, modes): Promise<VerifierInvocation> => {
-        const result = await verifier.invoke({ runId, modes });
+      invokeVerifier: async (runId, modes, verifierOptions = {}): Promise<VerifierInvocation> => {
+        const result = await verifier.invoke({ runId, modes, ...verifierOptions });
         if (result.status === 'error')
           throw new Error(`verifier failed (${result.errorType}): ${result.message}`);
         return { result: result.response as VerifierResult, peakRssKb: result.maxRssKb };

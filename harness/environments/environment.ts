@@ -53,6 +53,10 @@ export interface InjectedFaults {
   readonly conflicts: number;
 }
 
+export interface VerifierOptions {
+  readonly events?: boolean;
+}
+
 export interface VerifierInvocation {
   readonly result: VerifierResult;
   /** Peak resident memory of the verifier's process, when the environment can measure it. */
@@ -78,7 +82,12 @@ export interface ExperimentEnvironment {
   liveStats?(mode: Mode): LiveModeStats;
   /** The modes this environment runs consumers for. */
   readonly modes: readonly Mode[];
-  invokeVerifier(runId: string, modes: readonly Mode[]): Promise<VerifierInvocation>;
+  /** `events: true` asks for every event's outcome too (runs of at most MAX_DETAILED_EVENTS events). */
+  invokeVerifier(
+    runId: string,
+    modes: readonly Mode[],
+    options?: VerifierOptions,
+  ): Promise<VerifierInvocation>;
   /** A fatal problem seen by the consumers (e.g. a handler that cannot initialise), if any. */
   fatalError?(): Error | undefined;
   /** Stops everything the environment started; calling it again waits for the same stop. */

@@ -437,7 +437,9 @@ describe('verifier', () => {
       sqs.reset();
       sqs.on(ChangeMessageVisibilityBatchCommand).resolves({});
       everyState();
-      const { events, ...counts } = (await verifyAloInDetail()).modes['at-least-once'] ?? {};
+      const detailed = (await verifyAloInDetail()).modes['at-least-once'];
+      if (!detailed) throw new Error('no outcome for at-least-once');
+      const { events, ...counts } = detailed;
 
       expect(counts).toEqual(plain.modes['at-least-once']);
       const states = [...(events?.states ?? '')];
