@@ -3,6 +3,7 @@ import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConflictingReuseError } from '../../functions/shared/errors.js';
+import type { ModeEventDetails } from '../../functions/shared/event-details.js';
 import { creditAccount, type Ledger } from '../../functions/shared/ledger.js';
 import {
   type ManifestEvent,
@@ -11,9 +12,14 @@ import {
 } from '../../functions/shared/manifest.js';
 import { EVENT_ID_ATTRIBUTE, RUN_ID_ATTRIBUTE } from '../../functions/shared/message.js';
 import { type EmbeddedEnvironment, startEmbeddedEnvironment } from '../../harness/environments/embedded.js';
+import { runExperiment } from '../../harness/experiment.js';
 import { MODE_NAMES, type Mode } from '../../lib/topology.js';
+import { experimentConfig } from '../support/embedded-run.js';
 
 const RUN = 'verifier-it';
+/** The modes whose consumers run, for the one case that runs a real experiment; the others write the ledger directly. */
+const RUNNING_MODES = ['at-most-once', 'at-least-once'] as const satisfies readonly Mode[];
+const CRASH_RATE = 0.2;
 const EVENTS: ManifestEvent[] = [
   { eventId: 'evt-a', accountId: 'acct-1', amountCents: 100 },
   { eventId: 'evt-b', accountId: 'acct-1', amountCents: 200 },
@@ -56,10 +62,12 @@ function withoutConditions(): DynamoDBDocumentClient {
 
 beforeAll(async () => {
   env = await startEmbeddedEnvironment({
-    modes: [],
-    crashRate: 0,
+    modes: RUNNING_MODES,
+    crashRate: CRASH_RATE,
     crashSeed: 'verifier-it',
     visibilityTimeoutSeconds: 10,
+    // Poison reaches the DLQ after two receives, not ten: the run stays short.
+    maxReceiveCount: 2,
   });
   const store = { ddb: env.ddb, tableName: env.tableName };
   await writeManifestEvents(store, RUN, EVENTS);
@@ -182,4 +190,73 @@ describe('the verifier against DynamoDB Local and fauxqs (real bundle, real tabl
       creditAccount(eo, { ...first, amountCents: 999 }, delivery(3), { idempotent: true }),
     ).rejects.toThrow(ConflictingReuseError);
   });
+
+  it('returns per-event detail for a small run that adds up to its counts (real consumers, crashes and poison)', async () => {
+    const config = experimentConfig({
+      messages: 30,
+      accounts: 3,
+      seed: 'verifier-it',
+      crashRate: CRASH_RATE,
+      modes: RUNNING_MODES,
+      maxReceiveCount: 2,
+      faults: { poisonRate: 0.1 },
+    });
+
+    const report = await runExperiment(env, config, 'verifier-it-detail', { phase: () => undefined });
+
+    const manifest = report.manifest;
+    expect(manifest?.eventIds).toHaveLength(30);
+    // Production order: the producer's zero-padded ids.
+    expect(manifest?.eventIds).toEqual([...(manifest?.eventIds ?? [])].sort());
+    expect(manifest?.poison.filter((kind) => kind !== null).length).toBe(
+      report.modes['at-least-once']?.poison,
+    );
+    for (const mode of RUNNING_MODES) {
+      const outcome = report.modes[mode];
+      const events = outcome?.events;
+      if (!outcome || !events) throw new Error(`no per-event detail for ${mode}`);
+      expect(tally(events)).toEqual({
+        applied: outcome.appliedOnce + outcome.duplicated,
+        duplicated: outcome.duplicated,
+        extraApplications: outcome.extraApplications,
+        deadLettered: outcome.deadLettered,
+        lost: outcome.lost,
+        unexpected: outcome.unexpected,
+        appliedAndDeadLettered: outcome.appliedAndDeadLettered,
+        crashes: outcome.crashes,
+        // No unknown ids in a real run: every application is some manifest event's.
+        timelineApplications: events.applications.reduce((total, value) => total + value, 0),
+        timelineCrashes: outcome.crashes,
+      });
+      // Every application record carries the receive count it was applied at (no markers here).
+      events.receiveCounts.forEach((counts, index) => {
+        expect(counts === '' ? 0 : counts.split(',').length).toBe(events.applications[index]);
+      });
+    }
+    // The seed crashes some handlers: the detail must show where, not only how many.
+    expect(report.modes['at-least-once']?.crashes).toBeGreaterThan(0);
+    expect(report.modes['at-least-once']?.events?.crashes.some((crashes) => crashes !== '')).toBe(true);
+  }, 180_000);
 });
+
+/** What the per-event detail says, in the terms of the counts. */
+function tally(events: ModeEventDetails) {
+  const states = [...events.states];
+  const count = (state: string) => states.filter((candidate) => candidate === state).length;
+  const applications = (index: number) => events.applications[index] ?? 0;
+  const validApplied = states.flatMap((state, index) => ('oda'.includes(state) ? [index] : []));
+  const crashed = events.crashes.flatMap((crashes) => (crashes === '' ? [] : crashes.split(',')));
+  const sum = (values: readonly number[]) => values.reduce((total, value) => total + value, 0);
+  return {
+    applied: validApplied.length,
+    duplicated: validApplied.filter((index) => applications(index) > 1).length,
+    extraApplications: sum(validApplied.map((index) => applications(index) - 1)),
+    deadLettered: count('x') + count('p'),
+    lost: count('l') + count('q'),
+    unexpected: count('u') + events.unexpectedEventIds.length,
+    appliedAndDeadLettered: count('a'),
+    crashes: crashed.length + events.unattributedCrashes,
+    timelineApplications: sum(events.timeline.applications),
+    timelineCrashes: sum(events.timeline.crashes),
+  };
+}
