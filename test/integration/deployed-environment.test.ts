@@ -93,8 +93,8 @@ describe('deployed environment against real SQS and DynamoDB endpoints', () => {
       .on(GetFunctionConfigurationCommand)
       .resolves({ Timeout: 30, Environment: { Variables: { CRASH_RATE: String(CRASH_RATE) } } });
     lambda.on(InvokeCommand).callsFake(async (input: { Payload: Uint8Array }) => {
-      const { runId, modes } = JSON.parse(new TextDecoder().decode(input.Payload));
-      const { result } = await backing.invokeVerifier(runId, modes);
+      const { runId, modes, ...options } = JSON.parse(new TextDecoder().decode(input.Payload));
+      const { result } = await backing.invokeVerifier(runId, modes, options);
       const report =
         'REPORT RequestId: x Duration: 812.3 ms Billed Duration: 813 ms Memory Size: 1024 MB Max Memory Used: 91 MB';
       return {
@@ -154,6 +154,13 @@ describe('deployed environment against real SQS and DynamoDB endpoints', () => {
     const invoked = lambda.commandCalls(InvokeCommand)[0]?.args[0].input;
     expect(invoked?.FunctionName).toBe('DeliverySemantics-Verifier');
     expect(invoked?.LogType).toBe('Tail');
+    // A small run asks for every event's outcome, in the Invoke payload: the same page as embedded.
+    const payload = invoked?.Payload;
+    if (!(payload instanceof Uint8Array)) throw new Error('the verifier was invoked without a byte payload');
+    expect(JSON.parse(new TextDecoder().decode(payload))).toMatchObject({ events: true });
+    expect(report.manifest?.eventIds).toHaveLength(120);
+    for (const mode of MODE_NAMES) expect(report.modes[mode]?.events?.states).toHaveLength(120);
+    expect(report.modes['effectively-once']?.events?.states).toBe('o'.repeat(120));
   });
 
   it('refuses a stack deployed from another version of the project', async () => {
