@@ -14,7 +14,10 @@ export const EVENT_STATES = {
   duplicated: 'd',
   lost: 'l',
   deadLettered: 'x',
-  /** Applied once or more, and also found in the DLQ. */
+  /**
+   * Applied once or more, and also found in the DLQ. The counts include it in `appliedOnce` or
+   * `duplicated` as well (and in `appliedAndDeadLettered`): see `applications` for which.
+   */
   appliedAndDeadLettered: 'a',
   /** Sent as an invalid body; dead-lettered (correct) or lost (at-most-once). See `poison`. */
   poisonDeadLettered: 'p',
@@ -25,7 +28,10 @@ export const EVENT_STATES = {
 
 export type EventState = (typeof EVENT_STATES)[keyof typeof EVENT_STATES];
 
-/** The manifest, in production order: the same for every mode, so sent once. */
+/**
+ * The manifest, in production order (event-id order: the producer's ids are zero-padded): the same
+ * for every mode, so sent once.
+ */
 export interface ManifestDetails {
   readonly eventIds: readonly string[];
   readonly accountIds: readonly string[];
@@ -40,7 +46,10 @@ export interface ModeEventDetails {
   readonly states: string;
   /** Applications of each event (a marker counts its own). */
   readonly applications: readonly number[];
-  /** The ApproximateReceiveCount of each application, comma-separated ("" when none). */
+  /**
+   * The ApproximateReceiveCount of each application record, comma-separated ("" when none). A
+   * processed marker is one record: its first receive count, however many applications it counts.
+   */
   readonly receiveCounts: readonly string[];
   /** The crashes recorded for each event: "<receiveCount>" per crash, comma-separated ("" when none). */
   readonly crashes: readonly string[];
@@ -58,9 +67,14 @@ export interface ModeEventDetails {
   readonly timeline: Timeline;
 }
 
+/**
+ * Every application of the mode (unexpected ids included; a marker's at its own time) and every
+ * recorded crash, per bucket. No applications and no crashes: startMs 0 and empty arrays.
+ */
 export interface Timeline {
-  /** Epoch ms of the first bucket's start. */
+  /** Epoch ms of the first bucket's start: the earliest application or crash. */
   readonly startMs: number;
+  /** 1000, or a multiple of it so that there are at most MAX_TIMELINE_BUCKETS buckets. */
   readonly bucketMs: number;
   readonly applications: readonly number[];
   readonly crashes: readonly number[];
