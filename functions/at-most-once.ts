@@ -10,7 +10,7 @@ import {
 import { deleteRecords } from './shared/delete-records.js';
 import { DeleteFailedError, InvalidMessageError } from './shared/errors.js';
 import { creditAccount } from './shared/ledger.js';
-import { readMessageBody, receiveCountOf, runIdOf } from './shared/message.js';
+import { readMessageBody, receiveCountOf, recordAttribution, runIdOf } from './shared/message.js';
 
 /**
  * at-most-once: delete the received batch from SQS first, then apply each message. A crash (or a
@@ -42,8 +42,10 @@ export async function processBatch(
     if (record === undefined) continue;
     const message = readMessageBody(record.body);
     await deps.crash.maybeCrash({
-      runId: message instanceof InvalidMessageError ? runIdOf(record) : message.runId,
-      key: message instanceof InvalidMessageError ? record.messageId : message.eventId,
+      // A poison body still names its run and event through the producer's message attributes.
+      ...(message instanceof InvalidMessageError
+        ? { runId: runIdOf(record), key: recordAttribution(record).eventId ?? record.messageId }
+        : { runId: message.runId, key: message.eventId }),
       receiveCount: receiveCountOf(record),
       where: 'after the batch was deleted, before applying the message',
     });

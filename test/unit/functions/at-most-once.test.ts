@@ -135,6 +135,22 @@ describe('at-most-once consumer', () => {
     expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
   });
 
+  it('records a crash on a poison body under the event its message attribute names', async () => {
+    const deps = consumerDeps('at-most-once', { crashRate: 1 });
+    const poison = {
+      ...sqsRecord('{"eventId": broken'),
+      messageAttributes: {
+        runId: { stringValue: 'run-p', dataType: 'String' },
+        eventId: { stringValue: 'evt-poison', dataType: 'String' },
+      },
+    };
+
+    await expect(processBatch(sqsEvent(poison), lambdaContext, deps, QUEUE_URL)).rejects.toThrow(Killed);
+
+    const keys = ddb.commandCalls(UpdateCommand).map((call) => call.args[0].input.Key?.sk);
+    expect(keys).toContain('CRASH#evt-poison#1');
+  });
+
   it('counts every record as a delivery before deleting or applying', async () => {
     await processBatch(
       sqsEvent(sqsRecord(messageBody({ runId: 'run-a' })), sqsRecord(messageBody({ runId: 'run-a' }))),
