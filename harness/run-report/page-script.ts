@@ -152,7 +152,15 @@ export const PAGE_SCRIPT = `
     if (isCell(e.target)) show(e.target);
     else hide();
   });
-  window.addEventListener('scroll', function () { if (!isCell(document.activeElement)) hide(); }, { passive: true });
+  // A fixed tooltip would stay behind while the page scrolls: follow the focused cell, or hide.
+  window.addEventListener('scroll', function () {
+    if (tip.hidden) return;
+    if (isCell(document.activeElement)) show(document.activeElement);
+    else hide();
+  }, { passive: true });
+  document.addEventListener('focusout', function (e) {
+    if (isCell(e.target) && !isCell(e.relatedTarget)) hide();
+  });
   document.addEventListener('keydown', function (e) {
     var cell = document.activeElement;
     if (!isCell(cell)) return;

@@ -88,6 +88,7 @@ export async function renderRunReport(report: DetailedReport, options: RunReport
 ${escapeHtml(plural(c.messages, 'message'))} to each of ${escapeHtml(plural(modes.length, 'mode'))}, crash rate ${escapeHtml(c.crashRate)}, seed <span class="mono">${escapeHtml(c.seed)}</span>.</p>
 <div class="replay"><span>Replay it:</span><pre><code>${escapeHtml(options.replayCommand)}</code></pre></div>
 </header>
+<p class="intro">The same ${escapeHtml(plural(c.messages, 'message'))} went to every mode's queue, and the crashes were drawn the same way for each; what each consumer made of them:</p>
 <section aria-label="At a glance" class="glance">${modes.map(([mode, outcome]) => glanceCard(mode, outcome)).join('')}</section>
 <section class="card" aria-labelledby="legend-title">
 <h2 id="legend-title">How to read the grids</h2>

@@ -39,7 +39,8 @@ export const STATE_STYLES: readonly StateStyle[] = [
   {
     key: EVENT_STATES.duplicated,
     label: 'duplicated ×n',
-    meaning: 'credited n times: a redelivery applied it again',
+    meaning:
+      'credited n times: its message came back (a crash before the batch was acknowledged) and was applied again',
     glyph: 'n',
     glyphLegend: 'the number of applications',
     background: '#f5a623',

@@ -22,7 +22,8 @@ code,pre,.mono{font-family:ui-monospace,"SFMono-Regular",Menlo,Consolas,"DejaVu 
 .sub{color:var(--muted);margin:0 0 16px}
 .card{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:18px 20px;margin:16px 0;box-shadow:0 1px 2px rgba(31,41,51,.04)}
 .replay{display:flex;gap:12px;align-items:baseline;flex-wrap:wrap}
-.replay pre{margin:0;padding:8px 12px;background:#1f2933;color:#f5f7fa;border-radius:6px;overflow-x:auto;flex:1}
+.replay pre{margin:0;padding:8px 12px;background:#1f2933;color:#f5f7fa;border-radius:6px;white-space:pre-wrap;flex:1}
+.intro{margin:18px 0 0}
 .glance{display:grid;grid-template-columns:repeat(auto-fit,minmax(250px,1fr));gap:12px;margin:16px 0}
 .glance .card{margin:0;border-top:5px solid #b8e0c2}
 .glance .card.bad{border-top-color:#c62828}
@@ -64,10 +65,10 @@ ${stateRules}
 .note{color:var(--muted);font-size:13px}
 #grid-help{font-size:13px;color:var(--muted)}
 kbd{font:12px ui-monospace,monospace;border:1px solid #cbd2d9;border-bottom-width:2px;border-radius:3px;padding:0 4px;background:#fff}
-table{border-collapse:collapse;width:100%;font-size:13px;margin:8px 0 16px;font-variant-numeric:tabular-nums}
+table{border-collapse:collapse;width:100%;font-size:12.5px;margin:8px 0 16px;font-variant-numeric:tabular-nums}
 caption{text-align:left;font-weight:600;padding:4px 0 6px}
-th,td{padding:5px 8px;border-bottom:1px solid var(--line);white-space:nowrap}
-thead th{color:var(--muted);font-weight:600;border-bottom:2px solid var(--line)}
+th,td{padding:5px 6px;border-bottom:1px solid var(--line);white-space:nowrap}
+thead th{color:var(--muted);font-weight:600;border-bottom:2px solid var(--line);white-space:normal;vertical-align:bottom}
 th[scope=row]{text-align:left;font-weight:600}
 .num{text-align:right}
 .tables{overflow-x:auto}

@@ -1,0 +1,179 @@
+/**
+ * The per-run HTML report in a real browser: Debian's chromium driven by playwright-core, on a
+ * report from a real fixed-seed embedded run (emulators, handler processes, SIGKILLs, the verifier's
+ * per-event detail). Checks what a reader relies on: the cells match the JSON, hover and keyboard
+ * show an event, the page asks the network for nothing and logs no error. Screenshots land in
+ * reports/screenshots/ (a test artifact, gitignored); with UPDATE_DOCS_SCREENSHOT=1 the README's
+ * docs/report-screenshot.png is refreshed from the same page.
+ */
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DetailedReport } from '../../harness/run-report/render.js';
+import { writeRunReport } from '../../harness/run-report/write.js';
+import { PROJECT_ROOT } from '../../lib/bundling.js';
+import type { Mode } from '../../lib/topology.js';
+import { experimentConfig, replayCommand, runEmbedded } from '../support/embedded-run.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const SCREENSHOTS = join(PROJECT_ROOT, 'reports', 'screenshots');
+const FIXTURE = join(PROJECT_ROOT, 'test', 'fixtures', 'run-report-detailed.json');
+
+const CONFIG = experimentConfig({
+  messages: 100,
+  crashRate: 0.05,
+  seed: 'html-report',
+  // Poison is dead-lettered after maxReceiveCount receives, a visibility timeout apart: 3 keeps the run short.
+  maxReceiveCount: 3,
+  faults: { poisonRate: 0.03 },
+});
+
+/**
+ * A real run when it carries per-event detail; a report without it (an environment whose verifier
+ * does not return it) falls back to the committed fixture, so the page under test always has cells.
+ */
+async function reportForTheBrowser(): Promise<{ report: DetailedReport; replay: string }> {
+  const { report, env } = await runEmbedded(CONFIG);
+  await env.stop();
+  if (report.manifest) return { report, replay: replayCommand(CONFIG) };
+  const fixture = JSON.parse(readFileSync(FIXTURE, 'utf8')) as DetailedReport;
+  return { report: fixture, replay: 'npx tsx test/support/run-report-fixture.ts  # a simulated run' };
+}
+
+/** Cells per state character, as the JSON says: the states, plus one 'e' per unexpected id. */
+function expectedCells(report: DetailedReport, mode: Mode): Record<string, number> {
+  const events = report.modes[mode]?.events;
+  if (!events) throw new Error(`${mode} has no per-event detail`);
+  const counts: Record<string, number> = {};
+  for (const state of events.states) counts[state] = (counts[state] ?? 0) + 1;
+  if (events.unexpectedEventIds.length > 0) counts.e = events.unexpectedEventIds.length;
+  return counts;
+}
+
+describe('the HTML report in a real browser', () => {
+  let browser: Browser;
+  let page: Page;
+  let report: DetailedReport;
+  let fileUrl: string;
+  const requests: string[] = [];
+  const errors: string[] = [];
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) {
+      throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium)`);
+    }
+    const built = await reportForTheBrowser();
+    report = built.report;
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    const jsonPath = join(SCREENSHOTS, `${report.runId}.json`);
+    writeFileSync(jsonPath, `${JSON.stringify(report, null, 2)}\n`);
+    const htmlPath = await writeRunReport(report, { reportJsonPath: jsonPath, replayCommand: built.replay });
+    fileUrl = `file://${htmlPath}`;
+
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+      ],
+    });
+    page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+    page.on('request', (request) => requests.push(request.url()));
+    page.on('console', (message) => {
+      if (message.type() === 'error') errors.push(message.text());
+    });
+    page.on('pageerror', (error) => errors.push(String(error)));
+    await page.goto(fileUrl, { waitUntil: 'load' });
+  }, 240_000);
+
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it('has one cell per event and state in each grid, as many as the JSON and the legend say', async () => {
+    for (const mode of Object.keys(report.modes) as Mode[]) {
+      const grid = page.locator(`section.mode[data-mode="${mode}"]`);
+      const expected = expectedCells(report, mode);
+      const shown: Record<string, number> = {};
+      for (const state of ['o', 'd', 'l', 'x', 'a', 'p', 'q', 'u', 'e']) {
+        const cells = await grid.locator(`[role="gridcell"].c.${state}`).count();
+        if (cells > 0) shown[state] = cells;
+        const legend = await grid.locator(`.counts [data-state="${state}"] .n`).textContent();
+        expect(Number(legend?.replace(/,/g, '')), `${mode} legend for ${state}`).toBe(cells);
+      }
+      expect(shown, mode).toEqual(expected);
+      // And they add up to the verifier's counts: poison lost is lost, poison dead-lettered is dead-lettered.
+      const outcome = report.modes[mode];
+      expect((shown.l ?? 0) + (shown.q ?? 0), `${mode} lost`).toBe(outcome?.lost);
+      expect((shown.x ?? 0) + (shown.p ?? 0), `${mode} dead-lettered`).toBe(outcome?.deadLettered);
+    }
+  });
+
+  it('shows an event when its cell is hovered: id, account, amount, state, applications, receives, crashes', async () => {
+    const events = report.modes['at-least-once']?.events;
+    const manifest = report.manifest;
+    if (!events || !manifest) throw new Error('at-least-once has per-event detail');
+    // The most telling cell: a duplicate if there is one, else the first event.
+    const index = Math.max(events.states.indexOf('d'), 0);
+    const cell = page.locator('section.mode[data-mode="at-least-once"] [role="gridcell"]').nth(index);
+    await cell.hover();
+    const tip = page.locator('#tip');
+    await expect.poll(() => tip.isVisible()).toBe(true);
+    const text = (await tip.textContent()) ?? '';
+    expect(text).toContain(manifest.eventIds[index]);
+    expect(text).toContain(`account${manifest.accountIds[index]}`);
+    expect(text).toContain(`applications${events.applications[index]}`);
+    expect(text).toContain('applied at receive');
+    expect(text).toContain('crashes');
+    expect(text).toContain(
+      events.states[index] === 'd' ? `duplicated ×${events.applications[index]}` : 'applied',
+    );
+    await page.screenshot({ path: join(SCREENSHOTS, 'report-hover.png') });
+  });
+
+  it('moves between events with the arrow keys and shows the focused one', async () => {
+    const manifest = report.manifest;
+    if (!manifest) throw new Error('the report has a manifest');
+    const grid = page.locator('section.mode[data-mode="at-most-once"] [role="grid"]');
+    await page.mouse.move(0, 0);
+    await grid.locator('[role="gridcell"][tabindex="0"]').focus();
+    await page.keyboard.press('ArrowRight');
+    await page.keyboard.press('ArrowDown');
+    const columns = Number(await grid.getAttribute('data-cols'));
+    const focused = page.locator(':focus');
+    expect(await focused.getAttribute('aria-label')).toContain(manifest.eventIds[1 + columns]);
+    expect(await page.locator('#tip').textContent()).toContain(manifest.eventIds[1 + columns]);
+    // One tab stop per grid: the focused cell holds it now.
+    expect(await grid.locator('[tabindex="0"]').count()).toBe(1);
+  });
+
+  it('made no network request (only its own file) and logged no error', async () => {
+    expect(requests).toEqual([fileUrl]);
+    expect(errors).toEqual([]);
+  });
+
+  it('saves a screenshot of the page', async () => {
+    await page.mouse.move(0, 0);
+    await page.evaluate('document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0)');
+    expect(await page.locator('#tip').isHidden()).toBe(true);
+    const full = join(SCREENSHOTS, `${report.runId}.png`);
+    await page.screenshot({ path: full, fullPage: true });
+    expect(existsSync(full)).toBe(true);
+    if (process.env.UPDATE_DOCS_SCREENSHOT === '1') {
+      // The README's picture: the top of the page and the first grids, a duplicate's details open.
+      const events = report.modes['at-least-once']?.events;
+      const index = Math.max(events?.states.indexOf('d') ?? 0, 0);
+      await page.setViewportSize({ width: 1280, height: 1500 });
+      await page.locator('section.mode[data-mode="at-least-once"] [role="gridcell"]').nth(index).hover();
+      const readme = join(SCREENSHOTS, 'readme.png');
+      await page.screenshot({ path: readme });
+      copyFileSync(readme, join(PROJECT_ROOT, 'docs', 'report-screenshot.png'));
+    }
+  });
+});
