@@ -8,6 +8,7 @@ const handlerEnv = {
   QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/123456789012/at-most-once',
   CRASH_RATE: '0',
   CRASH_SEED: 'unit',
+  CRASH_AT: 'none',
   DEAD_LETTER_QUEUE_URLS: JSON.stringify({
     'at-most-once': 'https://sqs.eu-west-1.amazonaws.com/123456789012/at-most-once-dlq',
     'at-least-once': 'https://sqs.eu-west-1.amazonaws.com/123456789012/at-least-once-dlq',

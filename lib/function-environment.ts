@@ -14,6 +14,8 @@ export function consumerEnvironment(
     readonly queueUrl: string;
     readonly crashRate: number;
     readonly crashSeed: string;
+    /** Deliveries that always crash, `<eventId>@<receiveCount>` (local demonstrations). @default none */
+    readonly crashAt?: readonly string[];
     /** Required when the mode has `idempotencyTable`; ignored otherwise. */
     readonly idempotencyTableName?: string;
   },
@@ -22,6 +24,7 @@ export function consumerEnvironment(
     TABLE_NAME: values.tableName,
     CRASH_RATE: String(values.crashRate),
     CRASH_SEED: values.crashSeed,
+    CRASH_AT: values.crashAt && values.crashAt.length > 0 ? values.crashAt.join(',') : 'none',
     // Only the mode that deletes its own batch is told where its queue is.
     ...(settings.deletesOwnBatch ? { QUEUE_URL: values.queueUrl } : {}),
     // Only the modes that keep idempotency records apart are told where; the others never see it.

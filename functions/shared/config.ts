@@ -28,6 +28,8 @@ export interface ConsumerConfig {
   readonly tableName: string;
   readonly crashRate: number;
   readonly crashSeed: string;
+  /** Deliveries that always crash (`<eventId>@<receiveCount>`); CRASH_AT=none for none. */
+  readonly crashAt: ReadonlySet<string>;
 }
 
 /** The mode is the handler's own (one handler file per mode), not configuration. */
@@ -37,5 +39,20 @@ export function readConsumerConfig(mode: Mode, env: Env = process.env): Consumer
     tableName: requireEnv('TABLE_NAME', env),
     crashRate: requireRate('CRASH_RATE', env),
     crashSeed: requireEnv('CRASH_SEED', env),
+    crashAt: requireCrashTargets('CRASH_AT', env),
   };
+}
+
+/** `none`, or a comma-separated list of `<eventId>@<receiveCount>` (receive count ≥ 1). */
+export function requireCrashTargets(name: string, env: Env = process.env): ReadonlySet<string> {
+  const raw = requireEnv(name, env).trim();
+  if (raw === 'none') return new Set();
+  const targets = raw.split(',').map((target) => target.trim());
+  const invalid = targets.filter((target) => !/^[A-Za-z0-9._:-]{1,128}@[1-9][0-9]*$/.test(target));
+  if (invalid.length > 0) {
+    throw new ConfigError(
+      `${name} must be "none" or <eventId>@<receiveCount>[,…]; invalid: ${invalid.join(', ')}`,
+    );
+  }
+  return new Set(targets);
 }

@@ -49,6 +49,7 @@ export function createCrashWithRecord(
   return createCrashInjector({
     rate: config.crashRate,
     seed: config.crashSeed,
+    at: config.crashAt,
     ...(kill ? { kill } : {}),
     record: async (point) => {
       logger.warn('injected crash: SIGKILL', {

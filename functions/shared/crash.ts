@@ -36,9 +36,17 @@ export interface CrashInjector {
   maybeCrash(point: CrashPoint): Promise<void>;
 }
 
+/** `<eventId>@<receiveCount>`: one delivery of one event, for a crash at a chosen point. */
+export const crashTarget = (key: string, receiveCount: number): string => `${key}@${receiveCount}`;
+
 export function createCrashInjector(options: {
   readonly rate: number;
   readonly seed: string;
+  /**
+   * Deliveries that crash whatever the rate draws (crashTarget form): a deterministic selector
+   * for single-message demonstrations. @default none
+   */
+  readonly at?: ReadonlySet<string>;
   /** Records the crash where the verifier can count it (best effort: it must not prevent the kill). */
   readonly record: (point: CrashPoint) => Promise<void>;
   readonly kill?: Kill;
@@ -46,7 +54,8 @@ export function createCrashInjector(options: {
   const kill = options.kill ?? killSelf;
   return {
     async maybeCrash(point) {
-      if (!shouldCrash(options.rate, options.seed, point.key, point.receiveCount)) return;
+      const chosen = options.at?.has(crashTarget(point.key, point.receiveCount)) ?? false;
+      if (!chosen && !shouldCrash(options.rate, options.seed, point.key, point.receiveCount)) return;
       await options.record(point).catch(() => undefined);
       kill();
     },

@@ -83,7 +83,7 @@ async function loadHandler(mode: Mode, target: FloorTarget): Promise<BatchHandle
     new DynamoDBClient({ region: target.region, credentials: CREDENTIALS, endpoint: target.endpoint }),
   );
   const deps: ConsumerDeps = {
-    config: { mode, tableName: target.tableName, crashRate: 0, crashSeed: 'floor' },
+    config: { mode, tableName: target.tableName, crashRate: 0, crashSeed: 'floor', crashAt: new Set() },
     ledger: { ddb, tableName: target.tableName, mode },
     sqs: acceptingSqsClient(target.region),
     logger: new Logger({ serviceName: mode, logLevel: 'ERROR' }),

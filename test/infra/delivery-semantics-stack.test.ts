@@ -118,6 +118,7 @@ describe('DeliverySemanticsStack', () => {
             TABLE_NAME: { Ref: Match.stringLikeRegexp('^Ledger') },
             CRASH_RATE: '0',
             CRASH_SEED: 'seed',
+            CRASH_AT: 'none',
             QUEUE_URL: settings.deletesOwnBatch
               ? { Ref: Match.stringLikeRegexp('^AtMostOnceQueue') }
               : Match.absent(),

@@ -32,6 +32,7 @@ export function consumerDeps(
     tableName: 'ledger-test',
     crashRate: options.crashRate ?? 0,
     crashSeed: options.crashSeed ?? 'unit',
+    crashAt: new Set<string>(),
   };
   const ledger: Ledger = {
     ddb: DynamoDBDocumentClient.from(new DynamoDBClient({})),

@@ -3,7 +3,7 @@ import { readConsumerConfig, requireEnv } from '../../../../functions/shared/con
 import { ConfigError } from '../../../../functions/shared/errors.js';
 
 describe('configuration', () => {
-  const env = { TABLE_NAME: 't', CRASH_RATE: '0.1', CRASH_SEED: 's' };
+  const env = { TABLE_NAME: 't', CRASH_RATE: '0.1', CRASH_SEED: 's', CRASH_AT: 'none' };
 
   it('reads a complete consumer configuration', () => {
     expect(readConsumerConfig('at-least-once', env)).toEqual({
@@ -11,7 +11,15 @@ describe('configuration', () => {
       tableName: 't',
       crashRate: 0.1,
       crashSeed: 's',
+      crashAt: new Set(),
     });
+    expect(readConsumerConfig('at-least-once', { ...env, CRASH_AT: 'evt-1@1, evt-2@3' }).crashAt).toEqual(
+      new Set(['evt-1@1', 'evt-2@3']),
+    );
+  });
+
+  it.each(['', 'evt-1', 'evt-1@0', 'a#b@1', 'evt-1@1,'])('rejects CRASH_AT=%j', (crashAt) => {
+    expect(() => readConsumerConfig('at-least-once', { ...env, CRASH_AT: crashAt })).toThrow(/CRASH_AT/);
   });
 
   it('fails fast, naming the variable, when one is missing or blank', () => {

@@ -1,7 +1,12 @@
 import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { crashDraw, createCrashInjector, shouldCrash } from '../../../../functions/shared/crash.js';
+import {
+  crashDraw,
+  crashTarget,
+  createCrashInjector,
+  shouldCrash,
+} from '../../../../functions/shared/crash.js';
 import { expiresAt } from '../../../../functions/shared/ledger.js';
 import { consumerDeps, Killed, NOW } from '../../../support/consumer-deps.js';
 
@@ -27,6 +32,27 @@ describe('crash decision', () => {
     expect(crashes).toBeLessThan(600);
     expect(ids.some((id) => shouldCrash(0, 'seed', id, 1))).toBe(false);
     expect(ids.every((id) => shouldCrash(1, 'seed', id, 1))).toBe(true);
+  });
+
+  it('crashes exactly at a chosen delivery, whatever the rate', async () => {
+    let kills = 0;
+    const injector = createCrashInjector({
+      rate: 0,
+      seed: 's',
+      at: new Set([crashTarget('evt-7', 1)]),
+      record: async () => undefined,
+      kill: () => {
+        kills += 1;
+        throw new Killed('chosen');
+      },
+    });
+    const at = (key: string, receiveCount: number) =>
+      injector.maybeCrash({ runId: 'r', key, receiveCount, where: 'test' });
+
+    await expect(at('evt-7', 2)).resolves.toBeUndefined();
+    await expect(at('evt-8', 1)).resolves.toBeUndefined();
+    await expect(at('evt-7', 1)).rejects.toThrow(Killed);
+    expect(kills).toBe(1);
   });
 
   it('records the crash before killing, and kills even when recording fails', async () => {
