@@ -32,6 +32,8 @@ export interface EmbeddedOptions {
   readonly batchSize?: number;
   /** Overrides every mode's maximum concurrency. */
   readonly concurrency?: number;
+  /** Deliveries that always crash, `<eventId>@<receiveCount>`: single-message demonstrations. */
+  readonly crashAt?: readonly string[];
   /** Overrides every mode's maxReceiveCount. */
   readonly maxReceiveCount?: number;
   /** Faults the local runtime injects (redelivery, throttling, slow and killed invocations). */
@@ -245,6 +247,7 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
             queueUrl: queues[mode].queueUrl,
             crashRate: options.crashRate,
             crashSeed: options.crashSeed,
+            ...(options.crashAt ? { crashAt: options.crashAt } : {}),
             idempotencyTableName: IDEMPOTENCY_TABLE_NAME,
           }),
         ),

@@ -1,0 +1,65 @@
+import { spawn } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../../lib/bundling.js';
+
+function proofs(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    // Exactly as the README says: through npm.
+    const child = spawn('npm', ['run', 'proofs', '--', ...args], {
+      cwd: PROJECT_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+    });
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('npm run proofs (single-message demonstrations, real SIGKILLs, counted from the ledger)', () => {
+  it('proves each mode at its crash point and exits 0', async () => {
+    const { code, stdout, stderr } = await proofs([]);
+    expect(code, stderr).toBe(0);
+    const lines = stdout.trim().split('\n');
+    expect(lines).toEqual([
+      expect.stringMatching(
+        /^PROVED at-most-once: evt-000000 was deleted, .* never applied \(1 produced, .*0 applied/,
+      ),
+      expect.stringMatching(
+        /^PROVED at-least-once: .*applied a second time \(.*1 applied \(2 applications\)/,
+      ),
+      expect.stringMatching(
+        /^PROVED effectively-once: .*skipped \(.*1 applied \(1 applications\), 0 lost, 1 skipped/,
+      ),
+      expect.stringMatching(/^PROVED powertools-idempotency: .*credited it again \(.*2 applications/),
+    ]);
+  });
+
+  it('says NOT PROVED and exits 1 when the chosen crash never lands', async () => {
+    const { code, stdout } = await proofs([
+      '--crash-at',
+      'evt-000009@1',
+      '--modes',
+      'at-most-once,effectively-once',
+    ]);
+    expect(code).toBe(1);
+    expect(stdout.trim().split('\n')).toEqual([
+      expect.stringMatching(
+        /^NOT PROVED at-most-once: expected the crash to land after the delete.*0 crash\(es\)/,
+      ),
+      expect.stringMatching(/^NOT PROVED effectively-once: expected the crash to land after the transaction/),
+    ]);
+  });
+
+  it('refuses a malformed crash target with exit 2', async () => {
+    const { code, stderr } = await proofs(['--crash-at', 'evt-000000']);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/--crash-at must look like evt-000000@1/);
+  });
+});
