@@ -59,7 +59,7 @@ function chartSpec(
     },
     config: {
       font: 'system-ui, Segoe UI, Roboto, Helvetica, Arial, sans-serif',
-      legend: { orient: 'bottom' },
+      legend: { orient: 'bottom', labelLimit: 400 },
     },
   } as vegaLite.TopLevelSpec;
 }
