@@ -53,27 +53,4 @@ export async function runEmbedded(
   return { runId, report, env };
 }
 
-/** The command that replays a config from the README's entry point. */
-export function replayCommand(cfg: ExperimentConfig): string {
-  const flags = [
-    `--seed ${cfg.seed}`,
-    `--messages ${cfg.messages}`,
-    `--accounts ${cfg.accounts}`,
-    `--crash-rate ${cfg.crashRate}`,
-    ...(cfg.batchSize !== undefined ? [`--batch-size ${cfg.batchSize}`] : []),
-    ...(cfg.concurrency !== undefined ? [`--concurrency ${cfg.concurrency}`] : []),
-    ...(cfg.maxReceiveCount !== undefined ? [`--max-receive-count ${cfg.maxReceiveCount}`] : []),
-    `--visibility-timeout ${cfg.visibilityTimeoutSeconds}`,
-    ...(cfg.faults.poisonRate ? [`--poison-rate ${cfg.faults.poisonRate}`] : []),
-    ...(cfg.faults.producerDuplicateRate
-      ? [`--producer-duplicate-rate ${cfg.faults.producerDuplicateRate}`]
-      : []),
-    ...(cfg.faults.redeliveryRate ? [`--redelivery-rate ${cfg.faults.redeliveryRate}`] : []),
-    ...(cfg.faults.throttleRate ? [`--throttle-rate ${cfg.faults.throttleRate}`] : []),
-    ...(cfg.faults.workDelayMs
-      ? [`--work-delay ${cfg.faults.workDelayMs} --work-delay-rate ${cfg.faults.workDelayRate}`]
-      : []),
-    ...(cfg.faults.killRate ? [`--kill-rate ${cfg.faults.killRate}`] : []),
-  ];
-  return `npm run experiment -- ${flags.join(' ')}`;
-}
+export { replayCommand } from '../../harness/replay-command.js';
