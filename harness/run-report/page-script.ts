@@ -122,7 +122,9 @@ export const PAGE_SCRIPT = `
   function label(modeName, event) {
     return modeName + ', event ' + event.id + ': ' + stateText(event);
   }
+  var current = null;
   function show(cell) {
+    current = cell;
     var grid = cell.closest('.grid');
     var modeName = grid.getAttribute('data-mode');
     var event = describe(modeName, cellIndex(cell));
@@ -139,6 +141,7 @@ export const PAGE_SCRIPT = `
     tip.style.top = top + 'px';
   }
   function hide() {
+    current = null;
     tip.hidden = true;
   }
   function isCell(node) {
@@ -152,11 +155,9 @@ export const PAGE_SCRIPT = `
     if (isCell(e.target)) show(e.target);
     else hide();
   });
-  // A fixed tooltip would stay behind while the page scrolls: follow the focused cell, or hide.
+  // A fixed tooltip would stay behind while the page scrolls: keep it by its cell.
   window.addEventListener('scroll', function () {
-    if (tip.hidden) return;
-    if (isCell(document.activeElement)) show(document.activeElement);
-    else hide();
+    if (!tip.hidden && current && current.isConnected) show(current);
   }, { passive: true });
   document.addEventListener('focusout', function (e) {
     if (isCell(e.target) && !isCell(e.relatedTarget)) hide();

@@ -90,11 +90,11 @@ ${escapeHtml(plural(c.messages, 'message'))} to each of ${escapeHtml(plural(mode
 </header>
 <p class="intro">The same ${escapeHtml(plural(c.messages, 'message'))} went to every mode's queue, and the crashes were drawn the same way for each; what each consumer made of them:</p>
 <section aria-label="At a glance" class="glance">${modes.map(([mode, outcome]) => glanceCard(mode, outcome)).join('')}</section>
-<section class="card" aria-labelledby="legend-title">
-<h2 id="legend-title">How to read the grids</h2>
-<p class="note">One cell per event the producer sent, left to right and top to bottom in the order it sent them; the number at the start of a row is the position of its first event. Each state has its own glyph as well as its colour; hatching marks money that never arrived.</p>
+<section class="card how" aria-label="How to read the grids">
+<p id="grid-help">Below, one grid per mode: a cell per event the producer sent, left to right and top to bottom in the order it sent them (the number starting a row is the position of its first event). Each state has a glyph as well as a colour, and hatching marks money that never arrived. Hover a cell, or <kbd>Tab</kbd> into a grid and move with the arrow keys (<kbd>Home</kbd>/<kbd>End</kbd>, <kbd>PgUp</kbd>/<kbd>PgDn</kbd>), to see the event: its id, account, amount, applications, the receives that applied it, the crashes that hit it, and what became of it in the other modes.</p>
+<details><summary>What each colour and glyph means</summary>
 ${legend()}
-<p id="grid-help">Hover a cell, or <kbd>Tab</kbd> into a grid and move with the arrow keys (<kbd>Home</kbd>/<kbd>End</kbd>, <kbd>PgUp</kbd>/<kbd>PgDn</kbd>), to see the event: its id, account, amount, applications, the receives that applied it and the crashes that hit it.</p>
+</details>
 </section>
 ${sections.join('\n')}
 <section class="card" aria-labelledby="numbers-title">

@@ -63,7 +63,10 @@ ${stateRules}
 .chart{margin-top:10px;overflow-x:auto}
 .chart svg{max-width:100%;height:auto}
 .note{color:var(--muted);font-size:13px}
-#grid-help{font-size:13px;color:var(--muted)}
+#grid-help{font-size:13px;color:var(--muted);margin:0 0 6px}
+.how{padding:12px 20px}
+details summary{cursor:pointer;font-weight:600;font-size:13px}
+details[open] summary{margin-bottom:6px}
 kbd{font:12px ui-monospace,monospace;border:1px solid #cbd2d9;border-bottom-width:2px;border-radius:3px;padding:0 4px;background:#fff}
 table{border-collapse:collapse;width:100%;font-size:12.5px;margin:8px 0 16px;font-variant-numeric:tabular-nums}
 caption{text-align:left;font-weight:600;padding:4px 0 6px}
