@@ -146,9 +146,15 @@ async function main(): Promise<void> {
   log(`metered run: ${meteredMessages} messages per mode`);
   const metered = await meteredRun({ modes, messages: meteredMessages, log });
   const scale: ScalePoint[] = [];
+  const failures: string[] = [];
   for (const size of scaleSizes) {
     log(`scale: effectively-once at ${size} messages`);
-    scale.push(await runScalePoint(size));
+    // A failed scale point (it runs long) must not throw away the grid measured before it.
+    await runScalePoint(size).then(
+      (point) => scale.push(point),
+      (error: unknown) =>
+        failures.push(`scale ${size}: ${error instanceof Error ? error.message : String(error)}`),
+    );
   }
 
   const ratios = endToEnd.map(ratiosOf);
@@ -184,6 +190,7 @@ async function main(): Promise<void> {
     prices: PRICES,
     scale,
     targets: targetsOf(ratios, scale),
+    failures,
   };
   const dir = join(PROJECT_ROOT, 'reports');
   mkdirSync(dir, { recursive: true });
@@ -196,10 +203,14 @@ async function main(): Promise<void> {
   );
   writeFileSync(path, `${JSON.stringify(report, null, 2)}\n`);
   process.stdout.write(`${formatBench(report, relative(process.cwd(), path))}\n`);
+  if (failures.length > 0) {
+    process.stderr.write(`bench: incomplete:\n  ${failures.join('\n  ')}\n`);
+    process.exitCode = 1;
+  }
 }
 
 main().then(
-  () => process.exit(0),
+  () => process.exit(process.exitCode ?? 0),
   (error: unknown) => {
     process.stderr.write(
       `bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,

@@ -59,6 +59,7 @@ function prepareHandlerEnvironment(target: FloorTarget): void {
     QUEUE_URL: 'http://127.0.0.1:1/floor/never-called',
     CRASH_RATE: '0',
     CRASH_SEED: 'floor',
+    CRASH_AT: 'none',
     AWS_REGION: target.region,
     AWS_ACCESS_KEY_ID: CREDENTIALS.accessKeyId,
     AWS_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey,

@@ -44,4 +44,6 @@ export interface BenchReport {
   readonly prices: typeof PRICES;
   readonly scale: readonly ScalePoint[];
   readonly targets: readonly Target[];
+  /** Sections that failed (a scale point); the rest of the report stands. */
+  readonly failures: readonly string[];
 }

@@ -24,6 +24,7 @@ describe('npm run bench -- --quick', () => {
 
     expect(report.kind).toBe('quick');
     expect(report.scale).toEqual([]);
+    expect(report.failures).toEqual([]);
     expect(report.endToEnd).toHaveLength(1);
     for (const mode of MODE_NAMES) {
       const cell = report.endToEnd[0]?.modes[mode];
