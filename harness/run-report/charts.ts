@@ -183,26 +183,57 @@ export function timelineChart(
             : []),
         ],
       },
-      // Crashes as red rules at the middle of their bucket, with the count above when more than one:
-      // when they happened matters more to a reader than how many fit in half a second.
-      {
-        transform: [{ filter: `datum.series === '${SERIES.crashes.label}'` }],
-        mark: { type: 'rule', strokeDash: [4, 3], strokeWidth: 1.5 },
-        encoding: { x: { ...x, field: 'middle' }, color },
-      },
-      {
-        transform: [{ filter: `datum.series === '${SERIES.crashes.label}'` }],
-        mark: { type: 'point', shape: 'triangle-down', filled: true, size: 70, opacity: 1 },
-        encoding: { x: { ...x, field: 'middle' }, y: { value: -5 }, color },
-      },
-      {
-        transform: [{ filter: `datum.series === '${SERIES.crashes.label}' && datum.count > 1` }],
-        mark: { type: 'text', dy: -16, fontSize: 10, fontWeight: 'bold', color: SERIES.crashes.color },
-        encoding: { x: { ...x, field: 'middle' }, y: { value: 0 }, text: { field: 'count' } },
-      },
+      ...crashLayers(values, x, color),
     ],
   };
   return renderSvg(spec);
+}
+
+/** The layers of a layered spec (vega-lite exports the top-level type only). */
+type LayerList = Extract<vegaLite.TopLevelSpec, { layer: unknown }>['layer'];
+
+/** Above this many buckets with crashes, rules and labels would merge into a red wall: bars instead. */
+const MAX_CRASH_RULES = 40;
+
+/**
+ * Crashes as red rules at the middle of their bucket, with the count above when more than one:
+ * when they happened matters more to a reader than how many fit in a bucket. A run with crashes in
+ * many buckets gets red bars on the applications' axis instead.
+ */
+function crashLayers(
+  values: readonly Point[],
+  x: { field: string; type: 'quantitative'; title: string; scale: { domain: number[]; nice: boolean } },
+  color: { field: string; type: 'nominal'; title: null; scale: { domain: string[]; range: string[] } },
+): LayerList {
+  const crashes = `datum.series === '${SERIES.crashes.label}'`;
+  const buckets = values.filter((point) => point.series === SERIES.crashes.label).length;
+  if (buckets > MAX_CRASH_RULES) {
+    return [
+      {
+        transform: [{ filter: crashes }],
+        mark: { type: 'rect' },
+        encoding: { x, x2: { field: 't2' }, y: { field: 'count', type: 'quantitative' }, color },
+      },
+    ];
+  }
+  const middle = { ...x, field: 'middle' };
+  return [
+    {
+      transform: [{ filter: crashes }],
+      mark: { type: 'rule', strokeDash: [4, 3], strokeWidth: 1.5 },
+      encoding: { x: middle, color },
+    },
+    {
+      transform: [{ filter: crashes }],
+      mark: { type: 'point', shape: 'triangle-down', filled: true, size: 70, opacity: 1 },
+      encoding: { x: middle, y: { value: -5 }, color },
+    },
+    {
+      transform: [{ filter: `${crashes} && datum.count > 1` }],
+      mark: { type: 'text', dy: -16, fontSize: 10, fontWeight: 'bold', color: SERIES.crashes.color },
+      encoding: { x: middle, y: { value: 0 }, text: { field: 'count' } },
+    },
+  ];
 }
 
 /** The outcome counts a run without per-event detail still has, in legend order. */

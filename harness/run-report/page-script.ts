@@ -162,6 +162,16 @@ export const PAGE_SCRIPT = `
   document.addEventListener('focusout', function (e) {
     if (isCell(e.target) && !isCell(e.relatedTarget)) hide();
   });
+  function moveFocus(from, to) {
+    if (from) from.setAttribute('tabindex', '-1');
+    to.setAttribute('tabindex', '0');
+    to.focus();
+  }
+  // A click makes the cell the grid's tab stop, so the keyboard goes on from where the mouse was.
+  document.addEventListener('click', function (e) {
+    if (!isCell(e.target)) return;
+    moveFocus(e.target.closest('.grid').querySelector('[tabindex="0"]'), e.target);
+  });
   document.addEventListener('keydown', function (e) {
     var cell = document.activeElement;
     if (!isCell(cell)) return;
@@ -185,9 +195,7 @@ export const PAGE_SCRIPT = `
     next = Math.max(0, Math.min(last, next));
     var target = cellAt(grid, next);
     if (!target || target === cell) return;
-    cell.setAttribute('tabindex', '-1');
-    target.setAttribute('tabindex', '0');
-    target.focus();
+    moveFocus(cell, target);
   });
 })();
 `;

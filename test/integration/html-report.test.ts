@@ -152,6 +152,11 @@ describe('the HTML report in a real browser', () => {
     expect(await page.locator('#tip').textContent()).toContain(manifest.eventIds[1 + columns]);
     // One tab stop per grid: the focused cell holds it now.
     expect(await grid.locator('[tabindex="0"]').count()).toBe(1);
+    // A click moves the tab stop to the clicked cell; the keys go on from there.
+    await grid.locator('[role="gridcell"]').nth(5).click();
+    await page.keyboard.press('ArrowRight');
+    expect(await page.locator(':focus').getAttribute('aria-label')).toContain(manifest.eventIds[6]);
+    expect(await grid.locator('[tabindex="0"]').count()).toBe(1);
   });
 
   it('made no network request (only its own file) and logged no error', async () => {
