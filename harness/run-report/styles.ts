@@ -70,7 +70,8 @@ details[open] summary{margin-bottom:6px}
 kbd{font:12px ui-monospace,monospace;border:1px solid #cbd2d9;border-bottom-width:2px;border-radius:3px;padding:0 4px;background:#fff}
 table{border-collapse:collapse;width:100%;font-size:12.5px;margin:8px 0 16px;font-variant-numeric:tabular-nums}
 caption{text-align:left;font-weight:600;padding:4px 0 6px}
-th,td{padding:5px 6px;border-bottom:1px solid var(--line);white-space:nowrap}
+th,td{padding:5px 5px;border-bottom:1px solid var(--line);white-space:nowrap}
+th[scope=row]{white-space:normal;min-width:8em}
 thead th{color:var(--muted);font-weight:600;border-bottom:2px solid var(--line);white-space:normal;vertical-align:bottom}
 th[scope=row]{text-align:left;font-weight:600}
 .num{text-align:right}
