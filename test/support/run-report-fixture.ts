@@ -2,9 +2,11 @@
  * A run report with per-event detail, made without emulators: a small deterministic simulation of
  * each mode (batches, crashes drawn like the handlers draw them, redeliveries after the visibility
  * timeout, poison bodies), so its grids cluster like a real run's. test/fixtures/run-report-detailed.json
- * is `detailedReportFixture()` written out (`npx tsx test/support/run-report-fixture.ts`); the
- * browser test uses it until the experiment itself returns per-event detail.
+ * is `detailedReportFixture()` written out (`npx tsx test/support/run-report-fixture.ts`, which also
+ * formats it as Biome checks it); the browser test falls back to it when a run's report has no
+ * per-event detail.
  */
+import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { crashDraw } from '../../functions/shared/crash.js';
@@ -306,5 +308,7 @@ export function detailedReportFixture(options: FixtureOptions = {}): DetailedRep
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const path = fileURLToPath(new URL('../fixtures/run-report-detailed.json', import.meta.url));
   writeFileSync(path, `${JSON.stringify(detailedReportFixture(), null, 2)}\n`);
+  // `npm run lint` checks JSON too: write it the way Biome formats it.
+  execFileSync('npx', ['biome', 'format', '--write', path], { stdio: 'ignore' });
   process.stdout.write(`wrote ${path}\n`);
 }
