@@ -9,6 +9,8 @@ export type Target = (typeof TARGETS)[number];
 export interface CliOptions {
   readonly help: boolean;
   readonly json: boolean;
+  /** Open the HTML report in a browser when the run is done. */
+  readonly open: boolean;
   readonly target: Target;
   readonly config: ExperimentConfig;
   /** Deployed targets: the CloudFormation stack, its region, and LocalStack's endpoint. */
@@ -118,9 +120,12 @@ Faults (each drawn per event from --seed, the same schedule for every mode; coun
   serializes them instead, so locally conflicts come from --throttle-rate. Retries are counted.
 
   --json                   print the report as JSON on stdout, nothing else
+  --open                   open the HTML report in a browser when the run is done
   -h, --help               show this help
 
-The report is also written to reports/<runId>.json, the functions' logs to reports/<runId>.logs/.
+Every run writes reports/<runId>.json and reports/<runId>.html (a page with a cell per message per
+mode, timelines and the table; self-contained, opens offline), the functions' logs to
+reports/<runId>.logs/.
 Exit codes: 0 done, 1 the run failed, 2 invalid options, 129/130/143 hung up/interrupted/terminated.`;
 
 function integer(name: string, raw: string | undefined, min: number, max: number): number | undefined {
@@ -142,6 +147,7 @@ export function parseCliArgs(argv: readonly string[]): CliOptions {
       options: {
         help: { type: 'boolean', short: 'h' },
         json: { type: 'boolean' },
+        open: { type: 'boolean' },
         target: { type: 'string' },
         messages: { type: 'string' },
         accounts: { type: 'string' },
@@ -266,6 +272,7 @@ export function parseCliArgs(argv: readonly string[]): CliOptions {
   return {
     help: values.help === true,
     json: values.json === true,
+    open: values.open === true,
     target: target as Target,
     stackName,
     region: text('region'),

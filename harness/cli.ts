@@ -14,7 +14,9 @@ import type { ExperimentEnvironment } from './environments/environment.js';
 import { newRunId, runExperiment } from './experiment.js';
 import { createProgress } from './progress.js';
 import { describeSettings, reconcileWithEnvironment } from './reconcile.js';
+import { replayCommand } from './replay-command.js';
 import { formatSummary } from './report.js';
+import { openInBrowser, writeRunReport } from './run-report/write.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
@@ -93,8 +95,22 @@ async function main(): Promise<number> {
     const reportPath = join(reportsDir, `${runId}.json`);
     const json = JSON.stringify(report, null, 2);
     writeFileSync(reportPath, `${json}\n`);
+    // The JSON is on disk already: a page that cannot be built is a warning, not a failed run.
+    const htmlPath = await writeRunReport(report, {
+      reportJsonPath: reportPath,
+      replayCommand: replayCommand(effective, options.target),
+    }).catch((error: unknown) => {
+      process.stderr.write(
+        `warning: no HTML report: ${error instanceof Error ? error.message : String(error)}\n`,
+      );
+      return undefined;
+    });
     if (options.json) process.stdout.write(`${json}\n`);
-    else process.stdout.write(`${formatSummary(report, relative(process.cwd(), reportPath))}\n`);
+    else
+      process.stdout.write(
+        `${formatSummary(report, relative(process.cwd(), reportPath), htmlPath && relative(process.cwd(), htmlPath))}\n`,
+      );
+    if (htmlPath && options.open) await openInBrowser(htmlPath);
     return 0;
   } catch (error) {
     progress.done();

@@ -56,6 +56,8 @@ export interface ExperimentReport {
   readonly memory: { readonly experimentPeakRssKb: number; readonly verifierPeakRssKb?: number };
   /** The produced events in production order, for the per-event detail of the modes (small runs only). */
   readonly manifest?: ManifestDetails;
+  /** Why the report has no per-event detail (a run too large for one verifier response). */
+  readonly eventsOmitted?: string;
 }
 
 export interface ExperimentProgress {
@@ -158,5 +160,6 @@ export async function runExperiment(
       ...(verification.peakRssKb !== undefined ? { verifierPeakRssKb: verification.peakRssKb } : {}),
     },
     ...(verification.result.manifest ? { manifest: verification.result.manifest } : {}),
+    ...(verification.result.eventsOmitted ? { eventsOmitted: verification.result.eventsOmitted } : {}),
   };
 }

@@ -142,7 +142,7 @@ export function formatFaultTable(report: Pick<ExperimentReport, 'modes'>): strin
   return anything ? alignedTable(header, rows) : undefined;
 }
 
-export function formatSummary(report: ExperimentReport, reportPath: string): string {
+export function formatSummary(report: ExperimentReport, reportPath: string, htmlPath?: string): string {
   const c = report.config;
   const seconds = (report.durationMs / 1000).toFixed(1);
   const faults = formatFaultTable(report);
@@ -156,6 +156,7 @@ export function formatSummary(report: ExperimentReport, reportPath: string): str
     ...(faults ? [faults, ''] : []),
     ...notes(report),
     `report: ${reportPath}`,
+    ...(htmlPath ? [`page:   ${htmlPath} (open it in a browser, or run with --open)`] : []),
   ].join('\n');
 }
 

@@ -316,6 +316,7 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
         const mapping = mappings.get(mode);
         const fn = functions.get(mode);
         const proxied = faultProxy?.stats.byMode[mode];
+        const timeline = mapping?.timeline.snapshot();
         return {
           deliveries: mapping?.stats.deliveries ?? 0,
           acknowledged: mapping?.stats.acknowledged ?? 0,
@@ -334,6 +335,7 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
             lostResponses: proxied?.lostResponses ?? 0,
             conflicts: proxied?.conflicts ?? 0,
           },
+          ...(timeline ? { timeline } : {}),
         };
       },
       invokeVerifier: async (runId, modes, verifierOptions = {}): Promise<VerifierInvocation> => {

@@ -2,6 +2,7 @@ import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { VerifierResult } from '../../functions/verifier.js';
 import type { Mode } from '../../lib/topology.js';
+import type { RuntimeTimeline } from '../lambda-runtime/timeline.js';
 
 /** The settings a mode actually runs with in an environment (after local or deployed overrides). */
 export interface EffectiveModeSettings {
@@ -36,6 +37,8 @@ export interface LiveModeStats {
   readonly visibilityOverruns: number;
   /** Faults the local runtime injected into this mode (see --help). */
   readonly injected: InjectedFaults;
+  /** Deliveries, acknowledgements and failed batches over time (absent before the first record). */
+  readonly timeline?: RuntimeTimeline;
 }
 
 export interface InjectedFaults {

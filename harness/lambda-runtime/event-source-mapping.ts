@@ -5,6 +5,7 @@ import { faultDraw, faultHits } from '../faults/faults.js';
 import { INIT_TIMEOUT, InitError } from './execution-environment.js';
 import type { FunctionInvokeOptions, LocalFunction } from './local-function.js';
 import { faultKeyOf, receiveCountOf, recordsToDelete, toSqsEvent, toSqsRecord } from './sqs-event.js';
+import { TimelineRecorder } from './timeline.js';
 
 /** Lambda's synchronous invocation payload limit: a batch never carries more body bytes. */
 export const MAX_BATCH_PAYLOAD_BYTES = 6 * 1024 * 1024;
@@ -106,6 +107,8 @@ export class LocalEventSourceMapping {
     pendingRedeliveries: 0,
     slowInvocations: 0,
   };
+  /** Deliveries, acknowledgements and failed batches over time, for the report. */
+  readonly timeline = new TimelineRecorder();
   private batchesInFlight = 0;
   private running = false;
   private pollers: Promise<void>[] = [];
@@ -208,6 +211,11 @@ export class LocalEventSourceMapping {
     }
   }
 
+  private failedBatch(): void {
+    this.stats.failedBatches += 1;
+    this.timeline.record('failedBatches', 1);
+  }
+
   private async receive(maxMessages: number, waitSeconds: number): Promise<Message[]> {
     const { Messages = [] } = await this.options.sqs.send(
       new ReceiveMessageCommand({
@@ -236,6 +244,7 @@ export class LocalEventSourceMapping {
     const { fn, reportBatchItemFailures } = this.options;
     const { records } = batch;
     this.stats.deliveries += records.length;
+    this.timeline.record('deliveries', records.length);
     this.batchesInFlight += 1;
     this.stats.peakBatchesInFlight = Math.max(this.stats.peakBatchesInFlight, this.batchesInFlight);
     try {
@@ -245,18 +254,18 @@ export class LocalEventSourceMapping {
       } catch (error) {
         // Nothing is deleted, as for any failed invocation. Only a module scope that throws is a
         // bug no retry will fix; a slow init (a loaded machine) or a stop in progress is not.
-        this.stats.failedBatches += 1;
+        this.failedBatch();
         if (this.running && error instanceof InitError && error.error.name !== INIT_TIMEOUT) {
           this.options.onFatal(error);
         }
         return;
       }
       if (result.status === 'error') {
-        this.stats.failedBatches += 1;
+        this.failedBatch();
         return;
       }
       const outcome = recordsToDelete(records, result.response, reportBatchItemFailures);
-      if (outcome.failedWholeBatch) this.stats.failedBatches += 1;
+      if (outcome.failedWholeBatch) this.failedBatch();
       await this.delete(outcome.delete);
       this.redeliver(outcome.delete);
     } finally {
@@ -321,6 +330,7 @@ export class LocalEventSourceMapping {
   private async delete(records: readonly SQSRecord[]): Promise<void> {
     const { deleted } = await deleteRecords(this.options.sqs, this.options.queueUrl, records);
     this.stats.acknowledged += deleted.length;
+    this.timeline.record('acknowledged', deleted.length);
   }
 }
 

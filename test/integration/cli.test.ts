@@ -111,6 +111,12 @@ describe('npm run experiment (the CLI, as a child process)', () => {
     expect(result.stdout).toMatch(/mode\s+produced\s+deliveries\s+applied once/);
     expect(result.stdout).toMatch(/\nat-least-once\s+20\s+20\s+20[^\n]*\neffectively-once\s+20\s+20\s+20/);
     expect(result.stdout).not.toContain('at-most-once');
+    // Every run writes the page next to the JSON, and the summary says where.
+    const page = /page: +(\S+\.html)/.exec(result.stdout)?.[1];
+    expect(page).toBeDefined();
+    const html = readFileSync(join(PROJECT_ROOT, page ?? ''), 'utf8');
+    expect(html).toContain('<!doctype html>');
+    expect(html).toContain('cli-table');
   });
 
   it('exits 2 with a clear message on an invalid option', async () => {
