@@ -1,4 +1,4 @@
-import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { createWriteStream, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
@@ -7,7 +7,11 @@ import type { VerifierResult } from '../../functions/verifier.js';
 import { resolveModeSettings } from '../../lib/deployment-settings.js';
 import { consumerEnvironment, verifierEnvironment } from '../../lib/function-environment.js';
 import { MODE_NAMES, MODES, type Mode, VERIFIER } from '../../lib/topology.js';
-import { type RequestMeterStats, startRequestMeter } from '../benchmarks/request-meter.js';
+import {
+  type RequestMeterStats,
+  type RunningRequestMeter,
+  startRequestMeter,
+} from '../benchmarks/request-meter.js';
 import { type Bundles, bundleHandlers } from '../bundle.js';
 import { type RunningEmulators, startEmulators } from '../emulators/index.js';
 import { type RunningDynamoDbFaultProxy, startDynamoDbFaultProxy } from '../faults/dynamodb-fault-proxy.js';
@@ -21,8 +25,14 @@ import type {
   LiveModeStats,
   VerifierInvocation,
 } from './environment.js';
-import { createIdempotencyTable, createLedgerTable, createModeQueues } from './provision.js';
+import {
+  createIdempotencyTable,
+  createLedgerTable,
+  createModeQueues,
+  type ProvisionedQueues,
+} from './provision.js';
 import { readQueueDepth } from './queue-depth.js';
+import { Teardown } from './teardown.js';
 
 export interface EmbeddedOptions {
   readonly modes: readonly Mode[];
@@ -108,194 +118,36 @@ export interface EmbeddedEnvironment extends ExperimentEnvironment {
   };
 }
 
+/**
+ * Starts everything, one step after the other; every step registers how to undo itself, so a
+ * failure at any step (or a later stop()) undoes what was started, last first.
+ */
 export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promise<EmbeddedEnvironment> {
   const status = options.onStatus ?? (() => undefined);
-  const cleanups: Array<() => Promise<void>> = [];
-  // Undone one step at a time, last first: all pollers stop (in parallel), then all functions,
-  // then the clients, emulators and bundles they used. Stopping twice waits for the first stop.
-  let stopping: Promise<void> | undefined;
-  const stop = () => {
-    stopping ??= (async () => {
-      const failures: unknown[] = [];
-      for (let cleanup = cleanups.pop(); cleanup; cleanup = cleanups.pop()) {
-        await cleanup().catch((error: unknown) => failures.push(error));
-      }
-      if (failures.length > 0)
-        throw new AggregateError(failures, 'embedded environment did not stop cleanly');
-    })();
-    return stopping;
-  };
-
+  const teardown = new Teardown('embedded environment did not stop cleanly');
   try {
     status('starting SQS (fauxqs) and DynamoDB Local, bundling handlers');
-    // allSettled, not all: if one start fails, the other must still be registered for cleanup.
-    const [emulatorsStarted, bundlesBuilt] = await Promise.allSettled([
-      startEmulators(),
-      bundleHandlers([...options.modes, 'verifier']),
-    ]);
-    if (emulatorsStarted.status === 'fulfilled') cleanups.push(() => emulatorsStarted.value.stop());
-    if (bundlesBuilt.status === 'fulfilled') cleanups.push(() => bundlesBuilt.value.dispose());
-    if (emulatorsStarted.status === 'rejected') throw emulatorsStarted.reason;
-    if (bundlesBuilt.status === 'rejected') throw bundlesBuilt.reason;
-    const emulators: RunningEmulators = emulatorsStarted.value;
-    const bundles: Bundles = bundlesBuilt.value;
-
-    const sqs = new SQSClient({ region: REGION, credentials: CREDENTIALS, endpoint: emulators.sqsEndpoint });
-    const dynamodb = new DynamoDBClient({
-      region: REGION,
-      credentials: CREDENTIALS,
-      endpoint: emulators.dynamodbEndpoint,
-    });
-    const ddb = DynamoDBDocumentClient.from(dynamodb);
-    cleanups.push(async () => {
-      sqs.destroy();
-      dynamodb.destroy();
-    });
+    const { emulators, bundles } = await startEmulatorsAndBundles(options.modes, teardown);
+    const clients = connectClients(emulators, teardown);
 
     status('creating queues and the ledger table from the topology');
-    await createLedgerTable(dynamodb, TABLE_NAME);
-    // As in the stack: one table for the modes that keep Powertools' idempotency records.
-    await createIdempotencyTable(dynamodb, IDEMPOTENCY_TABLE_NAME);
-    // Every mode's queues exist, as in the stack; only the selected modes get consumers.
-    const modeSettings = Object.fromEntries(
-      MODE_NAMES.map((mode) => [mode, embeddedModeSettings(mode, options)]),
-    ) as Record<Mode, EffectiveModeSettings>;
-    const queues = Object.fromEntries(
-      await Promise.all(
-        MODE_NAMES.map(async (mode) => [mode, await createModeQueues(sqs, mode, modeSettings[mode])]),
-      ),
-    ) as Record<Mode, Awaited<ReturnType<typeof createModeQueues>>>;
+    const { modeSettings, queues } = await provision(clients, options);
+    const dataPath = await startDataPathProxies(options, emulators.dynamodbEndpoint, teardown);
+    const specOf = functionSpecs({ bundles, emulators, dataPath, logDir: options.logDir, teardown });
 
-    // Throttling and lost responses come from a proxy that only the consumers talk to: the harness
-    // and the verifier read the real emulator, and the handler code stays what is deployed.
-    const faults = options.faults ?? NO_FAULTS;
-    let faultProxy: RunningDynamoDbFaultProxy | undefined;
-    if (faults.throttleRate > 0) {
-      const proxy = await startDynamoDbFaultProxy({
-        target: emulators.dynamodbEndpoint,
-        seed: options.crashSeed,
-        rate: faults.throttleRate,
-      });
-      cleanups.push(() => proxy.stop());
-      faultProxy = proxy;
-    }
-    // In front of the fault proxy, if any, so it counts what the handlers sent.
-    const meter = options.meterDynamoDb
-      ? await startRequestMeter({ target: faultProxy?.endpoint ?? emulators.dynamodbEndpoint })
-      : undefined;
-    if (meter) cleanups.push(() => meter.stop());
-    const consumerDynamoDbEndpoint = meter?.endpoint ?? faultProxy?.endpoint;
-
-    const sdkEnvironment = {
-      AWS_REGION: REGION,
-      AWS_DEFAULT_REGION: REGION,
-      AWS_ACCESS_KEY_ID: CREDENTIALS.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey,
-      AWS_ENDPOINT_URL_SQS: emulators.sqsEndpoint,
-      AWS_ENDPOINT_URL_DYNAMODB: emulators.dynamodbEndpoint,
-      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-      POWERTOOLS_LOG_LEVEL: 'INFO',
-      LOCAL_LAMBDA_RESOLVE_LOCALHOST: '1',
-    };
-    const logSink = (name: string): WriteStream | undefined => {
-      if (!options.logDir) return undefined;
-      mkdirSync(options.logDir, { recursive: true });
-      const stream = createWriteStream(join(options.logDir, `${name}.log`));
-      // Losing a log line must never take the experiment down.
-      stream.on('error', () => undefined);
-      cleanups.push(() => new Promise((resolve) => stream.end(resolve)));
-      return stream;
-    };
-    const spec = (
-      name: string,
-      timeoutSeconds: number,
-      memoryMb: number,
-      environment: Record<string, string>,
-    ) => {
-      const sink = logSink(name);
-      const bundlePath = bundles.handlers[name];
-      if (!bundlePath) throw new Error(`no bundle for ${name}`);
-      return {
-        name,
-        bundlePath,
-        workerPath: bundles.worker,
-        timeoutMs: timeoutSeconds * 1000,
-        memoryMb,
-        environment: {
-          ...sdkEnvironment,
-          ...environment,
-          ...(consumerDynamoDbEndpoint && name !== 'verifier'
-            ? { AWS_ENDPOINT_URL_DYNAMODB: consumerDynamoDbEndpoint }
-            : {}),
-        },
-        ...(sink ? { logSink: sink } : {}),
-      } satisfies FunctionSpec;
-    };
-
-    let fatal: Error | undefined;
-    const mappings = new Map<Mode, LocalEventSourceMapping>();
-    const functions = new Map<Mode, LocalFunction>();
-    for (const mode of options.modes) {
-      const settings = modeSettings[mode];
-      const fn = new LocalFunction(
-        spec(
-          mode,
-          settings.functionTimeoutSeconds,
-          MODES[mode].memoryMb,
-          consumerEnvironment(MODES[mode], {
-            tableName: TABLE_NAME,
-            queueUrl: queues[mode].queueUrl,
-            crashRate: options.crashRate,
-            crashSeed: options.crashSeed,
-            ...(options.crashAt ? { crashAt: options.crashAt } : {}),
-            idempotencyTableName: IDEMPOTENCY_TABLE_NAME,
-          }),
-        ),
-      );
-      const mapping = new LocalEventSourceMapping({
-        sqs,
-        queueUrl: queues[mode].queueUrl,
-        queueArn: queues[mode].queueArn,
-        region: REGION,
-        fn,
-        batchSize: settings.batchSize,
-        maxBatchingWindowMs: settings.maxBatchingWindowSeconds * 1000,
-        maxConcurrency: settings.maxConcurrency,
-        reportBatchItemFailures: MODES[mode].reportBatchItemFailures,
-        visibilityTimeoutMs: settings.visibilityTimeoutSeconds * 1000,
-        faults: {
-          seed: options.crashSeed,
-          redeliveryRate: faults.redeliveryRate,
-          killRate: faults.killRate,
-          workDelayMs: faults.workDelayMs,
-          workDelayRate: faults.workDelayRate,
-        },
-        onFatal: (error) => {
-          fatal ??= error;
-        },
-      });
-      functions.set(mode, fn);
-      mappings.set(mode, mapping);
-    }
-    const stopAll = async (items: Iterable<{ stop(): Promise<void> }>) => {
-      await Promise.all([...items].map((item) => item.stop()));
-    };
-    cleanups.push(() => stopAll(functions.values()));
-    cleanups.push(() => stopAll(mappings.values()));
-    for (const mapping of mappings.values()) mapping.start();
-
-    const allDeadLetterQueueUrls = Object.fromEntries(
+    const consumers = startConsumers(options, { modeSettings, queues, sqs: clients.sqs, specOf }, teardown);
+    const deadLetterQueueUrls = Object.fromEntries(
       MODE_NAMES.map((mode) => [mode, queues[mode].deadLetterQueueUrl]),
     ) as Record<Mode, string>;
     const verifier = new LocalFunction(
-      spec(
+      specOf(
         'verifier',
         VERIFIER.functionTimeoutSeconds,
         VERIFIER.memoryMb,
-        verifierEnvironment({ tableName: TABLE_NAME, deadLetterQueueUrls: allDeadLetterQueueUrls }),
+        verifierEnvironment({ tableName: TABLE_NAME, deadLetterQueueUrls }),
       ),
     );
-    cleanups.push(() => verifier.stop());
+    teardown.add(() => verifier.stop());
 
     return {
       description: {
@@ -305,59 +157,290 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
         modes: modeSettings,
       },
       modes: options.modes,
-      sqs,
-      ddb,
+      sqs: clients.sqs,
+      ddb: clients.ddb,
       tableName: TABLE_NAME,
       // The local runtime reports its own in-flight invocations, so a short quiet period is enough.
       drainPolicy: { pollMs: 250, stablePolls: 3 },
       queueUrl: (mode) => queues[mode].queueUrl,
-      queueDepth: (mode) => readQueueDepth(sqs, queues[mode].queueUrl),
-      liveStats: (mode): LiveModeStats => {
-        const mapping = mappings.get(mode);
-        const fn = functions.get(mode);
-        const proxied = faultProxy?.stats.byMode[mode];
-        const timeline = mapping?.timeline.snapshot();
-        return {
-          deliveries: mapping?.stats.deliveries ?? 0,
-          acknowledged: mapping?.stats.acknowledged ?? 0,
-          inFlight: mapping?.stats.inFlight ?? 0,
-          crashes: fn?.stats.exits ?? 0,
-          timeouts: fn?.stats.timeouts ?? 0,
-          slowestInvocationMs: fn?.stats.slowestInvocationMs ?? 0,
-          coldStarts: fn?.stats.coldStarts ?? 0,
-          visibilityOverruns: mapping?.stats.visibilityOverruns ?? 0,
-          injected: {
-            redelivered: mapping?.stats.redelivered ?? 0,
-            kills: fn?.stats.injectedKills ?? 0,
-            slowInvocations: mapping?.stats.slowInvocations ?? 0,
-            throttled: proxied?.throttled ?? 0,
-            serverErrors: proxied?.serverErrors ?? 0,
-            lostResponses: proxied?.lostResponses ?? 0,
-            conflicts: proxied?.conflicts ?? 0,
-          },
-          ...(timeline ? { timeline } : {}),
-        };
-      },
+      queueDepth: (mode) => readQueueDepth(clients.sqs, queues[mode].queueUrl),
+      liveStats: (mode) => liveStatsOf(consumers, dataPath, mode),
       invokeVerifier: async (runId, modes, verifierOptions = {}): Promise<VerifierInvocation> => {
         const result = await verifier.invoke({ runId, modes, ...verifierOptions });
         if (result.status === 'error')
           throw new Error(`verifier failed (${result.errorType}): ${result.message}`);
         return { result: result.response as VerifierResult, peakRssKb: result.maxRssKb };
       },
-      fatalError: () => fatal,
-      stop,
+      fatalError: consumers.fatalError,
+      stop: () => teardown.run(),
       local: {
         sqsEndpoint: emulators.sqsEndpoint,
         dynamodbEndpoint: emulators.dynamodbEndpoint,
         region: REGION,
-        deadLetterQueueUrls: allDeadLetterQueueUrls,
+        deadLetterQueueUrls,
         dynamodbPid: emulators.dynamodbPid,
-        functionStats: (mode) => functions.get(mode)?.stats,
-        ...(meter ? { dynamoDbMeter: meter } : {}),
+        functionStats: (mode) => consumers.functions.get(mode)?.stats,
+        ...(dataPath.meter ? { dynamoDbMeter: dataPath.meter } : {}),
       },
     };
   } catch (error) {
-    await stop().catch(() => undefined);
+    await teardown.run().catch(() => undefined);
     throw error;
   }
+}
+
+/** Step 1: the emulators and the handler bundles, in parallel (the JVM's start is the long pole). */
+async function startEmulatorsAndBundles(
+  modes: readonly Mode[],
+  teardown: Teardown,
+): Promise<{ emulators: RunningEmulators; bundles: Bundles }> {
+  // allSettled, not all: if one start fails, the other must still be registered for cleanup.
+  const [emulators, bundles] = await Promise.allSettled([
+    startEmulators(),
+    bundleHandlers([...modes, 'verifier']),
+  ]);
+  if (emulators.status === 'fulfilled') teardown.add(() => emulators.value.stop());
+  if (bundles.status === 'fulfilled') teardown.add(() => bundles.value.dispose());
+  if (emulators.status === 'rejected') throw emulators.reason;
+  if (bundles.status === 'rejected') throw bundles.reason;
+  return { emulators: emulators.value, bundles: bundles.value };
+}
+
+interface Clients {
+  readonly sqs: SQSClient;
+  readonly dynamodb: DynamoDBClient;
+  readonly ddb: DynamoDBDocumentClient;
+}
+
+/** Step 2: the harness's own clients (the producer, the drain-wait, the verifier's caller). */
+function connectClients(emulators: RunningEmulators, teardown: Teardown): Clients {
+  const sqs = new SQSClient({ region: REGION, credentials: CREDENTIALS, endpoint: emulators.sqsEndpoint });
+  const dynamodb = new DynamoDBClient({
+    region: REGION,
+    credentials: CREDENTIALS,
+    endpoint: emulators.dynamodbEndpoint,
+  });
+  teardown.add(async () => {
+    sqs.destroy();
+    dynamodb.destroy();
+  });
+  return { sqs, dynamodb, ddb: DynamoDBDocumentClient.from(dynamodb) };
+}
+
+/** Step 3: the tables and every mode's queues, as the stack creates them; only selected modes get consumers. */
+async function provision(
+  clients: Clients,
+  options: EmbeddedOptions,
+): Promise<{ modeSettings: Record<Mode, EffectiveModeSettings>; queues: Record<Mode, ProvisionedQueues> }> {
+  await createLedgerTable(clients.dynamodb, TABLE_NAME);
+  // As in the stack: one table for the modes that keep Powertools' idempotency records.
+  await createIdempotencyTable(clients.dynamodb, IDEMPOTENCY_TABLE_NAME);
+  const modeSettings = Object.fromEntries(
+    MODE_NAMES.map((mode) => [mode, embeddedModeSettings(mode, options)]),
+  ) as Record<Mode, EffectiveModeSettings>;
+  const queues = Object.fromEntries(
+    await Promise.all(
+      MODE_NAMES.map(async (mode) => [mode, await createModeQueues(clients.sqs, mode, modeSettings[mode])]),
+    ),
+  ) as Record<Mode, ProvisionedQueues>;
+  return { modeSettings, queues };
+}
+
+interface DataPath {
+  readonly faultProxy?: RunningDynamoDbFaultProxy;
+  readonly meter?: RunningRequestMeter;
+  /** Where the consumers send DynamoDB requests, when not straight to the emulator. */
+  readonly consumerEndpoint?: string;
+}
+
+/**
+ * Step 4: what stands between the consumers and DynamoDB Local, if anything. Throttling and lost
+ * responses come from a proxy that only the consumers talk to (the harness and the verifier read
+ * the emulator itself, and the handler code stays what is deployed); the benchmark's meter sits in
+ * front of it, so it counts what the handlers sent.
+ */
+async function startDataPathProxies(
+  options: EmbeddedOptions,
+  dynamodbEndpoint: string,
+  teardown: Teardown,
+): Promise<DataPath> {
+  const faults = options.faults ?? NO_FAULTS;
+  const faultProxy =
+    faults.throttleRate > 0
+      ? await startDynamoDbFaultProxy({
+          target: dynamodbEndpoint,
+          seed: options.crashSeed,
+          rate: faults.throttleRate,
+        })
+      : undefined;
+  if (faultProxy) teardown.add(() => faultProxy.stop());
+  const meter = options.meterDynamoDb
+    ? await startRequestMeter({ target: faultProxy?.endpoint ?? dynamodbEndpoint })
+    : undefined;
+  if (meter) teardown.add(() => meter.stop());
+  const consumerEndpoint = meter?.endpoint ?? faultProxy?.endpoint;
+  return {
+    ...(faultProxy ? { faultProxy } : {}),
+    ...(meter ? { meter } : {}),
+    ...(consumerEndpoint ? { consumerEndpoint } : {}),
+  };
+}
+
+type SpecOf = (
+  name: string,
+  timeoutSeconds: number,
+  memoryMb: number,
+  environment: Record<string, string>,
+) => FunctionSpec;
+
+/** Step 5: how a function is described to the local Lambda service: its bundle, environment and log file. */
+function functionSpecs(input: {
+  readonly bundles: Bundles;
+  readonly emulators: RunningEmulators;
+  readonly dataPath: DataPath;
+  readonly logDir: string | undefined;
+  readonly teardown: Teardown;
+}): SpecOf {
+  const sdkEnvironment = {
+    AWS_REGION: REGION,
+    AWS_DEFAULT_REGION: REGION,
+    AWS_ACCESS_KEY_ID: CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey,
+    AWS_ENDPOINT_URL_SQS: input.emulators.sqsEndpoint,
+    AWS_ENDPOINT_URL_DYNAMODB: input.emulators.dynamodbEndpoint,
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    POWERTOOLS_LOG_LEVEL: 'INFO',
+    LOCAL_LAMBDA_RESOLVE_LOCALHOST: '1',
+  };
+  const logSink = (name: string) => {
+    if (!input.logDir) return undefined;
+    mkdirSync(input.logDir, { recursive: true });
+    const stream = createWriteStream(join(input.logDir, `${name}.log`));
+    // Losing a log line must never take the experiment down.
+    stream.on('error', () => undefined);
+    input.teardown.add(() => new Promise((resolve) => stream.end(resolve)));
+    return stream;
+  };
+  return (name, timeoutSeconds, memoryMb, environment) => {
+    const sink = logSink(name);
+    const bundlePath = input.bundles.handlers[name];
+    if (!bundlePath) throw new Error(`no bundle for ${name}`);
+    const consumerEndpoint = name === 'verifier' ? undefined : input.dataPath.consumerEndpoint;
+    return {
+      name,
+      bundlePath,
+      workerPath: input.bundles.worker,
+      timeoutMs: timeoutSeconds * 1000,
+      memoryMb,
+      environment: {
+        ...sdkEnvironment,
+        ...environment,
+        ...(consumerEndpoint ? { AWS_ENDPOINT_URL_DYNAMODB: consumerEndpoint } : {}),
+      },
+      ...(sink ? { logSink: sink } : {}),
+    };
+  };
+}
+
+interface Consumers {
+  readonly functions: ReadonlyMap<Mode, LocalFunction>;
+  readonly mappings: ReadonlyMap<Mode, LocalEventSourceMapping>;
+  /** A fatal problem seen by a mapping (a handler that cannot initialise), if any. */
+  readonly fatalError: () => Error | undefined;
+}
+
+/** Step 6: per selected mode, its function and the event source mapping that feeds it; polling starts. */
+function startConsumers(
+  options: EmbeddedOptions,
+  input: {
+    readonly modeSettings: Record<Mode, EffectiveModeSettings>;
+    readonly queues: Record<Mode, ProvisionedQueues>;
+    readonly sqs: SQSClient;
+    readonly specOf: SpecOf;
+  },
+  teardown: Teardown,
+): Consumers {
+  const faults = options.faults ?? NO_FAULTS;
+  let fatal: Error | undefined;
+  const functions = new Map<Mode, LocalFunction>();
+  const mappings = new Map<Mode, LocalEventSourceMapping>();
+  for (const mode of options.modes) {
+    const settings = input.modeSettings[mode];
+    const queue = input.queues[mode];
+    const fn = new LocalFunction(
+      input.specOf(
+        mode,
+        settings.functionTimeoutSeconds,
+        MODES[mode].memoryMb,
+        consumerEnvironment(MODES[mode], {
+          tableName: TABLE_NAME,
+          queueUrl: queue.queueUrl,
+          crashRate: options.crashRate,
+          crashSeed: options.crashSeed,
+          ...(options.crashAt ? { crashAt: options.crashAt } : {}),
+          idempotencyTableName: IDEMPOTENCY_TABLE_NAME,
+        }),
+      ),
+    );
+    const mapping = new LocalEventSourceMapping({
+      sqs: input.sqs,
+      queueUrl: queue.queueUrl,
+      queueArn: queue.queueArn,
+      region: REGION,
+      fn,
+      batchSize: settings.batchSize,
+      maxBatchingWindowMs: settings.maxBatchingWindowSeconds * 1000,
+      maxConcurrency: settings.maxConcurrency,
+      reportBatchItemFailures: MODES[mode].reportBatchItemFailures,
+      visibilityTimeoutMs: settings.visibilityTimeoutSeconds * 1000,
+      faults: {
+        seed: options.crashSeed,
+        redeliveryRate: faults.redeliveryRate,
+        killRate: faults.killRate,
+        workDelayMs: faults.workDelayMs,
+        workDelayRate: faults.workDelayRate,
+      },
+      onFatal: (error) => {
+        fatal ??= error;
+      },
+    });
+    functions.set(mode, fn);
+    mappings.set(mode, mapping);
+  }
+  const stopAll = async (items: Iterable<{ stop(): Promise<void> }>) => {
+    await Promise.all([...items].map((item) => item.stop()));
+  };
+  // Undone last first: every poller stops (in parallel) before any function does.
+  teardown.add(() => stopAll(functions.values()));
+  teardown.add(() => stopAll(mappings.values()));
+  for (const mapping of mappings.values()) mapping.start();
+  return { functions, mappings, fatalError: () => fatal };
+}
+
+/** What the local runtime saw of a mode, live: the mapping's, the function's and the fault proxy's counts. */
+function liveStatsOf(consumers: Consumers, dataPath: DataPath, mode: Mode): LiveModeStats {
+  const mapping = consumers.mappings.get(mode);
+  const fn = consumers.functions.get(mode);
+  const proxied = dataPath.faultProxy?.stats.byMode[mode];
+  const timeline = mapping?.timeline.snapshot();
+  return {
+    deliveries: mapping?.stats.deliveries ?? 0,
+    acknowledged: mapping?.stats.acknowledged ?? 0,
+    inFlight: mapping?.stats.inFlight ?? 0,
+    crashes: fn?.stats.exits ?? 0,
+    timeouts: fn?.stats.timeouts ?? 0,
+    slowestInvocationMs: fn?.stats.slowestInvocationMs ?? 0,
+    coldStarts: fn?.stats.coldStarts ?? 0,
+    visibilityOverruns: mapping?.stats.visibilityOverruns ?? 0,
+    injected: {
+      redelivered: mapping?.stats.redelivered ?? 0,
+      kills: fn?.stats.injectedKills ?? 0,
+      slowInvocations: mapping?.stats.slowInvocations ?? 0,
+      throttled: proxied?.throttled ?? 0,
+      serverErrors: proxied?.serverErrors ?? 0,
+      lostResponses: proxied?.lostResponses ?? 0,
+      conflicts: proxied?.conflicts ?? 0,
+    },
+    ...(timeline ? { timeline } : {}),
+  };
 }
