@@ -134,7 +134,8 @@ export async function joinByEventId(
       letter.done ? undefined : letter.value[0],
     ].filter((id): id is string => id !== undefined);
     if (ids.length === 0) return counts;
-    const id = ids.reduce((low, candidate) => (candidate < low ? candidate : low));
+    // The smallest id of the three heads; a string sort compares code units, as `<` does.
+    const [id] = ids.sort() as [string];
     // The join is only right if every stream is sorted; a bug there must not produce plausible numbers.
     if (previous !== undefined && id <= previous)
       throw new Error(`event ids out of order: ${id} after ${previous}`);

@@ -1,5 +1,5 @@
 import type { Mode } from '../../lib/topology.js';
-import { newRunId, runExperiment } from '../experiment.js';
+import { newRunId, runExperiment } from '../experiment/experiment.js';
 import { benchConfig, floorTarget, startBenchEnvironment } from './environment.js';
 import { measureFloor } from './floor.js';
 import { type Spread, spread } from './summary.js';

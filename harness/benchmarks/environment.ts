@@ -1,7 +1,7 @@
 import { MODE_NAMES, type Mode } from '../../lib/topology.js';
-import { DEFAULTS } from '../cli-args.js';
+import { DEFAULTS } from '../cli/cli-args.js';
 import { type EmbeddedEnvironment, startEmbeddedEnvironment } from '../environments/embedded.js';
-import type { ExperimentConfig } from '../experiment.js';
+import type { ExperimentConfig } from '../experiment/experiment.js';
 import { NO_FAULTS } from '../faults/faults.js';
 import type { FloorTarget } from './floor.js';
 

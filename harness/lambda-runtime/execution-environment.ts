@@ -1,7 +1,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
-import { registerWithWatchdog } from '../watchdog.js';
+import { registerWithWatchdog } from '../watchdog/watchdog.js';
 import type { EnvironmentMessage, InvokeMessage, SerializedError } from './protocol.js';
 
 const INIT_TIMEOUT_MS = 10_000;

@@ -1,4 +1,4 @@
-import type { ModeReport } from '../experiment.js';
+import type { ModeReport } from '../experiment/experiment.js';
 
 /** A computed verdict: `proved` decides the exit code; the text says what the ledger showed. */
 export interface Verdict {

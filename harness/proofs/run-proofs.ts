@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { crashTarget } from '../../functions/shared/crash.js';
 import { isMode } from '../../lib/topology.js';
 import { startEmbeddedEnvironment } from '../environments/embedded.js';
-import { newRunId, runExperiment } from '../experiment.js';
+import { newRunId, runExperiment } from '../experiment/experiment.js';
 import { NO_FAULTS } from '../faults/faults.js';
 import { PROOF_MODES, PROOFS, type ProofMode } from './proofs.js';
 

@@ -1,5 +1,5 @@
 import type { Mode } from '../../lib/topology.js';
-import type { ExperimentReport } from '../experiment.js';
+import type { ExperimentReport } from '../experiment/experiment.js';
 
 /** One run of the sweep, reduced to what the trade-off is about, per 1,000 messages. */
 export interface SweepPoint {

@@ -1,6 +1,6 @@
 import type * as vegaLite from 'vega-lite';
-import { renderSvg } from '../run-report/charts.js';
-import { escapeHtml } from '../run-report/html.js';
+import { renderSvg } from '../report/html/charts.js';
+import { escapeHtml } from '../report/html/html.js';
 import type { SweepCell } from './sweep-data.js';
 
 const CHARTS = [

@@ -14,7 +14,7 @@ describe('npm run bench -- --quick', () => {
   it('writes reports/bench-<timestamp>.json with every section and prints the table', () => {
     const run = spawnSync(
       join(PROJECT_ROOT, 'node_modules/.bin/tsx'),
-      [join(PROJECT_ROOT, 'harness/bench.ts'), '--quick'],
+      [join(PROJECT_ROOT, 'harness/benchmarks/run-bench.ts'), '--quick'],
       { cwd: PROJECT_ROOT, encoding: 'utf8', timeout: 230_000 },
     );
     expect(run.status, run.stderr).toBe(0);

@@ -6,7 +6,7 @@ import { PROJECT_ROOT } from '../../lib/bundling.js';
 import { MODE_NAMES } from '../../lib/topology.js';
 
 const TSX = join(PROJECT_ROOT, 'node_modules/.bin/tsx');
-const CLI = join(PROJECT_ROOT, 'harness/cli.ts');
+const CLI = join(PROJECT_ROOT, 'harness/cli/run-experiment.ts');
 
 interface Finished {
   code: number | null;

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { connectDeployedEnvironment, type DeployedClients } from '../../harness/environments/deployed.js';
 import { StackVersionError, VerifierInvocationError } from '../../harness/environments/deployed-errors.js';
 import { type EmbeddedEnvironment, startEmbeddedEnvironment } from '../../harness/environments/embedded.js';
-import { newRunId, runExperiment } from '../../harness/experiment.js';
+import { newRunId, runExperiment } from '../../harness/experiment/experiment.js';
 import { NO_FAULTS } from '../../harness/faults/faults.js';
 import { modeOutputs, STACK_OUTPUTS } from '../../lib/stack-outputs.js';
 import { MODE_NAMES, MODES, TOPOLOGY_VERSION } from '../../lib/topology.js';

@@ -11,7 +11,7 @@ import {
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type Bundles, bundleHandlers } from '../../harness/bundle.js';
+import { type Bundles, bundleHandlers } from '../../harness/bundling/bundle.js';
 import type { RunningEmulator } from '../../harness/emulators/index.js';
 import { startSqsEmulator } from '../../harness/emulators/sqs-emulator.js';
 import { readQueueDepth } from '../../harness/environments/queue-depth.js';

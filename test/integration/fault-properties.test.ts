@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { EmbeddedEnvironment } from '../../harness/environments/embedded.js';
-import { violations } from '../../harness/report.js';
+import { violations } from '../../harness/report/terminal.js';
 import { MODE_NAMES } from '../../lib/topology.js';
 import { experimentConfig, replayCommand, runEmbedded } from '../support/embedded-run.js';
 

@@ -10,8 +10,8 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DetailedReport } from '../../harness/run-report/render.js';
-import { writeRunReport } from '../../harness/run-report/write.js';
+import type { DetailedReport } from '../../harness/report/html/render.js';
+import { writeRunReport } from '../../harness/report/html/write.js';
 import { PROJECT_ROOT } from '../../lib/bundling.js';
 import type { Mode } from '../../lib/topology.js';
 import { experimentConfig, replayCommand, runEmbedded } from '../support/embedded-run.js';

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type Bundles, bundleHandlers } from '../../harness/bundle.js';
+import { type Bundles, bundleHandlers } from '../../harness/bundling/bundle.js';
 import {
   ExecutionEnvironment,
   type FunctionSpec,

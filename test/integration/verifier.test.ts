@@ -12,7 +12,7 @@ import {
 } from '../../functions/shared/manifest.js';
 import { EVENT_ID_ATTRIBUTE, RUN_ID_ATTRIBUTE } from '../../functions/shared/message.js';
 import { type EmbeddedEnvironment, startEmbeddedEnvironment } from '../../harness/environments/embedded.js';
-import { runExperiment } from '../../harness/experiment.js';
+import { runExperiment } from '../../harness/experiment/experiment.js';
 import { MODE_NAMES, type Mode } from '../../lib/topology.js';
 import { experimentConfig } from '../support/embedded-run.js';
 

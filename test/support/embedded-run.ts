@@ -1,11 +1,11 @@
-import { DEFAULTS } from '../../harness/cli-args.js';
+import { DEFAULTS } from '../../harness/cli/cli-args.js';
 import { type EmbeddedEnvironment, startEmbeddedEnvironment } from '../../harness/environments/embedded.js';
 import {
   type ExperimentConfig,
   type ExperimentReport,
   newRunId,
   runExperiment,
-} from '../../harness/experiment.js';
+} from '../../harness/experiment/experiment.js';
 import { type FaultSettings, NO_FAULTS } from '../../harness/faults/faults.js';
 import { MODE_NAMES } from '../../lib/topology.js';
 
@@ -53,4 +53,4 @@ export async function runEmbedded(
   return { runId, report, env };
 }
 
-export { replayCommand } from '../../harness/replay-command.js';
+export { replayCommand } from '../../harness/experiment/replay-command.js';

@@ -15,7 +15,7 @@ import {
   type ManifestDetails,
   type ModeEventDetails,
 } from '../../functions/shared/event-details.js';
-import type { DetailedReport, ModeReportWithDetails } from '../../harness/run-report/render.js';
+import type { DetailedReport, ModeReportWithDetails } from '../../harness/report/html/render.js';
 import { MODE_NAMES, type Mode } from '../../lib/topology.js';
 
 export interface FixtureOptions {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ExperimentReport } from '../../../../harness/experiment.js';
+import type { ExperimentReport } from '../../../../harness/experiment/experiment.js';
 import { pointsOf, summarise } from '../../../../harness/sweep/sweep-data.js';
 import { renderSweepPage } from '../../../../harness/sweep/sweep-page.js';
 

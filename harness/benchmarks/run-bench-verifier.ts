@@ -1,0 +1,153 @@
+/**
+ * `npm run bench:verifier -- [--events N]`: the verifier at scale. Seeds one run's ledger in
+ * DynamoDB Local with N events per mode (1% of them applied twice, as duplicates), then invokes
+ * the verifier bundle in a local execution environment and reports its time and peak memory, and
+ * checks its counts against what was seeded.
+ */
+
+import { parseArgs } from 'node:util';
+import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { chunks } from '../../functions/shared/chunks.js';
+import {
+  applicationKey,
+  balanceKey,
+  COUNTERS,
+  counterKey,
+  markerKey,
+  partitionKey,
+} from '../../functions/shared/ledger-keys.js';
+import {
+  type ManifestEvent,
+  writeManifestEvents,
+  writeManifestSummary,
+} from '../../functions/shared/manifest.js';
+import { MODE_NAMES, type Mode } from '../../lib/topology.js';
+import { startEmbeddedEnvironment } from '../environments/embedded.js';
+import type { ExperimentEnvironment } from '../environments/environment.js';
+import { forEachConcurrently } from '../experiment/concurrently.js';
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
+async function writeAll(env: ExperimentEnvironment, items: Record<string, unknown>[]): Promise<void> {
+  await forEachConcurrently(chunks(items, 25), 8, async (chunk) => {
+    let pending = chunk.map((Item) => ({ PutRequest: { Item } }));
+    while (pending.length > 0) {
+      const { UnprocessedItems } = await env.ddb.send(
+        new BatchWriteCommand({ RequestItems: { [env.tableName]: pending } }),
+      );
+      pending = (UnprocessedItems?.[env.tableName] ?? []) as typeof pending;
+    }
+  });
+}
+
+/** Seeds `events` events for one mode; every 100th is applied twice. Returns what the verifier must find. */
+async function seed(env: ExperimentEnvironment, runId: string, mode: Mode, events: number) {
+  const pk = partitionKey(runId, mode);
+  const items: Record<string, unknown>[] = [];
+  const balances = new Map<string, number>();
+  let duplicated = 0;
+  for (let index = 0; index < events; index += 1) {
+    const eventId = `evt-${String(index).padStart(7, '0')}`;
+    const accountId = `acct-${index % 100}`;
+    const amountCents = 1 + (index % 997);
+    const applications = mode !== 'effectively-once' && index % 100 === 0 ? 2 : 1;
+    if (applications > 1) duplicated += 1;
+    for (let delivery = 1; delivery <= applications; delivery += 1) {
+      const sk =
+        mode === 'effectively-once'
+          ? markerKey(eventId)
+          : applicationKey(eventId, {
+              receiveCount: delivery,
+              messageId: `m-${index}`,
+              requestId: `r-${delivery}`,
+              position: 0,
+            });
+      items.push({ pk, sk, eventId, accountId, amountCents, applications: 1, runId, mode });
+      balances.set(accountId, (balances.get(accountId) ?? 0) + amountCents);
+    }
+  }
+  for (const [accountId, balanceCents] of balances)
+    items.push({ pk, sk: balanceKey(accountId), accountId, balanceCents });
+  items.push({ pk, sk: counterKey(COUNTERS.deliveries), count: events + duplicated });
+  await writeAll(env, items);
+  return { duplicated, items: items.length };
+}
+
+/** The producer's manifest of the seeded run: the same events in every mode. */
+async function seedManifest(env: ExperimentEnvironment, runId: string, events: number): Promise<void> {
+  const manifest: ManifestEvent[] = [];
+  let expectedCents = 0;
+  for (let index = 0; index < events; index += 1) {
+    const amountCents = 1 + (index % 997);
+    manifest.push({
+      eventId: `evt-${String(index).padStart(7, '0')}`,
+      accountId: `acct-${index % 100}`,
+      amountCents,
+    });
+    expectedCents += amountCents;
+  }
+  const store = { ddb: env.ddb, tableName: env.tableName };
+  await writeManifestEvents(store, runId, manifest);
+  await writeManifestSummary(store, runId, {
+    produced: events,
+    poison: 0,
+    producerDuplicates: 0,
+    expectedCents,
+    modes: MODE_NAMES,
+  });
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { events: { type: 'string', default: '100000' } } });
+  const events = Number(values.events);
+  if (!Number.isInteger(events) || events < 1) {
+    process.stderr.write('usage: npm run bench:verifier -- [--events N]\n');
+    process.exit(2);
+  }
+  const env = await startEmbeddedEnvironment({
+    modes: [],
+    crashRate: 0,
+    crashSeed: 'bench',
+    visibilityTimeoutSeconds: 10,
+    onStatus: (message) => process.stderr.write(`• ${message}\n`),
+  });
+  try {
+    const runId = `bench-verifier-${events}`;
+    const seeding = performance.now();
+    const [seeded] = await Promise.all([
+      Promise.all(MODE_NAMES.map((mode) => seed(env, runId, mode, events))),
+      seedManifest(env, runId, events),
+    ]);
+    process.stderr.write(
+      `• seeded ${seeded.reduce((sum, s) => sum + s.items, 0)} ledger items in ${((performance.now() - seeding) / 1000).toFixed(1)} s\n`,
+    );
+
+    const started = performance.now();
+    const { result, peakRssKb } = await env.invokeVerifier(runId, MODE_NAMES);
+    const seconds = (performance.now() - started) / 1000;
+
+    const problems: string[] = [];
+    for (const [index, mode] of MODE_NAMES.entries()) {
+      const outcome = result.modes[mode];
+      const expected = seeded[index];
+      if (!outcome || !expected) continue;
+      if (outcome.produced !== events || outcome.lost !== 0 || outcome.duplicated !== expected.duplicated) {
+        problems.push(`${mode}: ${JSON.stringify(outcome)}`);
+      }
+      if (!outcome.consistent) problems.push(`${mode}: inconsistent`);
+    }
+    process.stdout.write(
+      `verifier over ${events} events × ${MODE_NAMES.length} modes (${events * MODE_NAMES.length} events, ` +
+        `+1% duplicates in two modes): ${seconds.toFixed(1)} s, ${Math.round((events * MODE_NAMES.length) / seconds)} events/s, ` +
+        `peak RSS ${((peakRssKb ?? 0) / 1024).toFixed(0)} MB\n`,
+    );
+    if (problems.length > 0) {
+      process.stderr.write(`verifier counts differ from the seeded ledger:\n${problems.join('\n')}\n`);
+      process.exitCode = 1;
+    }
+  } finally {
+    await env.stop();
+  }
+}
+
+void main();

@@ -1,0 +1,137 @@
+import { rmSync } from 'node:fs';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import { BUNDLING, handlerEntry } from '../../lib/bundling.js';
+import { registerWithWatchdog } from '../watchdog/watchdog.js';
+
+export interface Bundles {
+  /** `<name>` → the bundle of `functions/<name>.ts`. */
+  readonly handlers: Readonly<Record<string, string>>;
+  /** The execution-environment worker. */
+  readonly worker: string;
+  readonly dispose: () => Promise<void>;
+}
+
+const WORKER_ENTRY = fileURLToPath(new URL('../lambda-runtime/worker.ts', import.meta.url));
+const FOLDER_PREFIX = 'delivery-semantics-bundles-';
+/** `<prefix><owner pid>-<mkdtemp suffix>`: the owner pid tells a later run whether the folder is stale. */
+const OWNED_FOLDER = new RegExp(`^${FOLDER_PREFIX}(\\d+)-[A-Za-z0-9]{6}$`);
+/** Folders named before the owner pid was part of the name; old enough means no run still uses them. */
+const UNOWNED_FOLDER = new RegExp(`^${FOLDER_PREFIX}[A-Za-z0-9]{6}$`);
+const UNOWNED_STALE_AFTER_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * Bundles handlers with the same esbuild options the stack's NodejsFunction uses (lib/bundling.ts),
+ * into a private temporary folder, so the local runtime runs what would be deployed.
+ */
+export async function bundleHandlers(
+  names: readonly string[],
+  options: { readonly outdir?: string } = {},
+): Promise<Bundles> {
+  let outdir = options.outdir;
+  let unregister = (): void => undefined;
+  if (outdir === undefined) {
+    await removeStaleBundleFolders();
+    outdir = await mkdtemp(join(tmpdir(), `${FOLDER_PREFIX}${process.pid}-`));
+    // Exit hooks do not run on SIGKILL; the watchdog removes the folder then.
+    unregister = registerWithWatchdog({ dir: outdir });
+  }
+  try {
+    await Promise.all([
+      build({
+        entryPoints: Object.fromEntries(names.map((name) => [name, handlerEntry(name)])),
+        outdir,
+        bundle: true,
+        platform: BUNDLING.platform,
+        format: BUNDLING.format,
+        target: BUNDLING.target,
+        minify: BUNDLING.minify,
+        sourcemap: BUNDLING.sourcemap,
+        mainFields: [...BUNDLING.mainFields],
+        banner: { js: BUNDLING.banner },
+        external: [...BUNDLING.externalModules],
+        outExtension: { '.js': '.mjs' },
+        logLevel: 'error',
+      }),
+      build({
+        entryPoints: { worker: WORKER_ENTRY },
+        outdir,
+        bundle: true,
+        platform: 'node',
+        format: 'esm',
+        target: 'node20',
+        outExtension: { '.js': '.mjs' },
+        logLevel: 'error',
+      }),
+    ]);
+  } catch (error) {
+    await rm(outdir, { recursive: true, force: true });
+    unregister();
+    throw error;
+  }
+  if (options.outdir !== undefined) {
+    return { ...paths(outdir, names), dispose: async () => undefined };
+  }
+  // A temporary folder is removed however the process ends: a forced exit here, a SIGKILL by the watchdog.
+  const folder = outdir;
+  const removeOnExit = () => rmSync(folder, { recursive: true, force: true });
+  process.once('exit', removeOnExit);
+  return {
+    ...paths(folder, names),
+    dispose: async () => {
+      process.removeListener('exit', removeOnExit);
+      await rm(folder, { recursive: true, force: true });
+      unregister();
+    },
+  };
+}
+
+/**
+ * Removes the bundle folders of runs that are gone (killed before the watchdog existed, or with
+ * it). A folder whose owner is alive is left alone, whichever user or checkout it belongs to.
+ * Best effort: a folder that cannot be read or removed is skipped, never a reason not to run.
+ */
+export async function removeStaleBundleFolders(directory: string = tmpdir()): Promise<string[]> {
+  const entries = await readdir(directory).catch(() => []);
+  const removed = await Promise.all(
+    entries.map(async (name) => {
+      const owned = OWNED_FOLDER.exec(name);
+      const path = join(directory, name);
+      const stale =
+        owned !== null
+          ? !isAlive(Number(owned[1]))
+          : UNOWNED_FOLDER.test(name) &&
+            (await stat(path).then(
+              (info) => Date.now() - info.mtimeMs > UNOWNED_STALE_AFTER_MS,
+              () => false,
+            ));
+      if (!stale) return [];
+      return rm(path, { recursive: true, force: true }).then(
+        () => [path],
+        () => [],
+      );
+    }),
+  );
+  return removed.flat();
+}
+
+function isAlive(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: alive, but another user's.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function paths(outdir: string, names: readonly string[]) {
+  return {
+    handlers: Object.fromEntries(names.map((name) => [name, join(outdir, `${name}.mjs`)])),
+    worker: join(outdir, 'worker.mjs'),
+  };
+}

@@ -1,0 +1,196 @@
+import { createHash } from 'node:crypto';
+import { SendMessageBatchCommand, type SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
+import type { ManifestEvent } from '../../functions/shared/manifest.js';
+import {
+  EVENT_ID_ATTRIBUTE,
+  MAX_AMOUNT_CENTS,
+  type MessageBody,
+  RUN_ID_ATTRIBUTE,
+} from '../../functions/shared/message.js';
+import { type Mode, STORAGE } from '../../lib/topology.js';
+import type { ExperimentEnvironment } from '../environments/environment.js';
+import { type FaultSettings, faultDraw, faultHits } from '../faults/faults.js';
+import { forEachConcurrently } from './concurrently.js';
+
+/** One SQS message the producer sends: an event's body (valid or poison), once or twice. */
+export interface OutgoingMessage {
+  readonly eventId: string;
+  readonly body: string;
+}
+
+export interface Manifest {
+  readonly runId: string;
+  /** Every event, in production order; poison events carry their kind. */
+  readonly events: readonly ManifestEvent[];
+  /** What goes to each mode's queue, in order: the events' bodies plus the producer's re-sends. */
+  readonly messages: readonly OutgoingMessage[];
+  /** Σ amounts of the valid events. */
+  readonly expectedCents: number;
+  readonly poison: number;
+  readonly producerDuplicates: number;
+}
+
+/** mulberry32: a small, well-known seeded PRNG; the run's amounts and accounts follow from the seed. */
+function seededRandom(seed: string): () => number {
+  let state = createHash('sha256').update(seed).digest().readUInt32BE(0);
+  return () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** SQS's limit for one message and for one SendMessageBatch, body and attributes together. */
+export const SQS_MAX_PAYLOAD_BYTES = STORAGE.maxMessageBytes;
+
+/**
+ * Invalid bodies of every kind a handler must refuse. Each names its event (attribute and, where
+ * the kind allows, body), so the DLQ sweep can tell whose it is.
+ */
+export const POISON_KINDS = {
+  'malformed-json': (event: MessageBody) => JSON.stringify(event).slice(0, -9),
+  'missing-field': ({ amountCents: _, ...rest }: MessageBody) => JSON.stringify(rest),
+  'wrong-type': (event: MessageBody) => JSON.stringify({ ...event, amountCents: String(event.amountCents) }),
+  'zero-amount': (event: MessageBody) => JSON.stringify({ ...event, amountCents: 0 }),
+  'negative-amount': (event: MessageBody) => JSON.stringify({ ...event, amountCents: -event.amountCents }),
+  'fractional-amount': (event: MessageBody) =>
+    JSON.stringify({ ...event, amountCents: event.amountCents + 0.5 }),
+  'huge-amount': (event: MessageBody) => JSON.stringify({ ...event, amountCents: MAX_AMOUNT_CENTS * 1e6 }),
+  'unknown-field': (event: MessageBody) => JSON.stringify({ ...event, note: 'not in the schema' }),
+  // Just under SQS's limit once the message attributes are added; the schema must echo none of it.
+  'near-size-limit': (event: MessageBody) =>
+    JSON.stringify({ ...event, padding: 'x'.repeat(SQS_MAX_PAYLOAD_BYTES - 2_048) }),
+} as const satisfies Record<string, (event: MessageBody) => string>;
+
+export type PoisonKind = keyof typeof POISON_KINDS;
+const POISON_KIND_NAMES = Object.keys(POISON_KINDS) as PoisonKind[];
+
+/**
+ * The producer's manifest: `messages` events over `accounts` accounts, amounts in cents, all
+ * derived from the seed. Event ids are stamped here, once per logical event, and stay the same on
+ * every re-send: they are the idempotency key. Poison and re-sends are drawn per event from the
+ * seed, so every mode gets the same ones.
+ */
+export function buildManifest(
+  runId: string,
+  seed: string,
+  messages: number,
+  accounts: number,
+  faults: Pick<FaultSettings, 'poisonRate' | 'producerDuplicateRate'> = {
+    poisonRate: 0,
+    producerDuplicateRate: 0,
+  },
+): Manifest {
+  const random = seededRandom(seed);
+  const width = String(Math.max(0, accounts - 1)).length;
+  const events: ManifestEvent[] = [];
+  const outgoing: OutgoingMessage[] = [];
+  let expectedCents = 0;
+  let poison = 0;
+  let producerDuplicates = 0;
+  for (let index = 0; index < messages; index += 1) {
+    const amountCents = 1 + Math.floor(random() * 10_000);
+    const account = Math.floor(random() * accounts);
+    const body: MessageBody = {
+      eventId: `evt-${String(index).padStart(6, '0')}`,
+      runId,
+      accountId: `acct-${String(account).padStart(width, '0')}`,
+      amountCents,
+    };
+    const { runId: _, ...event } = body;
+    if (faultHits(faults.poisonRate, seed, 'poison', body.eventId)) {
+      const kind = POISON_KIND_NAMES[
+        Math.floor(faultDraw(seed, 'poison-kind', body.eventId) * POISON_KIND_NAMES.length)
+      ] as PoisonKind;
+      events.push({ ...event, poison: kind });
+      // Rendered when sent, not kept: a run of 100,000 events must not hold hundreds of 1 MiB bodies.
+      outgoing.push({
+        eventId: body.eventId,
+        get body() {
+          return POISON_KINDS[kind](body);
+        },
+      });
+      poison += 1;
+      continue;
+    }
+    events.push(event);
+    expectedCents += amountCents;
+    const json = JSON.stringify(body);
+    outgoing.push({ eventId: body.eventId, body: json });
+    // A retry after a lost SendMessage response: the same event, a second SQS message.
+    if (faultHits(faults.producerDuplicateRate, seed, 'producer-duplicate', body.eventId)) {
+      outgoing.push({ eventId: body.eventId, body: json });
+      producerDuplicates += 1;
+    }
+  }
+  return { runId, events, messages: outgoing, expectedCents, poison, producerDuplicates };
+}
+
+/** Sends one mode's copy of the manifest with SendMessageBatch, retrying entries SQS refuses. */
+export async function produce(
+  env: ExperimentEnvironment,
+  mode: Mode,
+  manifest: Manifest,
+  onSent: (count: number) => void = () => undefined,
+): Promise<void> {
+  const queueUrl = env.queueUrl(mode);
+  // A handful of batches in flight is enough to saturate a local emulator without starving it.
+  await forEachConcurrently(sendBatches(manifest.messages), 8, async (batch) => {
+    await sendBatch(env, queueUrl, manifest.runId, batch);
+    onSent(batch.length);
+  });
+}
+
+function entryOf(runId: string, message: OutgoingMessage, index: number): SendMessageBatchRequestEntry {
+  return {
+    Id: String(index),
+    MessageBody: message.body,
+    MessageAttributes: {
+      [RUN_ID_ATTRIBUTE]: { DataType: 'String', StringValue: runId },
+      [EVENT_ID_ATTRIBUTE]: { DataType: 'String', StringValue: message.eventId },
+    },
+  };
+}
+
+/** Up to 10 messages per batch, and no more than SQS's payload limit per request. */
+export function sendBatches(messages: readonly OutgoingMessage[]): OutgoingMessage[][] {
+  const batches: OutgoingMessage[][] = [];
+  let current: OutgoingMessage[] = [];
+  let bytes = 0;
+  for (const message of messages) {
+    const size = Buffer.byteLength(message.body) + 256; // + the two attributes, generously
+    if (current.length === 10 || (current.length > 0 && bytes + size > SQS_MAX_PAYLOAD_BYTES)) {
+      batches.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(message);
+    bytes += size;
+  }
+  if (current.length > 0) batches.push(current);
+  return batches;
+}
+
+async function sendBatch(
+  env: ExperimentEnvironment,
+  queueUrl: string,
+  runId: string,
+  batch: readonly OutgoingMessage[],
+): Promise<void> {
+  let entries = batch.map((message, index) => entryOf(runId, message, index));
+  for (let attempt = 1; entries.length > 0; attempt += 1) {
+    const { Failed = [] } = await env.sqs.send(
+      new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }),
+    );
+    if (Failed.length === 0) return;
+    if (attempt >= 5) {
+      throw new Error(
+        `SQS refused ${Failed.length} message(s) 5 times: ${Failed.map((f) => f.Message ?? f.Code).join('; ')}`,
+      );
+    }
+    const failedIds = new Set(Failed.map((failure) => failure.Id));
+    entries = entries.filter((entry) => failedIds.has(entry.Id));
+    await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+  }
+}

@@ -1,0 +1,55 @@
+import { UsageError } from '../cli/cli-args.js';
+import type { EnvironmentDescription } from '../environments/environment.js';
+import type { ExperimentConfig } from './experiment.js';
+
+/**
+ * The run's configuration as the environment will really execute it. On a deployed stack the crash
+ * rate and batch size are fixed at deploy time: an explicit flag that contradicts them is refused
+ * (a run that silently used other settings than asked would mislead), with how to redeploy.
+ */
+export function reconcileWithEnvironment(
+  config: ExperimentConfig,
+  explicit: ReadonlySet<string>,
+  description: EnvironmentDescription,
+  stackName: string,
+): ExperimentConfig {
+  const deployedBatchSizes = [...new Set(config.modes.map((mode) => description.modes[mode].batchSize))];
+  const redeploy = (context: string) =>
+    description.target === 'localstack'
+      ? `npm run deploy:local -- ${context}`
+      : `npx cdk deploy -c stackName=${stackName} ${context}`;
+
+  if (explicit.has('crash-rate') && config.crashRate !== description.crashRate) {
+    throw new UsageError(
+      `the stack was deployed with crashRate=${description.crashRate}, but --crash-rate ${config.crashRate} was asked for. ` +
+        `Drop --crash-rate, or redeploy: \`${redeploy(`-c crashRate=${config.crashRate} -c crashSeed=${description.crashSeed}`)}\``,
+    );
+  }
+  if (explicit.has('batch-size') && deployedBatchSizes.some((size) => size !== config.batchSize)) {
+    throw new UsageError(
+      `the stack was deployed with batch size ${deployedBatchSizes.join('/')}, but --batch-size ${config.batchSize} was asked for. ` +
+        `Drop --batch-size, or redeploy: \`${redeploy(`-c batchSize=${config.batchSize}`)}\``,
+    );
+  }
+  return {
+    ...config,
+    crashRate: description.crashRate,
+    batchSize: deployedBatchSizes.length === 1 ? deployedBatchSizes[0] : undefined,
+  };
+}
+
+export function describeSettings(description: EnvironmentDescription): string {
+  // Modes usually share their settings: print each distinct set once.
+  const groups = new Map<string, string[]>();
+  for (const [mode, s] of Object.entries(description.modes)) {
+    const text =
+      `batch ${s.batchSize}, concurrency ${s.maxConcurrency}, visibility ${s.visibilityTimeoutSeconds} s, ` +
+      `timeout ${s.functionTimeoutSeconds} s, maxReceiveCount ${s.maxReceiveCount}`;
+    groups.set(text, [...(groups.get(text) ?? []), mode]);
+  }
+  const modes =
+    groups.size === 1
+      ? [...groups.keys()].join('')
+      : [...groups].map(([text, names]) => `${names.join(', ')}: ${text}`).join('; ');
+  return `${description.target}: crash rate ${description.crashRate}, crash seed ${description.crashSeed}; ${modes}`;
+}

@@ -1,0 +1,175 @@
+/**
+ * The numbers of the terminal's tables, as HTML: the same fields and the same `!` marks
+ * (`violations` from report.ts decides them), plus the settings a reader needs to trust a run.
+ */
+import type { Mode } from '../../../lib/topology.js';
+import type { ExperimentReport, ModeReport } from '../../experiment/experiment.js';
+import { anyFault } from '../../faults/faults.js';
+import { describeFaults, violations } from '../terminal.js';
+import { escapeHtml, money } from './html.js';
+
+const modeEntries = (report: Pick<ExperimentReport, 'modes'>): [Mode, ModeReport][] =>
+  Object.entries(report.modes) as [Mode, ModeReport][];
+
+function table(caption: string, header: readonly string[], rows: readonly string[][]): string {
+  return [
+    `<table><caption>${escapeHtml(caption)}</caption><thead><tr>`,
+    header
+      .map(
+        (title, column) => `<th scope="col"${column === 0 ? '' : ' class="num"'}>${escapeHtml(title)}</th>`,
+      )
+      .join(''),
+    '</tr></thead><tbody>',
+    // Each row's first cell is pre-rendered (a mode name); the others are numbers or marked numbers.
+    rows
+      .map(
+        ([first, ...rest]) =>
+          `<tr><th scope="row">${first ?? ''}</th>${rest.map((cell) => `<td class="num">${cell}</td>`).join('')}</tr>`,
+      )
+      .join(''),
+    '</tbody></table>',
+  ].join('');
+}
+
+/** The terminal's result table: a count a correct run cannot produce is marked `!` and highlighted. */
+export function summaryTable(report: Pick<ExperimentReport, 'modes'>): string {
+  const header = [
+    'mode',
+    'produced',
+    'deliveries',
+    'applied once',
+    'duplicated (extra)',
+    'lost',
+    'dead-lettered',
+    'unexpected',
+    'mismatched',
+    'expected',
+    'actual',
+    'drift',
+    'crashes',
+    'consistent',
+  ];
+  const rows = modeEntries(report).map(([mode, m]) => {
+    const flagged = violations(mode, m);
+    const mark = (field: keyof ModeReport, text: string) =>
+      flagged.has(field)
+        ? `<mark title="a correct run cannot produce this">${escapeHtml(text)} !</mark>`
+        : escapeHtml(text);
+    return [
+      escapeHtml(mode),
+      escapeHtml(m.produced),
+      escapeHtml(m.deliveries),
+      escapeHtml(m.appliedOnce),
+      mark('duplicated', `${m.duplicated} (${m.extraApplications})`),
+      mark('lost', String(m.lost)),
+      escapeHtml(m.deadLettered),
+      mark('unexpected', String(m.unexpected)),
+      mark('payloadMismatches', String(m.payloadMismatches)),
+      escapeHtml(money(m.expectedCents)),
+      escapeHtml(money(m.actualCents)),
+      mark('driftCents', money(m.driftCents)),
+      escapeHtml(m.crashes),
+      m.consistent ? 'yes' : '<mark>NO !</mark>',
+    ];
+  });
+  return table('What the verifier counted, by event id (the terminal table)', header, rows);
+}
+
+/** What was injected and what the runtime saw, per mode (the terminal's fault table). */
+export function faultTable(report: Pick<ExperimentReport, 'modes'>): string {
+  const live = (value: number | undefined) => (value === undefined ? '–' : String(value));
+  const rows = modeEntries(report).map(([mode, m]) => {
+    const injected = m.runtime?.injected;
+    return [
+      escapeHtml(mode),
+      String(m.poison),
+      String(m.producerDuplicates),
+      live(injected?.redelivered),
+      live(injected?.throttled),
+      live(injected?.serverErrors),
+      live(injected?.lostResponses),
+      live(injected?.conflicts),
+      live(injected?.kills),
+      live(injected?.slowInvocations),
+      live(m.runtime?.visibilityOverruns),
+      String(m.retriedCancellations),
+      String(m.conflictingReuse),
+    ];
+  });
+  return table(
+    'Faults injected, and what the runtime saw (– : not measured on this target)',
+    [
+      'mode',
+      'poison',
+      're-sent',
+      'redelivered',
+      'throttled',
+      '5xx',
+      'lost responses',
+      'conflicts',
+      'killed',
+      'slow',
+      'overruns',
+      'retried cancellations',
+      'conflicting reuse',
+    ],
+    rows,
+  );
+}
+
+/** The settings each mode ran with (after local or deployed overrides). */
+export function settingsTable(report: ExperimentReport): string {
+  const rows = modeEntries(report).map(([mode]) => {
+    const s = report.environment.modes[mode];
+    return [
+      escapeHtml(mode),
+      String(s.batchSize),
+      `${s.maxBatchingWindowSeconds} s`,
+      String(s.maxConcurrency),
+      `${s.visibilityTimeoutSeconds} s`,
+      `${s.functionTimeoutSeconds} s`,
+      String(s.maxReceiveCount),
+    ];
+  });
+  return table(
+    'Settings per mode',
+    [
+      'mode',
+      'batch size',
+      'batching window',
+      'max concurrency',
+      'visibility timeout',
+      'function timeout',
+      'max receive count',
+    ],
+    rows,
+  );
+}
+
+/** The run's configuration as a definition list: seed, rates, sizes, time spent. */
+export function runFacts(report: ExperimentReport): string {
+  const c = report.config;
+  const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+  const facts: [string, string][] = [
+    ['target', report.target],
+    ['messages per mode', c.messages.toLocaleString('en-US')],
+    ['accounts', String(c.accounts)],
+    ['seed', c.seed],
+    ['crash rate', String(c.crashRate)],
+    ['crash seed', c.crashSeed],
+    ['faults', anyFault(c.faults) ? describeFaults(c.faults) : 'none besides the crash points'],
+    ['duration', seconds(report.durationMs)],
+    ...(report.phasesMs
+      ? ([
+          [
+            'phases',
+            `startup ${seconds(report.phasesMs.startup)}, produce ${seconds(report.phasesMs.produce)}, drain ${seconds(report.phasesMs.drain)}, verify ${seconds(report.phasesMs.verify)}`,
+          ],
+        ] as [string, string][])
+      : []),
+    ['experiment peak memory', `${Math.round(report.memory.experimentPeakRssKb / 1024)} MB`],
+  ];
+  return `<dl class="facts">${facts
+    .map(([term, value]) => `<div><dt>${escapeHtml(term)}</dt><dd>${escapeHtml(value)}</dd></div>`)
+    .join('')}</dl>`;
+}

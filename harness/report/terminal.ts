@@ -1,0 +1,259 @@
+import { MODES, type Mode } from '../../lib/topology.js';
+import type { DrainSnapshot } from '../experiment/drain.js';
+import type { ExperimentReport } from '../experiment/experiment.js';
+import { anyFault, type FaultSettings } from '../faults/faults.js';
+
+const money = (cents: number): string => {
+  const sign = cents < 0 ? '-' : '';
+  const abs = Math.abs(cents);
+  return `${sign}${Math.floor(abs / 100).toLocaleString('en-US')}.${String(abs % 100).padStart(2, '0')}`;
+};
+
+type ModeRow = NonNullable<ExperimentReport['modes'][Mode]>;
+
+/** The report's modes as [mode, outcome] pairs, in report (topology) order. */
+const modeRows = (report: Pick<ExperimentReport, 'modes'>): [Mode, ModeRow][] =>
+  Object.entries(report.modes) as [Mode, ModeRow][];
+
+/**
+ * Whether the environment itself delivered some record twice: then at-most-once's duplicates are
+ * the environment's, not a broken promise (its "never twice" holds per SQS delivery).
+ */
+function deliveredTwiceByEnvironment(outcome: ModeRow): boolean {
+  return (
+    outcome.producerDuplicates > 0 ||
+    (outcome.runtime?.injected.redelivered ?? 0) > 0 ||
+    (outcome.runtime?.visibilityOverruns ?? 0) > 0
+  );
+}
+
+/**
+ * The counts of a mode that a correct run cannot produce: always-impossible ones (unexpected
+ * applications, payloads that differ from the manifest, a ledger that does not add up) and the
+ * mode's own promises (lib/topology.ts).
+ */
+export function violations(mode: Mode, outcome: ModeRow): Set<keyof ModeRow> {
+  const flagged = new Set<keyof ModeRow>();
+  if (outcome.unexpected !== 0) flagged.add('unexpected');
+  if (outcome.payloadMismatches !== 0 && outcome.conflictingReuse === 0) flagged.add('payloadMismatches');
+  if (!outcome.consistent) flagged.add('consistent');
+  const { promises } = MODES[mode];
+  if (promises.noLoss && outcome.lost !== 0) flagged.add('lost');
+  if (promises.noDuplicates && outcome.duplicated !== 0 && !deliveredTwiceByEnvironment(outcome))
+    flagged.add('duplicated');
+  // Money in the DLQ is not drift: a dead-lettered event is accounted for, just not applied.
+  if (promises.noLoss && promises.noDuplicates && outcome.driftCents !== -outcome.deadLetteredCents)
+    flagged.add('driftCents');
+  return flagged;
+}
+
+/** Aligns rows under a header: the first column left, the others right. */
+function alignedTable(header: readonly string[], rows: readonly string[][]): string {
+  const widths = header.map((title, column) =>
+    Math.max(title.length, ...rows.map((row) => row[column]?.length ?? 0)),
+  );
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((cell, column) =>
+        column === 0 ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0),
+      )
+      .join('  ');
+  return [line(header), widths.map((width) => '-'.repeat(width)).join('  '), ...rows.map(line)].join('\n');
+}
+
+/** The result table: one row per mode; a count a correct run cannot produce is marked with `!`. */
+export function formatTable(report: Pick<ExperimentReport, 'modes'>): string {
+  const header = [
+    'mode',
+    'produced',
+    'deliveries',
+    'applied once',
+    'duplicated (extra)',
+    'lost',
+    'dead-lettered',
+    'unexpected',
+    'mismatched',
+    'expected',
+    'actual',
+    'drift',
+    'crashes',
+    'consistent',
+  ];
+  const rows = modeRows(report).map(([mode, m]) => {
+    const flagged = violations(mode, m);
+    const mark = (field: keyof ModeRow, text: string) => (flagged.has(field) ? `${text} !` : text);
+    return [
+      mode,
+      String(m.produced),
+      String(m.deliveries),
+      String(m.appliedOnce),
+      mark('duplicated', `${m.duplicated} (${m.extraApplications})`),
+      mark('lost', String(m.lost)),
+      String(m.deadLettered),
+      mark('unexpected', String(m.unexpected)),
+      mark('payloadMismatches', String(m.payloadMismatches)),
+      money(m.expectedCents),
+      money(m.actualCents),
+      mark('driftCents', money(m.driftCents)),
+      String(m.crashes),
+      m.consistent ? 'yes' : 'NO !',
+    ];
+  });
+  return alignedTable(header, rows);
+}
+
+/** What was injected and what the runtime saw, per mode; printed when any of it is not zero. */
+export function formatFaultTable(report: Pick<ExperimentReport, 'modes'>): string | undefined {
+  const header = [
+    'faults',
+    'poison',
+    're-sent',
+    'redelivered',
+    'throttled',
+    '5xx',
+    'lost responses',
+    'conflicts',
+    'killed',
+    'slow',
+    'overruns',
+    'retried cancellations',
+    'conflicting reuse',
+  ];
+  const rows = modeRows(report).map(([mode, m]) => {
+    const injected = m.runtime?.injected;
+    const live = (value: number | undefined) => (value === undefined ? '-' : String(value));
+    return [
+      mode,
+      String(m.poison),
+      String(m.producerDuplicates),
+      live(injected?.redelivered),
+      live(injected?.throttled),
+      live(injected?.serverErrors),
+      live(injected?.lostResponses),
+      live(injected?.conflicts),
+      live(injected?.kills),
+      live(injected?.slowInvocations),
+      live(m.runtime?.visibilityOverruns),
+      String(m.retriedCancellations),
+      String(m.conflictingReuse),
+    ];
+  });
+  const anything = rows.some((row) => row.slice(1).some((cell) => cell !== '0' && cell !== '-'));
+  return anything ? alignedTable(header, rows) : undefined;
+}
+
+export function formatSummary(report: ExperimentReport, reportPath: string, htmlPath?: string): string {
+  const c = report.config;
+  const seconds = (report.durationMs / 1000).toFixed(1);
+  const faults = formatFaultTable(report);
+  return [
+    `run ${report.runId} on ${report.target}: ${c.messages} messages × ${Object.keys(report.modes).length} modes, ` +
+      `${c.accounts} accounts, crash rate ${c.crashRate}, seed ${c.seed}, ${seconds} s${phases(report)}`,
+    ...(anyFault(c.faults) ? [`faults: ${describeFaults(c.faults)}`] : []),
+    '',
+    formatTable(report),
+    '',
+    ...(faults ? [faults, ''] : []),
+    ...notes(report),
+    `report: ${reportPath}`,
+    ...(htmlPath ? [`page:   ${htmlPath} (open it in a browser, or run with --open)`] : []),
+  ].join('\n');
+}
+
+/** ` (startup 2.8 s, produce 2.1 s, drain 26.7 s, verify 1.6 s)`, when the report has them. */
+function phases(report: ExperimentReport): string {
+  const p = report.phasesMs;
+  if (p === undefined) return '';
+  const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+  return ` (startup ${s(p.startup)}, produce ${s(p.produce)}, drain ${s(p.drain)}, verify ${s(p.verify)})`;
+}
+
+/** The fault flags of a run, as a reader would type them. */
+export function describeFaults(faults: FaultSettings): string {
+  const parts: string[] = [];
+  if (faults.poisonRate > 0) parts.push(`poison ${faults.poisonRate}`);
+  if (faults.producerDuplicateRate > 0) parts.push(`producer re-sends ${faults.producerDuplicateRate}`);
+  if (faults.redeliveryRate > 0) parts.push(`redelivery ${faults.redeliveryRate}`);
+  if (faults.throttleRate > 0) parts.push(`throttling ${faults.throttleRate}`);
+  if (faults.workDelayMs > 0)
+    parts.push(`work delay ${faults.workDelayMs} ms on ${faults.workDelayRate} of invocations`);
+  if (faults.killRate > 0) parts.push(`kills ${faults.killRate}`);
+  return parts.join(', ');
+}
+
+/** What a reader might misread in the table. */
+function notes(report: ExperimentReport): string[] {
+  const rows = modeRows(report);
+  const outcomes = rows.map(([, outcome]) => outcome);
+  const notes: string[] = [];
+  if (
+    report.config.crashRate > 0 &&
+    outcomes.every((outcome) => outcome.crashes === 0) &&
+    !anyFault(report.config.faults)
+  ) {
+    notes.push(
+      `note: no crash was drawn for seed ${report.config.seed} at crash rate ${report.config.crashRate}, so every mode ` +
+        'is exact; try another --seed or a higher --crash-rate to see the semantics differ.',
+    );
+  }
+  for (const [mode, outcome] of rows) {
+    if (!MODES[mode].promises.noLoss && outcome.poison > 0 && outcome.lost > 0) {
+      notes.push(
+        `note: ${mode} deletes before it validates, so the poison bodies it received are among its ${outcome.lost} lost; ` +
+          'the modes that work first dead-letter them instead.',
+      );
+    }
+    if (MODES[mode].promises.noDuplicates && outcome.duplicated > 0 && deliveredTwiceByEnvironment(outcome)) {
+      notes.push(
+        `note: ${mode}'s duplicates come from the environment, not the mode: records were delivered twice ` +
+          '(producer re-sends, redeliveries or visibility overruns), and it applies each delivery it deletes.',
+      );
+    }
+  }
+  const overruns = outcomes.reduce((sum, outcome) => sum + (outcome.runtime?.visibilityOverruns ?? 0), 0);
+  if (overruns > 0) {
+    notes.push(
+      `note: ${overruns} batch(es) outlived their visibility timeout, so SQS may have handed the same messages to ` +
+        'a second invocation: duplicates may come from the environment, not only from the mode.',
+    );
+  }
+  if (report.config.faults.throttleRate > 0) {
+    notes.push(
+      'note: deliveries and crashes are counters updated with UpdateItem ADD, which has no idempotency token: ' +
+        'a lost response the SDK retries adds twice, so under --throttle-rate they can read high. The outcome ' +
+        'counts come from event ids and do not depend on them; the runtime’s own counts are in the JSON (runtime).',
+    );
+  }
+  if (rows.some(([mode, outcome]) => violations(mode, outcome).size > 0)) {
+    notes.push(
+      'note: a count marked ! is one a correct run cannot produce (an unexpected application or a payload that ' +
+        'differs from the manifest, a broken promise of the mode, a ledger that does not add up): a bug, not a semantic.',
+    );
+  }
+  return notes.length > 0 ? [...notes, ''] : [];
+}
+
+/** `at-most-once` → `AMO`: derived, so a new mode in the topology needs no edit here. */
+const short = (mode: string): string =>
+  mode
+    .split('-')
+    .map((part) => part.charAt(0).toUpperCase())
+    .join('');
+
+/**
+ * One progress line, per mode: records done (acknowledged) and delivered, records in running
+ * invocations, crashes, then the queue: visible and invisible (received and not deleted: running,
+ * or from a crashed batch waiting out its visibility timeout); then the elapsed time. A deployed
+ * target sees only the queue, not the consumers.
+ */
+export function formatProgress(snapshot: DrainSnapshot): string {
+  const parts = (Object.entries(snapshot.modes) as [Mode, NonNullable<DrainSnapshot['modes'][Mode]>][]).map(
+    ([mode, s]) => {
+      const live = s.live
+        ? `done ${s.live.acknowledged}, delivered ${s.live.deliveries}, running ${s.live.inFlight}, crashes ${s.live.crashes}, `
+        : '';
+      return `${short(mode)} ${live}queued ${s.visible}, invisible ${s.inFlight}${s.drained ? ' ✓' : ''}`;
+    },
+  );
+  return `${parts.join(' │ ')} │ ${(snapshot.elapsedMs / 1000).toFixed(1)} s`;
+}

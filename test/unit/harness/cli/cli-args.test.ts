@@ -1,0 +1,161 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULTS, parseCliArgs, UsageError } from '../../../../harness/cli/cli-args.js';
+import { NO_FAULTS } from '../../../../harness/faults/faults.js';
+import { MODE_NAMES } from '../../../../lib/topology.js';
+
+describe('experiment command-line options', () => {
+  it('has the documented defaults', () => {
+    const { config, json, target } = parseCliArgs([]);
+    expect(target).toBe('embedded');
+    expect(json).toBe(false);
+    expect(config).toMatchObject({
+      messages: 200,
+      accounts: 10,
+      crashRate: 0.02,
+      batchSize: undefined,
+      modes: MODE_NAMES,
+      visibilityTimeoutSeconds: DEFAULTS.visibilityTimeoutSeconds,
+    });
+    expect(config.seed).toMatch(/^[a-z0-9]+$/);
+  });
+
+  it('reads every option', () => {
+    const { config, json } = parseCliArgs([
+      '--messages=50',
+      '--accounts',
+      '3',
+      '--crash-rate',
+      '0.5',
+      '--batch-size',
+      '25',
+      '--seed',
+      'demo',
+      '--modes',
+      'effectively-once,at-most-once',
+      '--concurrency',
+      '4',
+      '--visibility-timeout',
+      '7',
+      '--max-receive-count',
+      '3',
+      '--poison-rate',
+      '0.1',
+      '--producer-duplicate-rate',
+      '0.2',
+      '--redelivery-rate',
+      '0.3',
+      '--throttle-rate',
+      '0.05',
+      '--work-delay',
+      '12000',
+      '--work-delay-rate',
+      '0.5',
+      '--kill-rate',
+      '0.01',
+      '--json',
+    ]);
+    expect(json).toBe(true);
+    expect(config).toEqual({
+      messages: 50,
+      accounts: 3,
+      crashRate: 0.5,
+      batchSize: 25,
+      seed: 'demo',
+      modes: ['at-most-once', 'effectively-once'],
+      concurrency: 4,
+      visibilityTimeoutSeconds: 7,
+      maxReceiveCount: 3,
+      faults: {
+        poisonRate: 0.1,
+        producerDuplicateRate: 0.2,
+        redeliveryRate: 0.3,
+        throttleRate: 0.05,
+        workDelayMs: 12000,
+        workDelayRate: 0.5,
+        killRate: 0.01,
+      },
+    });
+  });
+
+  it('injects no faults by default, and slows a share of invocations when only --work-delay is given', () => {
+    expect(parseCliArgs([]).config.faults).toEqual(NO_FAULTS);
+    expect(parseCliArgs(['--work-delay', '500']).config.faults).toMatchObject({
+      workDelayMs: 500,
+      workDelayRate: DEFAULTS.workDelayRate,
+    });
+  });
+
+  it.each([
+    [['--poison-rate', '1.5'], /--poison-rate must be a number from 0 to 1/],
+    [['--kill-rate', ''], /--kill-rate must be a number from 0 to 1/],
+    [['--work-delay-rate', '0.5'], /--work-delay-rate needs --work-delay/],
+    [['--work-delay', '1.5'], /--work-delay must be a whole number/],
+    [
+      ['--target', 'aws', '--redelivery-rate', '0.1'],
+      /--redelivery-rate is injected by the local Lambda runtime/,
+    ],
+    [['--target', 'localstack', '--kill-rate', '0.1'], /applies to --target embedded only/],
+    [
+      ['--target', 'aws', '--max-receive-count', '3'],
+      /--max-receive-count applies to --target embedded only/,
+    ],
+  ])('refuses %j with a message that says why', (argv, message) => {
+    expect(() => parseCliArgs(argv)).toThrow(message);
+  });
+
+  it('lets the producer-side faults run on a deployed target', () => {
+    const { config } = parseCliArgs([
+      '--target',
+      'aws',
+      '--poison-rate',
+      '0.1',
+      '--producer-duplicate-rate',
+      '0.1',
+    ]);
+    expect(config.faults).toMatchObject({ poisonRate: 0.1, producerDuplicateRate: 0.1 });
+  });
+
+  it('reads the deployed-target options and remembers which flags were given', () => {
+    const options = parseCliArgs([
+      '--target',
+      'localstack',
+      '--stack',
+      'Demo',
+      '--endpoint',
+      'http://127.0.0.1:4566',
+      '--crash-rate',
+      '0',
+    ]);
+    expect(options).toMatchObject({
+      target: 'localstack',
+      stackName: 'Demo',
+      endpoint: 'http://127.0.0.1:4566',
+    });
+    expect([...options.explicit].sort()).toEqual(['crash-rate', 'endpoint', 'stack', 'target']);
+    expect(parseCliArgs(['--target', 'aws']).stackName).toBe('DeliverySemantics');
+  });
+
+  it.each([
+    [['--messages', '0'], /--messages must be a whole number from 1/],
+    [['--messages', '1.5'], /--messages/],
+    [['--crash-rate', '2'], /--crash-rate must be a number from 0 to 1/],
+    [['--crash-rate', ''], /--crash-rate/],
+    [['--batch-size', '10001'], /--batch-size/],
+    [['--modes', 'exactly-once'], /unknown: "exactly-once"/],
+    [['--concurrency', '1'], /--concurrency must be a whole number from 2/],
+    [['--seed', 'has space'], /--seed/],
+    [['--target', 'mars'], /--target must be one of/],
+    [['--nope'], /Unknown option '--nope'/],
+    [['--stack', 'X'], /--stack applies to --target aws or localstack/],
+    [['--target', 'aws', '--concurrency', '3'], /--concurrency applies to --target embedded only/],
+    [
+      ['--target', 'aws', '--visibility-timeout', '3'],
+      /--visibility-timeout applies to --target embedded only/,
+    ],
+    [['--target', 'aws', '--endpoint', 'http://localhost:4566'], /--endpoint applies to --target localstack/],
+    [['--target', 'localstack', '--endpoint', 'localhost'], /--endpoint must be a URL/],
+  ])('refuses %o with a clear message', (argv, message) => {
+    expect(() => parseCliArgs(argv)).toThrow(UsageError);
+    expect(() => parseCliArgs(argv)).toThrow(message);
+  });
+});

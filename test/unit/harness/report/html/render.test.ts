@@ -1,0 +1,210 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { ManifestDetails, ModeEventDetails } from '../../../../../functions/shared/event-details.js';
+import { type DetailedReport, renderRunReport } from '../../../../../harness/report/html/render.js';
+import { openCommand, openInBrowser, writeRunReport } from '../../../../../harness/report/html/write.js';
+import { formatTable } from '../../../../../harness/report/terminal.js';
+import type { Mode } from '../../../../../lib/topology.js';
+import { detailedReportFixture } from '../../../../support/run-report-fixture.js';
+
+const OPTIONS = { reportJsonPath: 'reports/run.json', replayCommand: 'npm run experiment -- --seed unit' };
+
+/** Every state the verifier can give, in one mode; ids chosen to be awkward in HTML. */
+const MANIFEST: ManifestDetails = {
+  eventIds: ['evt-0', 'evt-1', 'evt-2', 'evt-3', 'evt-4', 'evt-5', 'evt-6', 'evt-7', '</script><b>x'],
+  accountIds: ['a', 'b', 'c', 'a', 'b', 'c', 'a', 'b', 'c'],
+  amountCents: [100, 200, 300, 400, 500, 600, 700, 800, 900],
+  poison: [null, null, null, null, null, 'wrong-type', 'wrong-type', 'wrong-type', null],
+};
+
+function details(states: string, applications: number[], unexpected: string[] = []): ModeEventDetails {
+  return {
+    states,
+    applications,
+    receiveCounts: applications.map((count) => Array.from({ length: count }, (_, i) => i + 1).join(',')),
+    crashes: applications.map((count) => (count > 1 ? '1' : '')),
+    unexpectedEventIds: unexpected,
+    unattributedCrashes: 0,
+    timeline: { startMs: 1_000_000, bucketMs: 500, applications: [3, 2, 0, 4], crashes: [1, 0, 0, 0] },
+  };
+}
+
+const EVENTS: Partial<Record<Mode, ModeEventDetails>> = {
+  'at-most-once': details('olqoooqqo', [1, 0, 0, 1, 1, 0, 0, 0, 1]),
+  'at-least-once': details('odxaopuqo', [1, 3, 0, 1, 1, 0, 1, 0, 1], ['evt-unknown-1', 'evt-unknown-2']),
+};
+
+function handMade(): DetailedReport {
+  const base = detailedReportFixture({ events: 9 });
+  const modes: DetailedReport['modes'] = {};
+  for (const [mode, events] of Object.entries(EVENTS) as [Mode, ModeEventDetails][]) {
+    const outcome = base.modes[mode];
+    if (!outcome) throw new Error(`the fixture has no ${mode}`);
+    modes[mode] = { ...outcome, events };
+  }
+  return {
+    ...base,
+    config: { ...base.config, modes: Object.keys(EVENTS) as Mode[] },
+    manifest: MANIFEST,
+    modes,
+  };
+}
+
+/** The HTML of one mode's section of the page. */
+function section(html: string, mode: string): string {
+  const start = html.indexOf(`<section class="card mode" data-mode="${mode}"`);
+  expect(start, `a section for ${mode}`).toBeGreaterThanOrEqual(0);
+  return html.slice(start, html.indexOf('</section>', start));
+}
+
+const cellStates = (html: string): string[] =>
+  [...html.matchAll(/<i role="gridcell"[^>]*class="c (\w)">([^<]*)<\/i>/g)].map((match) => match[1] ?? '');
+
+function legendCounts(html: string): Record<string, number> {
+  return Object.fromEntries(
+    [...html.matchAll(/data-state="(\w)">.*?<b class="n">([\d,]+)<\/b>/g)].map((match) => [
+      match[1],
+      Number((match[2] ?? '').replace(/,/g, '')),
+    ]),
+  );
+}
+
+describe('renderRunReport', () => {
+  it('draws one cell per produced event per mode, in production order, then one per unexpected id', async () => {
+    const html = await renderRunReport(handMade(), OPTIONS);
+    for (const [mode, events] of Object.entries(EVENTS)) {
+      expect(cellStates(section(html, mode)).join('')).toBe(
+        events.states + 'e'.repeat(events.unexpectedEventIds.length),
+      );
+    }
+  });
+
+  it('shows the number of applications inside a duplicated cell, and a glyph in every other non-plain one', async () => {
+    const alo = section(await renderRunReport(handMade(), OPTIONS), 'at-least-once');
+    const glyphs = [...alo.matchAll(/<i role="gridcell"[^>]*class="c (\w)">([^<]*)<\/i>/g)].map(
+      (match) => `${match[1]}${match[2]}`,
+    );
+    expect(glyphs).toEqual(['o', 'd3', 'xD', 'aA', 'o', 'pP', 'u!', 'qP', 'o', 'e?', 'e?']);
+  });
+
+  it("gives each mode's legend the counts of its JSON states", async () => {
+    const html = await renderRunReport(handMade(), OPTIONS);
+    for (const [mode, events] of Object.entries(EVENTS)) {
+      const expected: Record<string, number> = { o: 0, d: 0, l: 0, x: 0, a: 0, p: 0, q: 0, u: 0 };
+      for (const state of events.states) expected[state] = (expected[state] ?? 0) + 1;
+      expected.e = events.unexpectedEventIds.length;
+      expect(legendCounts(section(html, mode))).toEqual(expected);
+    }
+  });
+
+  it('references nothing on the network: no http(s) src or href, no stylesheet or script from elsewhere', async () => {
+    const html = await renderRunReport(detailedReportFixture(), OPTIONS);
+    expect(html).not.toMatch(/\b(?:src|href|action|poster|srcset)\s*=\s*["']?\s*(?:https?:)?\/\//i);
+    expect(html).not.toMatch(/url\(\s*["']?\s*(?:https?:)?\/\//i);
+    expect(html).not.toMatch(/@import|<link\b|<script[^>]+src=|<iframe|<img\b/i);
+    // The only URLs left are SVG's XML namespaces, which browsers never fetch.
+    const urls = [...html.matchAll(/https?:\/\/[^\s"'<>)]+/g)].map((match) => match[0]);
+    expect(new Set(urls)).toEqual(new Set(['http://www.w3.org/2000/svg', 'http://www.w3.org/1999/xlink']));
+  });
+
+  it('keeps the data safe inside its script element: an id cannot close it', async () => {
+    const html = await renderRunReport(handMade(), OPTIONS);
+    const data = html.slice(html.indexOf('<script type="application/json" id="run-data">'));
+    const json = data.slice(data.indexOf('>') + 1, data.indexOf('</script>'));
+    expect(JSON.parse(json).manifest.eventIds[8]).toBe('</script><b>x');
+  });
+
+  it('shows the numbers of the terminal table, with the same ! marks', async () => {
+    const fixture = detailedReportFixture();
+    const exact = fixture.modes['effectively-once'];
+    if (!exact) throw new Error('the fixture has effectively-once');
+    // A loss effectively-once cannot produce in a correct run: the terminal marks it, so must the page.
+    const report = { ...fixture, modes: { ...fixture.modes, 'effectively-once': { ...exact, lost: 2 } } };
+    const html = await renderRunReport(report, OPTIONS);
+    const terminal = formatTable(report)
+      .split('\n')
+      .slice(2)
+      .map((line) => line.trim().split(/\s{2,}/));
+    const table = html.slice(html.indexOf('<table>'), html.indexOf('</table>'));
+    const rows = [...table.matchAll(/<tr><th scope="row">(.*?)<\/tr>/g)].map((match) =>
+      (match[1] ?? '')
+        .split(/<\/t[hd]>/)
+        .map((cell) => cell.replace(/<[^>]+>/g, '').trim())
+        .filter((cell) => cell !== ''),
+    );
+    expect(rows).toEqual(terminal);
+    expect(html).toContain('>2 !</mark>');
+  });
+
+  it('has the replay command, the seed and a timeline chart per mode, as inline SVG', async () => {
+    const report = detailedReportFixture();
+    const html = await renderRunReport(report, OPTIONS);
+    expect(html).toContain('<code>npm run experiment -- --seed unit</code>');
+    expect(html).toContain('<dt>seed</dt><dd>html-fixture</dd>');
+    for (const mode of Object.keys(report.modes)) {
+      expect(section(html, mode)).toMatch(/<div class="chart"><svg[^>]*>.*<\/svg><\/div>/s);
+    }
+  });
+
+  it('shows a run without per-event detail as bars of the per-state counts, with the reason, and no cells', async () => {
+    const small = detailedReportFixture({ events: 200, omitDetail: true });
+    const large: DetailedReport = {
+      ...small,
+      config: { ...small.config, messages: 50_000 },
+      modes: Object.fromEntries(
+        Object.entries(small.modes).map(([mode, outcome]) => {
+          const { eventsOmitted: _, ...counts } = outcome;
+          return [mode, { ...counts, produced: 50_000, appliedOnce: 49_950, lost: 50 }];
+        }),
+      ),
+    };
+    const started = Date.now();
+    const html = await renderRunReport(large, OPTIONS);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(html).not.toContain('role="gridcell"');
+    expect(html).not.toContain('id="run-data"');
+    expect(html.length).toBeLessThan(400_000);
+    for (const mode of Object.keys(large.modes)) {
+      const start = html.indexOf(`<section class="card mode aggregated" data-mode="${mode}"`);
+      expect(start).toBeGreaterThanOrEqual(0);
+      const part = html.slice(start, html.indexOf('</section>', start));
+      expect(part).toContain('50,000 events is more than the 20,000 per mode');
+      expect(part).toMatch(/<svg[^>]*>.*49,950.*<\/svg>/s);
+    }
+    // The verifier's own reason wins when it gives one.
+    const omitted = await renderRunReport(small, OPTIONS);
+    expect(omitted).toContain('more than the 20,000 a report shows one by one');
+  });
+});
+
+describe('writeRunReport', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'run-report-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('writes <runId>.html next to the JSON and links the JSON by its file name', async () => {
+    const report = handMade();
+    const path = await writeRunReport(report, {
+      ...OPTIONS,
+      reportJsonPath: join(dir, `${report.runId}.json`),
+    });
+    expect(path).toBe(join(dir, `${report.runId}.html`));
+    expect(readFileSync(path, 'utf8')).toContain(`href="${report.runId}.json"`);
+  });
+});
+
+describe('openInBrowser', () => {
+  it('knows the opener of each desktop platform', () => {
+    expect(openCommand('linux')).toEqual(['xdg-open']);
+    expect(openCommand('darwin')).toEqual(['open']);
+    expect(openCommand('win32')?.slice(0, 3)).toEqual(['cmd', '/c', 'start']);
+  });
+
+  it('says where the file is, and does not fail, where there is no opener', async () => {
+    const lines: string[] = [];
+    const said = await openInBrowser('reports/run.html', (line) => lines.push(line), 'aix');
+    expect(said).toBe('no browser opener here; open reports/run.html in a browser');
+    expect(lines).toEqual([said]);
+  });
+});

@@ -1,0 +1,190 @@
+import { describe, expect, it } from 'vitest';
+import type { ExperimentReport } from '../../../../harness/experiment/experiment.js';
+import { NO_FAULTS } from '../../../../harness/faults/faults.js';
+import {
+  formatFaultTable,
+  formatProgress,
+  formatSummary,
+  formatTable,
+} from '../../../../harness/report/terminal.js';
+
+const runtime = {
+  deliveries: 240,
+  acknowledged: 200,
+  inFlight: 0,
+  crashes: 4,
+  timeouts: 0,
+  slowestInvocationMs: 90,
+  coldStarts: 5,
+  visibilityOverruns: 0,
+  injected: {
+    redelivered: 0,
+    kills: 0,
+    slowInvocations: 0,
+    throttled: 0,
+    serverErrors: 0,
+    lostResponses: 0,
+    conflicts: 0,
+  },
+};
+
+const outcome = {
+  produced: 200,
+  poison: 0,
+  producerDuplicates: 0,
+  unexpected: 0,
+  payloadMismatches: 0,
+  conflictingReuse: 0,
+  deadLetteredCents: 0,
+  retriedCancellations: 0,
+  deadLetteredUnreadable: 0,
+  deliveries: 240,
+  appliedOnce: 186,
+  duplicated: 14,
+  extraApplications: 14,
+  deadLettered: 0,
+  lost: 0,
+  expectedCents: 978_313,
+  actualCents: 1_045_955,
+  driftCents: 67_642,
+  ledgerCents: 1_045_955,
+  consistent: true,
+  crashes: 4,
+  suppressedDuplicates: 0,
+  appliedAndDeadLettered: 0,
+  throughputPerSecond: 10,
+};
+
+describe('report formatting', () => {
+  it('prints one aligned row per mode with money in dollars and cents', () => {
+    const table = formatTable({ modes: { 'at-least-once': outcome } } as unknown as ExperimentReport);
+    const [header, rule, row] = table.split('\n');
+    expect(header).toMatch(
+      /^mode\s+produced\s+deliveries\s+applied once\s+duplicated \(extra\)\s+lost\s+dead-lettered/,
+    );
+    expect(rule).toMatch(/^-+( +-+)+$/);
+    expect(row).toMatch(
+      /^at-least-once\s+200\s+240\s+186\s+14 \(14\)\s+0\s+0\s+0\s+0\s+9,783\.13\s+10,459\.55\s+676\.42\s+4\s+yes$/,
+    );
+    expect(row?.length).toBe(header?.length);
+  });
+
+  it('shows negative drift and an inconsistent ledger plainly', () => {
+    const table = formatTable({
+      modes: { 'at-most-once': { ...outcome, driftCents: -1_005, consistent: false } },
+    } as unknown as ExperimentReport);
+    expect(table).toMatch(/-10\.05\s+4\s+NO !$/);
+  });
+
+  it('marks the counts a correct run cannot produce: an unexpected application and a broken promise of the mode', () => {
+    const table = formatTable({
+      modes: {
+        'at-least-once': { ...outcome, lost: 2, unexpected: 1 },
+        'effectively-once': { ...outcome, duplicated: 1, extraApplications: 1, driftCents: 5 },
+      },
+    } as unknown as ExperimentReport);
+    const [, , alo, eo] = table.split('\n');
+    expect(alo).toMatch(/\s2 !\s+0\s+1 !\s+0\s/);
+    expect(eo).toMatch(/1 \(1\) !/);
+    expect(eo).toMatch(/0\.05 !/);
+  });
+
+  it('does not blame at-most-once for duplicates the environment delivered, and says where they came from', () => {
+    const amo = {
+      ...outcome,
+      duplicated: 3,
+      runtime: { ...runtime, injected: { ...runtime.injected, redelivered: 3 } },
+    };
+    const report = {
+      runId: 'r',
+      target: 'embedded',
+      durationMs: 1000,
+      config: {
+        messages: 200,
+        accounts: 10,
+        crashRate: 0,
+        seed: 's',
+        faults: { ...NO_FAULTS, redeliveryRate: 0.1 },
+      },
+      modes: { 'at-most-once': amo },
+    } as unknown as ExperimentReport;
+    expect(formatTable(report)).not.toContain('!');
+    const summary = formatSummary(report, 'reports/r.json');
+    expect(summary).toContain('faults: redelivery 0.1');
+    expect(summary).toContain("at-most-once's duplicates come from the environment");
+    expect(formatFaultTable(report)).toMatch(/^at-most-once\s+0\s+0\s+3\s/m);
+    const clean = {
+      ...report,
+      modes: { 'at-most-once': { ...outcome, duplicated: 3 } },
+    } as unknown as ExperimentReport;
+    expect(formatTable(clean)).toMatch(/3 \(14\) !/);
+  });
+
+  it('does not count money in the DLQ as drift, and flags a payload that differs from the manifest', () => {
+    const exact = { ...outcome, duplicated: 0, extraApplications: 0 };
+    const table = formatTable({
+      modes: {
+        'effectively-once': { ...exact, deadLettered: 2, deadLetteredCents: 500, driftCents: -500 },
+        'at-least-once': { ...outcome, payloadMismatches: 1 },
+      },
+    } as unknown as ExperimentReport);
+    const [, , eo, alo] = table.split('\n');
+    expect(eo).not.toContain('!');
+    expect(alo).toMatch(/\s1 !\s/);
+    const drifted = formatTable({
+      modes: {
+        'effectively-once': { ...outcome, deadLettered: 2, deadLetteredCents: 500, driftCents: -400 },
+      },
+    } as unknown as ExperimentReport);
+    expect(drifted).toMatch(/-4\.00 !/);
+  });
+
+  it('prints no fault table when nothing was injected or seen', () => {
+    expect(
+      formatFaultTable({
+        modes: { 'at-least-once': { ...outcome, runtime } },
+      } as unknown as ExperimentReport),
+    ).toBeUndefined();
+  });
+
+  it('the summary says when a seed drew no crash, so an all-exact table is not misread', () => {
+    const report = {
+      runId: 'r',
+      target: 'embedded',
+      durationMs: 1000,
+      config: { messages: 200, accounts: 10, crashRate: 0.02, seed: 'final', faults: NO_FAULTS },
+      modes: { 'at-least-once': { ...outcome, crashes: 0 } },
+    } as unknown as ExperimentReport;
+    expect(formatSummary(report, 'reports/r.json')).toContain('no crash was drawn for seed final');
+    const withCrashes = { ...report, modes: { 'at-least-once': outcome } } as unknown as ExperimentReport;
+    expect(formatSummary(withCrashes, 'reports/r.json')).not.toContain('note:');
+  });
+
+  it('progress shows what the consumers did when they can be seen, and the queue always', () => {
+    const line = formatProgress({
+      elapsedMs: 5_250,
+      modes: {
+        'at-most-once': {
+          visible: 3,
+          inFlight: 10,
+          drained: false,
+          live: {
+            deliveries: 100,
+            acknowledged: 80,
+            inFlight: 10,
+            crashes: 2,
+            timeouts: 0,
+            slowestInvocationMs: 9,
+            coldStarts: 1,
+            visibilityOverruns: 0,
+            injected: runtime.injected,
+          },
+        },
+        'effectively-once': { visible: 0, inFlight: 0, drained: true },
+      },
+    });
+    expect(line).toBe(
+      'AMO done 80, delivered 100, running 10, crashes 2, queued 3, invisible 10 │ EO queued 0, invisible 0 ✓ │ 5.3 s',
+    );
+  });
+});
