@@ -64,6 +64,8 @@ export interface VerifierDeps {
   readonly sqs: SQSClient;
   /** Dead-letter queue URL per mode. */
   readonly deadLetterQueueUrls: Readonly<Record<Mode, string>>;
+  /** Largest response with per-event detail, in bytes. @default MAX_DETAIL_BYTES */
+  readonly maxDetailBytes?: number;
 }
 
 /**
@@ -197,7 +199,8 @@ export async function verifyRun(deps: VerifierDeps, input: unknown): Promise<Ver
   );
   // Every mode joined the same manifest: send it once.
   const manifest = verifications[0]?.[1].detail?.manifest;
-  return {
+  const counts = Object.fromEntries(verifications.map(([mode, { outcome }]) => [mode, outcome]));
+  const result: VerifierResult = {
     runId,
     modes: Object.fromEntries(
       verifications.map(([mode, { outcome, detail }]) => [
@@ -208,7 +211,22 @@ export async function verifyRun(deps: VerifierDeps, input: unknown): Promise<Ver
     ...(manifest ? { manifest } : {}),
     ...(eventsOmitted !== undefined ? { eventsOmitted } : {}),
   };
+  // The event count bounds the detail only roughly (receive counts and crashes grow with the max
+  // receive count, unknown ids with bugs): the bytes decide, well inside Lambda's 6 MB response.
+  const bytes = detailed ? Buffer.byteLength(JSON.stringify(result)) : 0;
+  const maxBytes = deps.maxDetailBytes ?? MAX_DETAIL_BYTES;
+  if (bytes > maxBytes) {
+    return {
+      runId,
+      modes: counts,
+      eventsOmitted: `the per-event detail is ${bytes} bytes, more than the ${maxBytes} that fit in one verifier response (a Lambda response is at most 6 MB)`,
+    };
+  }
+  return result;
 }
+
+/** Room left for the counts and JSON framing under Lambda's 6 MB (6,291,456-byte) response limit. */
+export const MAX_DETAIL_BYTES = 5 * 1024 * 1024;
 
 /** Why a run gets counts only, or undefined when its detail fits in one response. */
 function omittedBecause(summary: ManifestSummary): string | undefined {

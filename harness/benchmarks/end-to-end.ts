@@ -89,7 +89,8 @@ export async function runCell(
           outcome.lost === 0 &&
           outcome.driftCents === 0;
         exact.set(mode, (exact.get(mode) ?? true) && ok);
-        overruns.set(mode, outcome.runtime?.visibilityOverruns ?? 0);
+        // Summed over the repetitions: an overrun in any of them matters.
+        overruns.set(mode, (overruns.get(mode) ?? 0) + (outcome.runtime?.visibilityOverruns ?? 0));
       }
     }
   } finally {

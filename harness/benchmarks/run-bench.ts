@@ -101,16 +101,43 @@ function targetsOf(ratios: readonly CellRatios[], scale: readonly ScalePoint[]):
   return targets;
 }
 
-async function main(): Promise<void> {
-  const { values } = parseArgs({
+function parseBenchArgs() {
+  return parseArgs({
     options: {
       quick: { type: 'boolean', default: false },
       repetitions: { type: 'string' },
       messages: { type: 'string' },
       scale: { type: 'string' },
       modes: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
     },
-  });
+  }).values;
+}
+
+const USAGE = `Usage: npm run bench -- [--quick] [--repetitions N] [--messages N] [--scale 1000,10000] [--modes a,b]
+
+  (no option)        the grid (batch 1, 10, 100 × concurrency 2, 5; 3 repetitions of 600 messages),
+                     the metered run, and effectively-once at 1,000 / 10,000 / 100,000 messages
+                     (the 100,000 point alone takes about 20 minutes here)
+  --quick            batch 10 × concurrency 5, one repetition of 200, no scale points (under 2 min)
+  --repetitions N    end-to-end and floor runs per grid cell and mode
+  --messages N       messages per mode per run
+  --scale a,b        scale points (0: none)
+  --modes a,b        modes to measure (default: all)
+Writes reports/bench-<timestamp>.json and prints the table.`;
+
+async function main(): Promise<void> {
+  let values: ReturnType<typeof parseBenchArgs>;
+  try {
+    values = parseBenchArgs();
+  } catch (error) {
+    process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n\n${USAGE}\n`);
+    process.exit(2);
+  }
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
   const quick = values.quick ?? false;
   const repetitions = Number(values.repetitions ?? (quick ? 1 : 3));
   const messages = Number(values.messages ?? (quick ? 200 : 600));
@@ -127,9 +154,7 @@ async function main(): Promise<void> {
     scaleSizes.some((n) => !Number.isInteger(n)) ||
     modes.some((m) => !MODE_NAMES.includes(m))
   ) {
-    process.stderr.write(
-      'usage: npm run bench -- [--quick] [--repetitions N] [--messages N] [--scale 1000,10000] [--modes a,b]\n',
-    );
+    process.stderr.write(`error: invalid option value\n\n${USAGE}\n`);
     process.exit(2);
   }
 

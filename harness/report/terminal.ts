@@ -115,6 +115,7 @@ export function formatFaultTable(report: Pick<ExperimentReport, 'modes'>): strin
     'conflicts',
     'killed',
     'slow',
+    'timeouts',
     'overruns',
     'retried cancellations',
     'conflicting reuse',
@@ -133,6 +134,7 @@ export function formatFaultTable(report: Pick<ExperimentReport, 'modes'>): strin
       live(injected?.conflicts),
       live(injected?.kills),
       live(injected?.slowInvocations),
+      live(m.runtime?.timeouts),
       live(m.runtime?.visibilityOverruns),
       String(m.retriedCancellations),
       String(m.conflictingReuse),
@@ -215,6 +217,14 @@ function notes(report: ExperimentReport): string[] {
     notes.push(
       `note: ${overruns} batch(es) outlived their visibility timeout, so SQS may have handed the same messages to ` +
         'a second invocation: duplicates may come from the environment, not only from the mode.',
+    );
+  }
+  const timeouts = outcomes.reduce((sum, outcome) => sum + (outcome.runtime?.timeouts ?? 0), 0);
+  if (timeouts > 0) {
+    notes.push(
+      `note: ${timeouts} invocation(s) hit the local function timeout and were killed (the machine was slow): ` +
+        'like a crash, their batches come back, so at-least-once and Powertools may count more duplicates ' +
+        'than crashes, and at-most-once more losses.',
     );
   }
   if (report.config.faults.throttleRate > 0) {

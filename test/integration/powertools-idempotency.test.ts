@@ -54,8 +54,12 @@ describe('powertools-idempotency, embedded (the real bundle: BatchProcessor + ma
     // fail, and come back after another visibility timeout: later, not never.)
     expect(outcome.crashes, replay).toBeGreaterThan(0);
     expect(outcome.duplicated, replay).toBeGreaterThan(0);
-    // One INPROGRESS record per crash, each re-applied once after it expired.
-    expect(outcome.extraApplications, replay).toBe(outcome.crashes);
+    // One INPROGRESS record per crash, each re-applied once after it expired — and one per
+    // invocation the local runtime killed at its timeout, if a loaded machine made one that slow
+    // (a timeout leaves INPROGRESS exactly as a crash does).
+    const timeouts = outcome.runtime?.timeouts ?? 0;
+    expect(outcome.extraApplications, replay).toBeGreaterThanOrEqual(outcome.crashes);
+    expect(outcome.extraApplications, replay).toBeLessThanOrEqual(outcome.crashes + timeouts);
     // Records the crashed invocation had already COMPLETED were skipped on their redelivery.
     expect(outcome.suppressedDuplicates, replay).toBeGreaterThan(0);
     expect(outcome, replay).toMatchObject({

@@ -553,6 +553,17 @@ describe('verifier', () => {
       expect(bytes).toBeLessThan(6 * 1024 * 1024 * 0.5);
     }, 60_000);
 
+    it('omits the detail when its bytes would not fit in one response, whatever the event count', async () => {
+      largeRun(200);
+
+      const counts = await verifyRun(deps, { runId: RUN });
+      const result = await verifyRun({ ...deps, maxDetailBytes: 10_000 }, { runId: RUN, events: true });
+
+      expect(result.eventsOmitted).toMatch(/bytes, more than the 10000 that fit/);
+      expect(result.manifest).toBeUndefined();
+      expect(result.modes).toEqual(counts.modes);
+    });
+
     it(`omits the detail above ${MAX_DETAILED_EVENTS} events and says why, with the counts unchanged`, async () => {
       largeRun(MAX_DETAILED_EVENTS + 1);
 

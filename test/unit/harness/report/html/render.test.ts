@@ -160,9 +160,7 @@ describe('renderRunReport', () => {
         }),
       ),
     };
-    const started = Date.now();
     const html = await renderRunReport(large, OPTIONS);
-    expect(Date.now() - started).toBeLessThan(10_000);
     expect(html).not.toContain('role="gridcell"');
     expect(html).not.toContain('id="run-data"');
     expect(html.length).toBeLessThan(400_000);
