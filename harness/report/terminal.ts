@@ -61,45 +61,62 @@ function alignedTable(header: readonly string[], rows: readonly string[][]): str
   return [line(header), widths.map((width) => '-'.repeat(width)).join('  '), ...rows.map(line)].join('\n');
 }
 
-/** The result table: one row per mode; a count a correct run cannot produce is marked with `!`. */
-export function formatTable(report: Pick<ExperimentReport, 'modes'>): string {
-  const header = [
-    'mode',
-    'produced',
-    'deliveries',
-    'applied once',
-    'duplicated (extra)',
-    'lost',
-    'dead-lettered',
-    'unexpected',
-    'mismatched',
-    'expected',
-    'actual',
-    'drift',
-    'crashes',
-    'consistent',
-  ];
-  const rows = modeRows(report).map(([mode, m]) => {
+export const RESULT_COLUMNS = [
+  'mode',
+  'produced',
+  'deliveries',
+  'applied once',
+  'duplicated (extra)',
+  'lost',
+  'dead-lettered',
+  'unexpected',
+  'mismatched',
+  'expected',
+  'actual',
+  'drift',
+  'crashes',
+  'consistent',
+] as const;
+
+/** One cell of the result table: its text, and whether a correct run could not have produced it. */
+export interface ResultCell {
+  readonly text: string;
+  readonly impossible: boolean;
+}
+
+/** The result table's cells per mode, in RESULT_COLUMNS order: the terminal and the page render them. */
+export function resultRows(report: Pick<ExperimentReport, 'modes'>): ResultCell[][] {
+  return modeRows(report).map(([mode, m]) => {
     const flagged = violations(mode, m);
-    const mark = (field: keyof ModeRow, text: string) => (flagged.has(field) ? `${text} !` : text);
+    const cell = (text: string, field?: keyof ModeRow): ResultCell => ({
+      text,
+      impossible: field !== undefined && flagged.has(field),
+    });
     return [
-      mode,
-      String(m.produced),
-      String(m.deliveries),
-      String(m.appliedOnce),
-      mark('duplicated', `${m.duplicated} (${m.extraApplications})`),
-      mark('lost', String(m.lost)),
-      String(m.deadLettered),
-      mark('unexpected', String(m.unexpected)),
-      mark('payloadMismatches', String(m.payloadMismatches)),
-      money(m.expectedCents),
-      money(m.actualCents),
-      mark('driftCents', money(m.driftCents)),
-      String(m.crashes),
-      m.consistent ? 'yes' : 'NO !',
+      cell(mode),
+      cell(String(m.produced)),
+      cell(String(m.deliveries)),
+      cell(String(m.appliedOnce)),
+      cell(`${m.duplicated} (${m.extraApplications})`, 'duplicated'),
+      cell(String(m.lost), 'lost'),
+      cell(String(m.deadLettered)),
+      cell(String(m.unexpected), 'unexpected'),
+      cell(String(m.payloadMismatches), 'payloadMismatches'),
+      cell(money(m.expectedCents)),
+      cell(money(m.actualCents)),
+      cell(money(m.driftCents), 'driftCents'),
+      cell(String(m.crashes)),
+      m.consistent ? cell('yes') : { text: 'NO', impossible: true },
     ];
   });
-  return alignedTable(header, rows);
+}
+
+/** The result table: one row per mode; a count a correct run cannot produce is marked with `!`. */
+export function formatTable(report: Pick<ExperimentReport, 'modes'>): string {
+  const rows = resultRows(report).map((cells) =>
+    cells.map(({ text, impossible }) => (impossible ? `${text} !` : text)),
+  );
+  return alignedTable([...RESULT_COLUMNS], rows);
 }
 
 /** What was injected and what the runtime saw, per mode; printed when any of it is not zero. */

@@ -5,8 +5,8 @@
 import type { Mode } from '../../../lib/topology.js';
 import type { ExperimentReport, ModeReport } from '../../experiment/experiment.js';
 import { anyFault } from '../../faults/faults.js';
-import { describeFaults, violations } from '../terminal.js';
-import { escapeHtml, money } from './html.js';
+import { describeFaults, RESULT_COLUMNS, resultRows } from '../terminal.js';
+import { escapeHtml } from './html.js';
 
 const modeEntries = (report: Pick<ExperimentReport, 'modes'>): [Mode, ModeReport][] =>
   Object.entries(report.modes) as [Mode, ModeReport][];
@@ -33,46 +33,14 @@ function table(caption: string, header: readonly string[], rows: readonly string
 
 /** The terminal's result table: a count a correct run cannot produce is marked `!` and highlighted. */
 export function summaryTable(report: Pick<ExperimentReport, 'modes'>): string {
-  const header = [
-    'mode',
-    'produced',
-    'deliveries',
-    'applied once',
-    'duplicated (extra)',
-    'lost',
-    'dead-lettered',
-    'unexpected',
-    'mismatched',
-    'expected',
-    'actual',
-    'drift',
-    'crashes',
-    'consistent',
-  ];
-  const rows = modeEntries(report).map(([mode, m]) => {
-    const flagged = violations(mode, m);
-    const mark = (field: keyof ModeReport, text: string) =>
-      flagged.has(field)
+  const rows = resultRows(report).map((cells) =>
+    cells.map(({ text, impossible }) =>
+      impossible
         ? `<mark title="a correct run cannot produce this">${escapeHtml(text)} !</mark>`
-        : escapeHtml(text);
-    return [
-      escapeHtml(mode),
-      escapeHtml(m.produced),
-      escapeHtml(m.deliveries),
-      escapeHtml(m.appliedOnce),
-      mark('duplicated', `${m.duplicated} (${m.extraApplications})`),
-      mark('lost', String(m.lost)),
-      escapeHtml(m.deadLettered),
-      mark('unexpected', String(m.unexpected)),
-      mark('payloadMismatches', String(m.payloadMismatches)),
-      escapeHtml(money(m.expectedCents)),
-      escapeHtml(money(m.actualCents)),
-      mark('driftCents', money(m.driftCents)),
-      escapeHtml(m.crashes),
-      m.consistent ? 'yes' : '<mark>NO !</mark>',
-    ];
-  });
-  return table('What the verifier counted, by event id (the terminal table)', header, rows);
+        : escapeHtml(text),
+    ),
+  );
+  return table('What the verifier counted, by event id (the terminal table)', [...RESULT_COLUMNS], rows);
 }
 
 /** What was injected and what the runtime saw, per mode (the terminal's fault table). */
