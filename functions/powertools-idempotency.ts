@@ -12,6 +12,7 @@ import {
   createConsumerDeps,
   deliveryOf,
   logRecordFailure,
+  REPORTED_AS_FAILED,
 } from './shared/consumer.js';
 import { addToCounter, type CreditOutcome, creditAccount } from './shared/ledger.js';
 import { COUNTERS, type Delivery } from './shared/ledger-keys.js';
@@ -127,12 +128,7 @@ export async function processRecord(
     }
     return outcome;
   } catch (error) {
-    logRecordFailure(
-      deps,
-      record,
-      error,
-      'reported in batchItemFailures: SQS redelivers it, then dead-letters it',
-    );
+    logRecordFailure(deps, record, error, REPORTED_AS_FAILED);
     throw error;
   }
 }

@@ -128,6 +128,9 @@ export async function countDeliveries(deps: ConsumerDeps, records: readonly SQSR
   );
 }
 
+/** What happens to a record a work-first handler reports as failed. */
+export const REPORTED_AS_FAILED = 'reported in batchItemFailures: SQS redelivers it, then dead-letters it';
+
 export function logRecordFailure(
   deps: ConsumerDeps,
   record: SQSRecord,

@@ -1,5 +1,11 @@
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { type ConsumerDeps, countDeliveries, deliveryOf, logRecordFailure } from './consumer.js';
+import {
+  type ConsumerDeps,
+  countDeliveries,
+  deliveryOf,
+  logRecordFailure,
+  REPORTED_AS_FAILED,
+} from './consumer.js';
 import type { CreditOutcome } from './ledger.js';
 import type { Delivery } from './ledger-keys.js';
 import { type MessageBody, parseMessageBody, receiveCountOf } from './message.js';
@@ -53,12 +59,7 @@ async function applyRecord(
     await apply(deps, message, deliveryOf(record, context, position));
     return message;
   } catch (error) {
-    logRecordFailure(
-      deps,
-      record,
-      error,
-      'reported in batchItemFailures: SQS redelivers it, then dead-letters it',
-    );
+    logRecordFailure(deps, record, error, REPORTED_AS_FAILED);
     return undefined;
   }
 }

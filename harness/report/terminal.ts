@@ -119,27 +119,30 @@ export function formatTable(report: Pick<ExperimentReport, 'modes'>): string {
   return alignedTable([...RESULT_COLUMNS], rows);
 }
 
-/** What was injected and what the runtime saw, per mode; printed when any of it is not zero. */
-export function formatFaultTable(report: Pick<ExperimentReport, 'modes'>): string | undefined {
-  const header = [
-    'faults',
-    'poison',
-    're-sent',
-    'redelivered',
-    'throttled',
-    '5xx',
-    'lost responses',
-    'conflicts',
-    'killed',
-    'slow',
-    'timeouts',
-    'overruns',
-    'retried cancellations',
-    'conflicting reuse',
-  ];
-  const rows = modeRows(report).map(([mode, m]) => {
+export const FAULT_COLUMNS = [
+  'poison',
+  're-sent',
+  'redelivered',
+  'throttled',
+  '5xx',
+  'lost responses',
+  'conflicts',
+  'killed',
+  'slow',
+  'timeouts',
+  'overruns',
+  'retried cancellations',
+  'conflicting reuse',
+] as const;
+
+/**
+ * The fault table's rows, mode first then FAULT_COLUMNS: what was injected and what the runtime
+ * saw. `notMeasured` stands for a count only the local runtime can see, on a deployed target.
+ */
+export function faultRows(report: Pick<ExperimentReport, 'modes'>, notMeasured: string): string[][] {
+  return modeRows(report).map(([mode, m]) => {
     const injected = m.runtime?.injected;
-    const live = (value: number | undefined) => (value === undefined ? '-' : String(value));
+    const live = (value: number | undefined) => (value === undefined ? notMeasured : String(value));
     return [
       mode,
       String(m.poison),
@@ -157,6 +160,12 @@ export function formatFaultTable(report: Pick<ExperimentReport, 'modes'>): strin
       String(m.conflictingReuse),
     ];
   });
+}
+
+/** What was injected and what the runtime saw, per mode; printed when any of it is not zero. */
+export function formatFaultTable(report: Pick<ExperimentReport, 'modes'>): string | undefined {
+  const header = ['faults', ...FAULT_COLUMNS];
+  const rows = faultRows(report, '-');
   const anything = rows.some((row) => row.slice(1).some((cell) => cell !== '0' && cell !== '-'));
   return anything ? alignedTable(header, rows) : undefined;
 }

@@ -15,6 +15,7 @@ import {
   type ManifestDetails,
   type ModeEventDetails,
 } from '../../functions/shared/event-details.js';
+import { NO_FAULTS } from '../../harness/faults/faults.js';
 import type { DetailedReport, ModeReportWithDetails } from '../../harness/report/html/render.js';
 import { MODE_NAMES, type Mode } from '../../lib/topology.js';
 
@@ -277,15 +278,7 @@ export function detailedReportFixture(options: FixtureOptions = {}): DetailedRep
       modes: MODE_NAMES,
       concurrency: undefined,
       visibilityTimeoutSeconds: VISIBILITY_MS / 1000,
-      faults: {
-        poisonRate,
-        producerDuplicateRate: 0,
-        redeliveryRate: 0,
-        throttleRate: 0,
-        workDelayMs: 0,
-        workDelayRate: 0,
-        killRate: 0,
-      },
+      faults: { ...NO_FAULTS, poisonRate },
       crashSeed: seed,
     },
     environment: {

@@ -5,7 +5,7 @@
 import type { Mode } from '../../../lib/topology.js';
 import type { ExperimentReport, ModeReport } from '../../experiment/experiment.js';
 import { anyFault } from '../../faults/faults.js';
-import { describeFaults, RESULT_COLUMNS, resultRows } from '../terminal.js';
+import { describeFaults, FAULT_COLUMNS, faultRows, RESULT_COLUMNS, resultRows } from '../terminal.js';
 import { escapeHtml } from './html.js';
 
 const modeEntries = (report: Pick<ExperimentReport, 'modes'>): [Mode, ModeReport][] =>
@@ -45,42 +45,10 @@ export function summaryTable(report: Pick<ExperimentReport, 'modes'>): string {
 
 /** What was injected and what the runtime saw, per mode (the terminal's fault table). */
 export function faultTable(report: Pick<ExperimentReport, 'modes'>): string {
-  const live = (value: number | undefined) => (value === undefined ? '–' : String(value));
-  const rows = modeEntries(report).map(([mode, m]) => {
-    const injected = m.runtime?.injected;
-    return [
-      escapeHtml(mode),
-      String(m.poison),
-      String(m.producerDuplicates),
-      live(injected?.redelivered),
-      live(injected?.throttled),
-      live(injected?.serverErrors),
-      live(injected?.lostResponses),
-      live(injected?.conflicts),
-      live(injected?.kills),
-      live(injected?.slowInvocations),
-      live(m.runtime?.visibilityOverruns),
-      String(m.retriedCancellations),
-      String(m.conflictingReuse),
-    ];
-  });
+  const rows = faultRows(report, '–').map((row) => row.map((cell) => escapeHtml(cell)));
   return table(
     'Faults injected, and what the runtime saw (– : not measured on this target)',
-    [
-      'mode',
-      'poison',
-      're-sent',
-      'redelivered',
-      'throttled',
-      '5xx',
-      'lost responses',
-      'conflicts',
-      'killed',
-      'slow',
-      'overruns',
-      'retried cancellations',
-      'conflicting reuse',
-    ],
+    ['mode', ...FAULT_COLUMNS],
     rows,
   );
 }
