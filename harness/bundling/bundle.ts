@@ -1,11 +1,12 @@
 import { rmSync } from 'node:fs';
-import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { copyFile, link, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
-import { BUNDLING, handlerEntry } from '../../lib/bundling.js';
+import { type BuildOptions, build } from 'esbuild';
+import { BUNDLING, handlerEntry, PROJECT_ROOT } from '../../lib/bundling.js';
 import { registerWithWatchdog } from '../watchdog/watchdog.js';
+import { cachedBuild } from './bundle-cache.js';
 
 export interface Bundles {
   /** `<name>` → the bundle of `functions/<name>.ts`. */
@@ -39,36 +40,17 @@ export async function bundleHandlers(
     // Exit hooks do not run on SIGKILL; the watchdog removes the folder then.
     unregister = registerWithWatchdog({ dir: outdir });
   }
+  const builds = buildOptions(names);
   try {
-    await Promise.all([
-      build({
-        entryPoints: Object.fromEntries(names.map((name) => [name, handlerEntry(name)])),
-        outdir,
-        bundle: true,
-        platform: BUNDLING.platform,
-        format: BUNDLING.format,
-        target: BUNDLING.target,
-        minify: BUNDLING.minify,
-        sourcemap: BUNDLING.sourcemap,
-        mainFields: [...BUNDLING.mainFields],
-        banner: { js: BUNDLING.banner },
-        external: [...BUNDLING.externalModules],
-        outExtension: { '.js': '.mjs' },
-        logLevel: 'error',
-      }),
-      build({
-        entryPoints: { worker: WORKER_ENTRY },
-        outdir,
-        bundle: true,
-        platform: 'node',
-        format: 'esm',
-        target: 'node20',
-        outExtension: { '.js': '.mjs' },
-        logLevel: 'error',
-      }),
-    ]);
+    if (options.outdir === undefined) {
+      // The run's own folder holds links to the cached bundles, so the watchdog can remove it
+      // like before while the cache entry stays for the next run.
+      await linkAll(await cachedBuild(builds), outdir);
+    } else {
+      await Promise.all(builds.map((build_) => build({ ...build_, outdir })));
+    }
   } catch (error) {
-    await rm(outdir, { recursive: true, force: true });
+    if (options.outdir === undefined) await rm(outdir, { recursive: true, force: true });
     unregister();
     throw error;
   }
@@ -87,6 +69,47 @@ export async function bundleHandlers(
       unregister();
     },
   };
+}
+
+/** The handlers' build (as the stack's NodejsFunction does it) and the worker's. */
+function buildOptions(names: readonly string[]): BuildOptions[] {
+  return [
+    {
+      absWorkingDir: PROJECT_ROOT,
+      entryPoints: Object.fromEntries(names.map((name) => [name, handlerEntry(name)])),
+      bundle: true,
+      platform: BUNDLING.platform,
+      format: BUNDLING.format,
+      target: BUNDLING.target,
+      minify: BUNDLING.minify,
+      sourcemap: BUNDLING.sourcemap,
+      mainFields: [...BUNDLING.mainFields],
+      banner: { js: BUNDLING.banner },
+      external: [...BUNDLING.externalModules],
+      outExtension: { '.js': '.mjs' },
+      logLevel: 'error',
+    },
+    {
+      absWorkingDir: PROJECT_ROOT,
+      entryPoints: { worker: WORKER_ENTRY },
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      outExtension: { '.js': '.mjs' },
+      logLevel: 'error',
+    },
+  ];
+}
+
+/** Hard links (a copy where the file system refuses) of every bundle and map in `from`. */
+async function linkAll(from: string, to: string): Promise<void> {
+  const files = (await readdir(from)).filter((name) => name.endsWith('.mjs') || name.endsWith('.mjs.map'));
+  await Promise.all(
+    files.map((name) =>
+      link(join(from, name), join(to, name)).catch(() => copyFile(join(from, name), join(to, name))),
+    ),
+  );
 }
 
 /**

@@ -100,6 +100,14 @@ function assertJava(): void {
   }
 }
 
+/**
+ * A free loopback port for DynamoDB Local, known before the JVM starts, so that whatever needs its
+ * endpoint (the functions' environments, the proxies) can be set up while it starts.
+ */
+export function reserveLoopbackPort(): Promise<number> {
+  return probePort(0);
+}
+
 /** Binds and releases `port` on loopback (0: any free one), so a taken port fails here with a clear message. */
 function probePort(port: number): Promise<number> {
   return new Promise((resolve, reject) => {

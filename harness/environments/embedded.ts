@@ -13,7 +13,12 @@ import {
   startRequestMeter,
 } from '../benchmarks/request-meter.js';
 import { type Bundles, bundleHandlers } from '../bundling/bundle.js';
-import { type RunningEmulators, startEmulators } from '../emulators/index.js';
+import {
+  type RunningDynamoDb,
+  reserveLoopbackPort,
+  startDynamoDbEmulator,
+} from '../emulators/dynamodb-emulator.js';
+import { startSqsEmulator } from '../emulators/sqs-emulator.js';
 import { type RunningDynamoDbFaultProxy, startDynamoDbFaultProxy } from '../faults/dynamodb-fault-proxy.js';
 import { type FaultSettings, NO_FAULTS } from '../faults/faults.js';
 import { LocalEventSourceMapping } from '../lambda-runtime/event-source-mapping.js';
@@ -58,6 +63,13 @@ export interface EmbeddedOptions {
   readonly logDir?: string;
   /** Progress messages while starting (emulators, bundling, provisioning). */
   readonly onStatus?: (message: string) => void;
+  /**
+   * Initialise every function's environments (each mode's maximum concurrency, and the verifier's)
+   * before the first message, like provisioned concurrency on AWS; false: every environment
+   * cold-starts on its first invocation, as on-demand functions do.
+   * @default true
+   */
+  readonly prewarm?: boolean;
   /**
    * Counts the consumers' DynamoDB requests and consumed capacity per mode and operation through a
    * pass-through proxy (harness/benchmarks/request-meter.ts): `local.dynamoDbMeter`. For benchmarks.
@@ -119,23 +131,28 @@ export interface EmbeddedEnvironment extends ExperimentEnvironment {
 }
 
 /**
- * Starts everything, one step after the other; every step registers how to undo itself, so a
- * failure at any step (or a later stop()) undoes what was started, last first.
+ * Starts everything, one step after the other where a step needs the one before; the JVM of
+ * DynamoDB Local, the long pole, starts first and the rest happens while it does. Every step
+ * registers how to undo itself, so a failure at any step (or a later stop()) undoes what was
+ * started, last first.
  */
 export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promise<EmbeddedEnvironment> {
   const status = options.onStatus ?? (() => undefined);
   const teardown = new Teardown('embedded environment did not stop cleanly');
   try {
     status('starting SQS (fauxqs) and DynamoDB Local, bundling handlers');
-    const { emulators, bundles } = await startEmulatorsAndBundles(options.modes, teardown);
+    const { emulators, dynamodbReady, bundles } = await startEmulatorsAndBundles(options.modes, teardown);
     const clients = connectClients(emulators, teardown);
 
     status('creating queues and the ledger table from the topology');
-    const { modeSettings, queues } = await provision(clients, options);
+    const modeSettings = Object.fromEntries(
+      MODE_NAMES.map((mode) => [mode, embeddedModeSettings(mode, options)]),
+    ) as Record<Mode, EffectiveModeSettings>;
+    const queues = await createQueues(clients.sqs, modeSettings);
     const dataPath = await startDataPathProxies(options, emulators.dynamodbEndpoint, teardown);
     const specOf = functionSpecs({ bundles, emulators, dataPath, logDir: options.logDir, teardown });
 
-    const consumers = startConsumers(options, { modeSettings, queues, sqs: clients.sqs, specOf }, teardown);
+    const consumers = createConsumers(options, { modeSettings, queues, sqs: clients.sqs, specOf }, teardown);
     const deadLetterQueueUrls = Object.fromEntries(
       MODE_NAMES.map((mode) => [mode, queues[mode].deadLetterQueueUrl]),
     ) as Record<Mode, string>;
@@ -148,6 +165,22 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
       ),
     );
     teardown.add(() => verifier.stop());
+
+    const prewarm = options.prewarm ?? true;
+    if (prewarm) {
+      const count = options.modes.reduce((sum, mode) => sum + modeSettings[mode].maxConcurrency, 1);
+      status(`initialising ${count} execution environments (prewarm) while DynamoDB Local starts`);
+    }
+    // The handlers touch no AWS service at module scope, so their environments can start before
+    // DynamoDB Local answers; the tables need it.
+    const { pid: dynamodbPid } = await allOrFirstError([
+      dynamodbReady.then(async (dynamodb) => {
+        await createTables(clients.dynamodb);
+        return dynamodb;
+      }),
+      prewarm ? prewarmFunctions(consumers, modeSettings, verifier) : Promise.resolve(),
+    ]).then(([dynamodb]) => dynamodb);
+    consumers.start();
 
     return {
       description: {
@@ -178,7 +211,7 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
         dynamodbEndpoint: emulators.dynamodbEndpoint,
         region: REGION,
         deadLetterQueueUrls,
-        dynamodbPid: emulators.dynamodbPid,
+        dynamodbPid,
         functionStats: (mode) => consumers.functions.get(mode)?.stats,
         ...(dataPath.meter ? { dynamoDbMeter: dataPath.meter } : {}),
       },
@@ -189,21 +222,41 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
   }
 }
 
-/** Step 1: the emulators and the handler bundles, in parallel (the JVM's start is the long pole). */
+/** Like Promise.all, but waits for every promise to settle first, so nothing still runs when it throws. */
+async function allOrFirstError<T extends readonly unknown[]>(
+  promises: { readonly [K in keyof T]: Promise<T[K]> },
+): Promise<T> {
+  const settled = await Promise.allSettled(promises);
+  const failed = settled.find((result) => result.status === 'rejected');
+  if (failed) throw failed.reason;
+  return settled.map((result) => (result as PromiseFulfilledResult<unknown>).value) as unknown as T;
+}
+
+interface Endpoints {
+  readonly sqsEndpoint: string;
+  readonly dynamodbEndpoint: string;
+}
+
+/**
+ * Step 1: fauxqs (in this process, ready at once), the handler bundles, and DynamoDB Local's JVM,
+ * whose endpoint is known before it answers: the caller goes on while `dynamodbReady` is pending.
+ */
 async function startEmulatorsAndBundles(
   modes: readonly Mode[],
   teardown: Teardown,
-): Promise<{ emulators: RunningEmulators; bundles: Bundles }> {
-  // allSettled, not all: if one start fails, the other must still be registered for cleanup.
-  const [emulators, bundles] = await Promise.allSettled([
-    startEmulators(),
-    bundleHandlers([...modes, 'verifier']),
-  ]);
-  if (emulators.status === 'fulfilled') teardown.add(() => emulators.value.stop());
-  if (bundles.status === 'fulfilled') teardown.add(() => bundles.value.dispose());
-  if (emulators.status === 'rejected') throw emulators.reason;
-  if (bundles.status === 'rejected') throw bundles.reason;
-  return { emulators: emulators.value, bundles: bundles.value };
+): Promise<{ emulators: Endpoints; dynamodbReady: Promise<RunningDynamoDb>; bundles: Bundles }> {
+  const port = await reserveLoopbackPort();
+  const dynamodbReady = teardown.whenStarted(startDynamoDbEmulator({ port }));
+  const bundling = bundleHandlers([...modes, 'verifier']);
+  teardown.add(async () => {
+    await (await bundling.catch(() => undefined))?.dispose();
+  });
+  const [sqs, bundles] = await allOrFirstError([teardown.whenStarted(startSqsEmulator()), bundling]);
+  return {
+    emulators: { sqsEndpoint: sqs.endpoint, dynamodbEndpoint: `http://127.0.0.1:${port}` },
+    dynamodbReady,
+    bundles,
+  };
 }
 
 interface Clients {
@@ -213,7 +266,7 @@ interface Clients {
 }
 
 /** Step 2: the harness's own clients (the producer, the drain-wait, the verifier's caller). */
-function connectClients(emulators: RunningEmulators, teardown: Teardown): Clients {
+function connectClients(emulators: Endpoints, teardown: Teardown): Clients {
   const sqs = new SQSClient({ region: REGION, credentials: CREDENTIALS, endpoint: emulators.sqsEndpoint });
   const dynamodb = new DynamoDBClient({
     region: REGION,
@@ -227,23 +280,39 @@ function connectClients(emulators: RunningEmulators, teardown: Teardown): Client
   return { sqs, dynamodb, ddb: DynamoDBDocumentClient.from(dynamodb) };
 }
 
-/** Step 3: the tables and every mode's queues, as the stack creates them; only selected modes get consumers. */
-async function provision(
-  clients: Clients,
-  options: EmbeddedOptions,
-): Promise<{ modeSettings: Record<Mode, EffectiveModeSettings>; queues: Record<Mode, ProvisionedQueues> }> {
-  await createLedgerTable(clients.dynamodb, TABLE_NAME);
-  // As in the stack: one table for the modes that keep Powertools' idempotency records.
-  await createIdempotencyTable(clients.dynamodb, IDEMPOTENCY_TABLE_NAME);
-  const modeSettings = Object.fromEntries(
-    MODE_NAMES.map((mode) => [mode, embeddedModeSettings(mode, options)]),
-  ) as Record<Mode, EffectiveModeSettings>;
-  const queues = Object.fromEntries(
+/** Step 3: every mode's queues, as the stack creates them; only selected modes get consumers. */
+async function createQueues(
+  sqs: SQSClient,
+  modeSettings: Record<Mode, EffectiveModeSettings>,
+): Promise<Record<Mode, ProvisionedQueues>> {
+  return Object.fromEntries(
     await Promise.all(
-      MODE_NAMES.map(async (mode) => [mode, await createModeQueues(clients.sqs, mode, modeSettings[mode])]),
+      MODE_NAMES.map(async (mode) => [mode, await createModeQueues(sqs, mode, modeSettings[mode])]),
     ),
   ) as Record<Mode, ProvisionedQueues>;
-  return { modeSettings, queues };
+}
+
+/** The tables as the stack creates them, once DynamoDB Local answers. */
+async function createTables(dynamodb: DynamoDBClient): Promise<void> {
+  await createLedgerTable(dynamodb, TABLE_NAME);
+  // As in the stack: one table for the modes that keep Powertools' idempotency records.
+  await createIdempotencyTable(dynamodb, IDEMPOTENCY_TABLE_NAME);
+}
+
+/**
+ * Every consumer's maximum concurrency in environments, and the verifier's one, initialised before
+ * the first message, like provisioned concurrency: a run does not begin with 20 processes loading
+ * their bundles at once on a small machine. A replacement after a crash still cold-starts.
+ */
+async function prewarmFunctions(
+  consumers: Consumers,
+  modeSettings: Record<Mode, EffectiveModeSettings>,
+  verifier: LocalFunction,
+): Promise<void> {
+  await allOrFirstError([
+    ...[...consumers.functions].map(([mode, fn]) => fn.prewarm(modeSettings[mode].maxConcurrency)),
+    verifier.prewarm(1),
+  ]);
 }
 
 interface DataPath {
@@ -296,7 +365,7 @@ type SpecOf = (
 /** Step 5: how a function is described to the local Lambda service: its bundle, environment and log file. */
 function functionSpecs(input: {
   readonly bundles: Bundles;
-  readonly emulators: RunningEmulators;
+  readonly emulators: Endpoints;
   readonly dataPath: DataPath;
   readonly logDir: string | undefined;
   readonly teardown: Teardown;
@@ -347,10 +416,12 @@ interface Consumers {
   readonly mappings: ReadonlyMap<Mode, LocalEventSourceMapping>;
   /** A fatal problem seen by a mapping (a handler that cannot initialise), if any. */
   readonly fatalError: () => Error | undefined;
+  /** Every mapping starts polling. */
+  readonly start: () => void;
 }
 
-/** Step 6: per selected mode, its function and the event source mapping that feeds it; polling starts. */
-function startConsumers(
+/** Step 6: per selected mode, its function and the event source mapping that feeds it; start() polls. */
+function createConsumers(
   options: EmbeddedOptions,
   input: {
     readonly modeSettings: Record<Mode, EffectiveModeSettings>;
@@ -413,8 +484,14 @@ function startConsumers(
   // Undone last first: every poller stops (in parallel) before any function does.
   teardown.add(() => stopAll(functions.values()));
   teardown.add(() => stopAll(mappings.values()));
-  for (const mapping of mappings.values()) mapping.start();
-  return { functions, mappings, fatalError: () => fatal };
+  return {
+    functions,
+    mappings,
+    fatalError: () => fatal,
+    start: () => {
+      for (const mapping of mappings.values()) mapping.start();
+    },
+  };
 }
 
 /** What the local runtime saw of a mode, live: the mapping's, the function's and the fault proxy's counts. */

@@ -12,6 +12,22 @@ export class Teardown {
     this.steps.push(step);
   }
 
+  /**
+   * Registers something still starting: once it has started it is stopped like any other step; if
+   * it fails to start there is nothing to undo (and its rejection is not left unhandled meanwhile).
+   * Returns the same promise.
+   */
+  whenStarted<T extends { stop(): Promise<void> }>(starting: Promise<T>): Promise<T> {
+    const started = starting.then(
+      (value) => value,
+      () => undefined,
+    );
+    this.add(async () => {
+      await (await started)?.stop();
+    });
+    return starting;
+  }
+
   run(): Promise<void> {
     this.running ??= (async () => {
       const failures: unknown[] = [];

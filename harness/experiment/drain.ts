@@ -1,5 +1,9 @@
 import type { Mode } from '../../lib/topology.js';
-import type { ExperimentEnvironment, LiveModeStats } from '../environments/environment.js';
+import type {
+  EffectiveModeSettings,
+  ExperimentEnvironment,
+  LiveModeStats,
+} from '../environments/environment.js';
 
 export interface ModeSnapshot {
   readonly visible: number;
@@ -13,21 +17,46 @@ export interface DrainSnapshot {
   readonly modes: Readonly<Partial<Record<Mode, ModeSnapshot>>>;
 }
 
+/** The queues stopped changing before they drained: something is stuck, not slow. */
 export class DrainTimeoutError extends Error {
   override readonly name = 'DrainTimeoutError';
 }
 
 /**
+ * How long a drain may see nothing change before it gives up. In a working run something
+ * observable happens at least once per receive: a batch is delivered, acknowledged, times out or
+ * crashes, or a hidden message becomes visible again when its visibility timeout ends. The longest
+ * silent gap is therefore one invocation (function timeout plus any injected work delay) or one
+ * visibility timeout, whichever is longer — whatever the number of messages, the batch size, the
+ * concurrency or the max receive count, which only change how many such gaps there are. Twice that,
+ * plus a margin for a loaded machine, is a stall.
+ */
+export function drainStallMs(
+  modes: Readonly<Partial<Record<Mode, EffectiveModeSettings>>>,
+  workDelayMs = 0,
+): number {
+  const longestGapMs = Math.max(
+    0,
+    ...Object.values(modes).map(
+      (settings) =>
+        Math.max(settings.visibilityTimeoutSeconds, settings.functionTimeoutSeconds) * 1000 + workDelayMs,
+    ),
+  );
+  return 2 * longestGapMs + 10_000;
+}
+
+/**
  * Waits until every mode's queue is empty — nothing visible, nothing in flight, no invocation
  * running — for `stablePolls` polls in a row. In-flight matters: a crashed batch is invisible until
- * its visibility timeout expires, then comes back.
+ * its visibility timeout expires, then comes back. Gives up only when nothing at all has changed
+ * for `stallMs` (see drainStallMs), never because the run is long.
  * Returns, per mode, the time from the start until it first drained for good.
  */
 export async function waitUntilDrained(
   env: ExperimentEnvironment,
   modes: readonly Mode[],
   options: {
-    readonly timeoutMs: number;
+    readonly stallMs: number;
     readonly pollMs?: number;
     readonly stablePolls?: number;
     readonly onTick?: (snapshot: DrainSnapshot) => void;
@@ -38,6 +67,8 @@ export async function waitUntilDrained(
   const stablePolls = options.stablePolls ?? 3;
   const zeroStreak = new Map<Mode, number>();
   const drainedAt = new Map<Mode, number>();
+  let lastState = '';
+  let lastProgressAt = started;
   for (;;) {
     const fatal = env.fatalError?.();
     if (fatal) throw fatal;
@@ -53,7 +84,8 @@ export async function waitUntilDrained(
         return [mode, { ...depth, ...(live ? { live } : {}), drained: streak >= stablePolls }] as const;
       }),
     );
-    const elapsedMs = Date.now() - started;
+    const now = Date.now();
+    const elapsedMs = now - started;
     options.onTick?.({ elapsedMs, modes: Object.fromEntries(entries) });
     if (entries.every(([, snapshot]) => snapshot.drained)) {
       return Object.fromEntries(modes.map((mode) => [mode, drainedAt.get(mode) ?? elapsedMs])) as Record<
@@ -61,13 +93,51 @@ export async function waitUntilDrained(
         number
       >;
     }
-    if (elapsedMs > options.timeoutMs) {
-      const left = entries
-        .filter(([, snapshot]) => !snapshot.drained)
-        .map(([mode, s]) => `${mode}: ${s.visible} visible, ${s.inFlight} in flight`)
-        .join('; ');
-      throw new DrainTimeoutError(`queues not drained after ${Math.round(elapsedMs / 1000)} s (${left})`);
+    const state = JSON.stringify(entries.map(([, snapshot]) => progressOf(snapshot)));
+    if (state !== lastState) {
+      lastState = state;
+      lastProgressAt = now;
+    } else if (now - lastProgressAt > options.stallMs) {
+      throw new DrainTimeoutError(describeStall(entries, now - lastProgressAt, elapsedMs));
     }
     await new Promise((resolve) => setTimeout(resolve, pollMs));
   }
+}
+
+/** What changes when a drain makes progress: the queue's counts and the runtime's counters. */
+function progressOf(snapshot: ModeSnapshot): readonly number[] {
+  const { visible, inFlight, live } = snapshot;
+  if (!live) return [visible, inFlight];
+  return [
+    visible,
+    inFlight,
+    live.deliveries,
+    live.acknowledged,
+    live.inFlight,
+    live.crashes,
+    live.timeouts,
+    live.injected.redelivered,
+  ];
+}
+
+function describeStall(
+  entries: ReadonlyArray<readonly [Mode, ModeSnapshot]>,
+  stalledMs: number,
+  elapsedMs: number,
+): string {
+  const stuck = entries
+    .filter(([, snapshot]) => !snapshot.drained)
+    .map(([mode, { visible, inFlight, live }]) => {
+      const runtime = live
+        ? `, ${live.inFlight} held by the local runtime (${live.deliveries} delivered, ${live.acknowledged} acknowledged)`
+        : '';
+      return `${mode}: ${visible} visible, ${inFlight} in flight${runtime}`;
+    })
+    .join('; ');
+  return (
+    `queues not drained: nothing changed for ${Math.round(stalledMs / 1000)} s ` +
+    `(after ${Math.round(elapsedMs / 1000)} s of draining). Stuck: ${stuck}. ` +
+    'Messages in flight that never come back point at a consumer that hangs or a queue whose ' +
+    'visibility timeout is longer than expected (a CLI run keeps the functions’ logs in reports/<runId>.logs).'
+  );
 }

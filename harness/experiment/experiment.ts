@@ -12,7 +12,7 @@ import type {
   LiveModeStats,
 } from '../environments/environment.js';
 import type { FaultSettings } from '../faults/faults.js';
-import { type DrainSnapshot, waitUntilDrained } from './drain.js';
+import { type DrainSnapshot, drainStallMs, waitUntilDrained } from './drain.js';
 import { buildManifest, produce } from './producer.js';
 
 export interface ExperimentConfig {
@@ -115,14 +115,10 @@ export async function runExperiment(
   const drainStart = Date.now();
   const drainedAfter = await waitUntilDrained(env, config.modes, {
     ...env.drainPolicy,
-    // Worst case, a message is hidden for a visibility timeout on each of its receives.
-    timeoutMs: Math.max(
-      120_000,
-      config.messages * 50,
-      ...config.modes.map((mode) => {
-        const settings = env.description.modes[mode];
-        return settings.visibilityTimeoutSeconds * 1000 * (settings.maxReceiveCount + 1);
-      }),
+    // No limit on a drain that progresses, however long: give up only when nothing changes.
+    stallMs: drainStallMs(
+      Object.fromEntries(config.modes.map((mode) => [mode, env.description.modes[mode]])),
+      config.faults.workDelayMs,
     ),
     onTick: (snapshot) => progress.drain?.(snapshot),
   });

@@ -95,6 +95,8 @@ export class ExecutionEnvironment {
   private constructor(
     private readonly spec: FunctionSpec,
     private readonly child: ChildProcess,
+    /** How long the handler's module scope took (the init phase), in ms. */
+    readonly initMs: number,
   ) {
     this.closed = new Promise((resolve) => child.once('close', () => resolve()));
     child.on('message', (message: EnvironmentMessage) => this.onMessage(message));
@@ -160,7 +162,7 @@ export class ExecutionEnvironment {
       const onReady = (message: EnvironmentMessage) => {
         if (message.type === 'ready') {
           cleanup();
-          resolve(new ExecutionEnvironment(spec, child));
+          resolve(new ExecutionEnvironment(spec, child, message.initMs));
         } else if (message.type === 'init-error') {
           fail(message.error);
         }
