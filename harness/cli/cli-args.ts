@@ -30,7 +30,7 @@ export const DEFAULTS = {
   accounts: 10,
   crashRate: 0.02,
   batchSize: 10,
-  visibilityTimeoutSeconds: 10,
+  visibilityTimeoutSeconds: 5,
   workDelayRate: 0.2,
 } as const;
 
@@ -78,11 +78,14 @@ Options:
                            crash decisions; the same seed reproduces a run
   --modes a,b              modes to run: ${MODE_NAMES.join(', ')}
                                                                               (default: all)
-  --concurrency C          batches in flight per mode (ESM maximum            (default: topology, 5)
-                           concurrency; AWS allows 2..1000)
+  --concurrency C          embedded: batches in flight per mode (ESM maximum  (default 2; the
+                           concurrency; AWS allows 2..1000); one DynamoDB     deployed topology: 5)
+                           Local serves every mode, so more callers only
+                           make each batch slower
   --visibility-timeout S   local queue visibility timeout in seconds, 3..    (default ${DEFAULTS.visibilityTimeoutSeconds})
                            43200; short so crashed batches come back
                            quickly; the local function timeout is 2 s less
+                           (no invocation of a default run needs 2 s here)
   --max-receive-count N    receives before a message moves to its DLQ,        (default: topology, 10)
                            1..1000 (embedded; a lower value dead-letters
                            poison sooner)
