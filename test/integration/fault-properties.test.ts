@@ -1,6 +1,8 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { EmbeddedEnvironment } from '../../harness/environments/embedded.js';
+import { DEFAULTS } from '../../harness/cli/cli-args.js';
+import { type EmbeddedEnvironment, embeddedModeSettings } from '../../harness/environments/embedded.js';
+import type { ExperimentConfig } from '../../harness/experiment/experiment.js';
 import { violations } from '../../harness/report/terminal.js';
 import { MODE_NAMES } from '../../lib/topology.js';
 import { experimentConfig, replayCommand, runEmbedded } from '../support/embedded-run.js';
@@ -16,6 +18,12 @@ import { experimentConfig, replayCommand, runEmbedded } from '../support/embedde
  * too (three failed deliveries in a row): that is not a loss, and its money is not drift.
  */
 const RUNS = Number(process.env.FAULT_PROPERTY_RUNS ?? 3);
+const MESSAGES = 40;
+const MAX_RECEIVE_COUNT = 3;
+/** A slow invocation outlives its messages' visibility timeout by a second: the class stays drawn. */
+const WORK_DELAY_MS = (DEFAULTS.visibilityTimeoutSeconds + 1) * 1000;
+/** Starting the emulators and the environments, and the verifier, on a loaded machine. */
+const FIXED_COSTS_MS = 90_000;
 const SEED =
   process.env.FAULT_PROPERTY_SEED === undefined ? undefined : Number(process.env.FAULT_PROPERTY_SEED);
 
@@ -29,8 +37,8 @@ const schedule = fc.record({
   throttleRate: fc.constantFrom(0, 0.05, 0.2),
   killRate: fc.constantFrom(0, 0.05, 0.1),
   poisonRate: fc.constantFrom(0, 0.1),
-  // Slow runs are long (a delay beyond the 10 s visibility timeout): drawn less often.
-  workDelayMs: fc.constantFrom(0, 0, 0, 11_000),
+  // Slow runs are long (a delay beyond the visibility timeout): drawn less often.
+  workDelayMs: fc.constantFrom(0, 0, 0, WORK_DELAY_MS),
 });
 
 describe('fault schedules (property-based, fast-check)', () => {
@@ -41,45 +49,108 @@ describe('fault schedules (property-based, fast-check)', () => {
     env = undefined;
   });
 
-  it('effectively-once is exact, at-least-once never loses, nothing unexpected is ever applied', async () => {
-    await fc.assert(
-      fc.asyncProperty(schedule, async ({ seed, batchSize, concurrency, crashRate, ...faults }) => {
-        const cfg = experimentConfig({
-          seed,
-          messages: 40,
-          batchSize,
-          concurrency,
-          crashRate,
-          maxReceiveCount: 3,
-          faults: { ...faults, workDelayRate: faults.workDelayMs > 0 ? 0.25 : 0 },
-        });
-        const replay = replayCommand(cfg);
-        process.stderr.write(`fault property run: ${replay}\n`);
-        try {
-          const { report } = await runEmbedded(cfg, (started) => {
-            env = started;
+  it(
+    'effectively-once is exact, at-least-once never loses, nothing unexpected is ever applied',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(schedule, async ({ seed, batchSize, concurrency, crashRate, ...faults }) => {
+          const cfg = experimentConfig({
+            seed,
+            messages: MESSAGES,
+            batchSize,
+            concurrency,
+            crashRate,
+            maxReceiveCount: MAX_RECEIVE_COUNT,
+            faults: { ...faults, workDelayRate: faults.workDelayMs > 0 ? 0.25 : 0 },
           });
-          for (const mode of MODE_NAMES) {
-            const outcome = report.modes[mode];
-            if (!outcome) throw new Error(`no outcome for ${mode}`);
-            expect([...violations(mode, outcome)], `${mode}: ${replay}`).toEqual([]);
-            expect(
-              outcome.appliedOnce + outcome.duplicated + outcome.lost + outcome.deadLettered,
-              `${mode}: ${replay}`,
-            ).toBe(cfg.messages);
+          const replay = replayCommand(cfg);
+          const budgetMs = runBudgetMs(cfg);
+          process.stderr.write(`fault property run (budget ${Math.round(budgetMs / 1000)} s): ${replay}\n`);
+          try {
+            const { report } = await withinBudget(
+              runEmbedded(cfg, (started) => {
+                env = started;
+              }),
+              budgetMs,
+              replay,
+            );
+            for (const mode of MODE_NAMES) {
+              const outcome = report.modes[mode];
+              if (!outcome) throw new Error(`no outcome for ${mode}`);
+              expect([...violations(mode, outcome)], `${mode}: ${replay}`).toEqual([]);
+              expect(
+                outcome.appliedOnce + outcome.duplicated + outcome.lost + outcome.deadLettered,
+                `${mode}: ${replay}`,
+              ).toBe(cfg.messages);
+            }
+            const eo = report.modes['effectively-once'];
+            expect(eo, replay).toMatchObject({ duplicated: 0, lost: 0, unexpected: 0, consistent: true });
+            expect(eo?.deadLettered, replay).toBeGreaterThanOrEqual(eo?.poison ?? 0);
+            // Money is either applied once or waiting in the DLQ: never missing, never twice.
+            expect(eo?.driftCents, replay).toBe(0 - (eo?.deadLetteredCents ?? 0)); // 0 - x, not -x: toBe tells -0 from 0
+            expect(report.modes['at-least-once']?.lost, replay).toBe(0);
+          } finally {
+            await env?.stop();
+            env = undefined;
           }
-          const eo = report.modes['effectively-once'];
-          expect(eo, replay).toMatchObject({ duplicated: 0, lost: 0, unexpected: 0, consistent: true });
-          expect(eo?.deadLettered, replay).toBeGreaterThanOrEqual(eo?.poison ?? 0);
-          // Money is either applied once or waiting in the DLQ: never missing, never twice.
-          expect(eo?.driftCents, replay).toBe(0 - (eo?.deadLetteredCents ?? 0)); // 0 - x, not -x: toBe tells -0 from 0
-          expect(report.modes['at-least-once']?.lost, replay).toBe(0);
-        } finally {
-          await env?.stop();
-          env = undefined;
-        }
-      }),
-      { numRuns: RUNS, endOnFailure: true, ...(SEED !== undefined ? { seed: SEED } : {}) },
-    );
-  }, 600_000);
+        }),
+        { numRuns: RUNS, endOnFailure: true, ...(SEED !== undefined ? { seed: SEED } : {}) },
+      );
+      // Each run has its own budget (below); this only bounds the sum of the worst ones.
+    },
+    RUNS * WORST_RUN_BUDGET_MS,
+  );
 });
+
+/**
+ * What one drawn run may take on a correct build, derived from what it drew: every invocation of
+ * every message's every receive may last its whole function timeout (plus the work delay when
+ * slow ones are drawn), one batch per poller at a time, plus a visibility timeout per receive for
+ * the crash rounds. A bound, not an estimate: the drain itself gives up only when nothing moves.
+ */
+function runBudgetMs(cfg: ExperimentConfig): number {
+  const settings = embeddedModeSettings('powertools-idempotency', {
+    modes: MODE_NAMES,
+    crashRate: cfg.crashRate,
+    crashSeed: cfg.seed,
+    ...(cfg.batchSize !== undefined ? { batchSize: cfg.batchSize } : {}),
+    ...(cfg.concurrency !== undefined ? { concurrency: cfg.concurrency } : {}),
+    maxReceiveCount: MAX_RECEIVE_COUNT,
+    visibilityTimeoutSeconds: cfg.visibilityTimeoutSeconds,
+  });
+  const { faults } = cfg;
+  // Producer re-sends and the mapping's second copies add deliveries beyond one per event.
+  const deliveries = Math.ceil(
+    cfg.messages * (1 + faults.producerDuplicateRate) * (1 + faults.redeliveryRate),
+  );
+  const invocations = Math.ceil(deliveries / settings.batchSize) * settings.maxReceiveCount;
+  const invocationMs = settings.functionTimeoutSeconds * 1000 + faults.workDelayMs;
+  const rounds = settings.maxReceiveCount * settings.visibilityTimeoutSeconds * 1000;
+  return FIXED_COSTS_MS + Math.ceil(invocations / settings.maxConcurrency) * invocationMs + rounds;
+}
+
+const WORST_RUN_BUDGET_MS = runBudgetMs(
+  experimentConfig({
+    messages: MESSAGES,
+    batchSize: 1,
+    concurrency: 2,
+    crashRate: 0.02,
+    maxReceiveCount: MAX_RECEIVE_COUNT,
+    faults: { producerDuplicateRate: 0.2, redeliveryRate: 0.2, workDelayMs: WORK_DELAY_MS },
+  }),
+);
+
+async function withinBudget<T>(run: Promise<T>, budgetMs: number, replay: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const overBudget = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`the run exceeded its budget of ${Math.round(budgetMs / 1000)} s: ${replay}`)),
+      budgetMs,
+    );
+  });
+  try {
+    return await Promise.race([run, overBudget]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
