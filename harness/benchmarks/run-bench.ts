@@ -26,9 +26,9 @@ import { costPerMillion } from './cost-model.js';
 import { type CellResult, type GridCell, runCell } from './end-to-end.js';
 import { meteredRun } from './metered-run.js';
 import { PRICES } from './prices.js';
-import type { BenchReport, CellRatios, Target } from './report.js';
+import type { BenchReport } from './report.js';
 import { runScalePoint, type ScalePoint } from './scale.js';
-import { ratio } from './summary.js';
+import { ratiosOf, targetsOf } from './summary.js';
 import { formatBench } from './table.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -39,67 +39,6 @@ const FULL_GRID: readonly GridCell[] = [1, 10, 100].flatMap((batchSize) =>
 const QUICK_GRID: readonly GridCell[] = [{ batchSize: 10, concurrency: 5 }];
 
 const log = (message: string) => process.stderr.write(`bench: ${message}\n`);
-
-function ratiosOf(cell: CellResult): CellRatios {
-  const median = (mode: Mode, which: 'endToEnd' | 'floor') => cell.modes[mode]?.[which].median ?? 0;
-  return {
-    batchSize: cell.batchSize,
-    concurrency: cell.concurrency,
-    endToEndOverFloor: Object.fromEntries(
-      Object.keys(cell.modes).map((mode) => [
-        mode,
-        ratio(median(mode as Mode, 'endToEnd'), median(mode as Mode, 'floor')),
-      ]),
-    ),
-    effectivelyOnceOverAtLeastOnce: ratio(
-      median('effectively-once', 'endToEnd'),
-      median('at-least-once', 'endToEnd'),
-    ),
-    powertoolsOverEffectivelyOnce: ratio(
-      median('powertools-idempotency', 'endToEnd'),
-      median('effectively-once', 'endToEnd'),
-    ),
-  };
-}
-
-function targetsOf(ratios: readonly CellRatios[], scale: readonly ScalePoint[]): Target[] {
-  const targets: Target[] = [];
-  for (const cell of ratios.filter((r) => r.batchSize === 10)) {
-    for (const [mode, value] of Object.entries(cell.endToEndOverFloor)) {
-      targets.push({
-        name: `${mode} end to end ≥ 60% of its floor (batch 10, concurrency ${cell.concurrency})`,
-        met: value >= 0.6,
-        measured: `${Math.round(value * 100)}%`,
-      });
-    }
-    targets.push({
-      name: `effectively-once ≥ 85% of at-least-once (batch 10, concurrency ${cell.concurrency})`,
-      met: cell.effectivelyOnceOverAtLeastOnce >= 0.85,
-      measured: `${Math.round(cell.effectivelyOnceOverAtLeastOnce * 100)}%`,
-    });
-  }
-  const largest = scale.reduce<ScalePoint | undefined>(
-    (a, b) => (a && a.messages > b.messages ? a : b),
-    undefined,
-  );
-  if (largest) {
-    targets.push({
-      name: `experiment process peak memory < 1 GiB at ${largest.messages.toLocaleString('en-US')} messages`,
-      met: largest.peakRssKb.experiment < 1024 * 1024,
-      measured: `${Math.round(largest.peakRssKb.experiment / 1024)} MB`,
-    });
-    const verifier = scale.map((point) => point.peakRssKb.verifier ?? 0).filter((kb) => kb > 0);
-    if (verifier.length > 1) {
-      const spreadRatio = Math.max(...verifier) / Math.min(...verifier);
-      targets.push({
-        name: 'verifier peak memory flat across scale points (largest ≤ 1.5 × smallest)',
-        met: spreadRatio <= 1.5,
-        measured: verifier.map((kb) => `${Math.round(kb / 1024)} MB`).join(' / '),
-      });
-    }
-  }
-  return targets;
-}
 
 function parseBenchArgs() {
   return parseArgs({

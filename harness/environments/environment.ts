@@ -32,7 +32,10 @@ export interface LiveModeStats {
   /** Invocations that hit the function timeout (the environment was killed). */
   readonly timeouts: number;
   readonly slowestInvocationMs: number;
+  /** Environments started by an invocation (after a crash, a timeout, or with no prewarm). */
   readonly coldStarts: number;
+  /** Environments initialised before the first message (prewarm); absent in older reports. */
+  readonly prewarmed?: number;
   /** Batches whose invocation ended after their receive + the visibility timeout: SQS may have delivered them twice. */
   readonly visibilityOverruns: number;
   /** Faults the local runtime injected into this mode (see --help). */

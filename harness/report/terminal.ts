@@ -1,4 +1,5 @@
 import { MODES, type Mode } from '../../lib/topology.js';
+import type { LiveModeStats } from '../environments/environment.js';
 import type { DrainSnapshot } from '../experiment/drain.js';
 import type { ExperimentReport } from '../experiment/experiment.js';
 import { anyFault, type FaultSettings } from '../faults/faults.js';
@@ -178,6 +179,7 @@ export function formatSummary(report: ExperimentReport, reportPath: string, html
     `run ${report.runId} on ${report.target}: ${c.messages} messages × ${Object.keys(report.modes).length} modes, ` +
       `${c.accounts} accounts, crash rate ${c.crashRate}, seed ${c.seed}, ${seconds} s${phases(report)}`,
     ...(anyFault(c.faults) ? [`faults: ${describeFaults(c.faults)}`] : []),
+    ...runtimeLine(report),
     '',
     formatTable(report),
     '',
@@ -194,6 +196,30 @@ function phases(report: ExperimentReport): string {
   if (p === undefined) return '';
   const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
   return ` (startup ${s(p.startup)}, produce ${s(p.produce)}, drain ${s(p.drain)}, verify ${s(p.verify)})`;
+}
+
+/**
+ * Where a local run's time went inside the drain, so a slow run says why: how the environments
+ * started, and how close the slowest invocation came to the function timeout.
+ */
+function runtimeLine(report: ExperimentReport): string[] {
+  const rows = modeRows(report).filter(([, outcome]) => outcome.runtime !== undefined);
+  if (rows.length === 0) return [];
+  const sum = (pick: (runtime: LiveModeStats) => number) =>
+    rows.reduce((total, [, outcome]) => total + (outcome.runtime ? pick(outcome.runtime) : 0), 0);
+  const slowest = Math.max(...rows.map(([, outcome]) => outcome.runtime?.slowestInvocationMs ?? 0));
+  const timeout = Math.min(
+    ...rows.map(
+      ([mode]) => report.environment?.modes[mode]?.functionTimeoutSeconds ?? Number.POSITIVE_INFINITY,
+    ),
+  );
+  const prewarmed = sum((runtime) => runtime.prewarmed ?? 0);
+  return [
+    `local runtime: ${prewarmed > 0 ? `${prewarmed} environments prewarmed, ` : ''}` +
+      `${sum((runtime) => runtime.coldStarts)} cold starts, slowest invocation ${(slowest / 1000).toFixed(1)} s` +
+      `${Number.isFinite(timeout) ? ` (function timeout ${timeout} s)` : ''}, ${sum((runtime) => runtime.timeouts)} timeouts, ` +
+      `${sum((runtime) => runtime.visibilityOverruns)} visibility overruns`,
+  ];
 }
 
 /** The fault flags of a run, as a reader would type them. */

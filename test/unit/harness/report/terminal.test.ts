@@ -89,6 +89,31 @@ describe('report formatting', () => {
     expect(eo).toMatch(/0\.05 !/);
   });
 
+  it('says where a local run spent its time: prewarmed environments, cold starts, the slowest invocation against the timeout', () => {
+    const report = {
+      runId: 'r',
+      target: 'embedded',
+      durationMs: 1000,
+      config: { messages: 200, accounts: 10, crashRate: 0.02, seed: 's', faults: NO_FAULTS },
+      environment: {
+        modes: {
+          'at-least-once': { functionTimeoutSeconds: 3 },
+          'effectively-once': { functionTimeoutSeconds: 3 },
+        },
+      },
+      modes: {
+        'at-least-once': { ...outcome, runtime: { ...runtime, prewarmed: 2, slowestInvocationMs: 1_840 } },
+        'effectively-once': {
+          ...outcome,
+          runtime: { ...runtime, prewarmed: 2, timeouts: 1, visibilityOverruns: 2 },
+        },
+      },
+    } as unknown as ExperimentReport;
+    expect(formatSummary(report, 'reports/r.json')).toContain(
+      'local runtime: 4 environments prewarmed, 10 cold starts, slowest invocation 1.8 s (function timeout 3 s), 1 timeouts, 2 visibility overruns',
+    );
+  });
+
   it('does not blame at-most-once for duplicates the environment delivered, and says where they came from', () => {
     const amo = {
       ...outcome,
