@@ -1,10 +1,18 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { registerWithWatchdog } from '../watchdog/watchdog.js';
 import type { EnvironmentMessage, InvokeMessage, SerializedError } from './protocol.js';
 
 const INIT_TIMEOUT_MS = 10_000;
+/**
+ * Node 22.1+ keeps the V8 code it compiled for a module here and reuses it in the next process
+ * that loads the same file: an environment's init (parsing a 400 KB bundle) is shorter from the
+ * second environment on (Node 24: about 120–140 ms instead of 160–230 ms). Node 20 ignores it.
+ */
+const COMPILE_CACHE_DIR = join(tmpdir(), 'delivery-semantics-node-compile-cache');
 /** The error name of an init that did not finish in time (as opposed to one that threw). */
 export const INIT_TIMEOUT = 'Sandbox.Timedout';
 
@@ -120,6 +128,7 @@ export class ExecutionEnvironment {
       env: {
         PATH: process.env.PATH ?? '',
         NODE_OPTIONS: '--enable-source-maps',
+        NODE_COMPILE_CACHE: COMPILE_CACHE_DIR,
         AWS_LAMBDA_FUNCTION_NAME: spec.name,
         AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(spec.memoryMb),
         AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
