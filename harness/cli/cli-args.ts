@@ -11,6 +11,8 @@ export interface CliOptions {
   readonly json: boolean;
   /** Open the HTML report in a browser when the run is done. */
   readonly open: boolean;
+  /** Embedded: no prewarm; every execution environment starts on its first invocation. */
+  readonly coldStarts: boolean;
   readonly target: Target;
   readonly config: ExperimentConfig;
   /** Deployed targets: the CloudFormation stack, its region, and LocalStack's endpoint. */
@@ -65,7 +67,7 @@ Deployed targets (aws, localstack):
   --endpoint URL           LocalStack endpoint                                (default http://127.0.0.1:4566)
   Crash rate, crash seed and batch size are deployment settings there: the run reads and prints
   them; passing a different --crash-rate or --batch-size is refused with how to redeploy.
-  --concurrency, --visibility-timeout, --max-receive-count and the runtime faults
+  --concurrency, --visibility-timeout, --max-receive-count, --cold-starts and the runtime faults
   (--redelivery-rate, --throttle-rate, --work-delay, --kill-rate) apply to the embedded target only.
 
 Options:
@@ -89,6 +91,10 @@ Options:
   --max-receive-count N    receives before a message moves to its DLQ,        (default: topology, 10)
                            1..1000 (embedded; a lower value dead-letters
                            poison sooner)
+  --cold-starts            embedded: start each execution environment on its  (default: every mode's
+                           first invocation, as on-demand Lambda does; the     environments are
+                           first batches then all cold-start at once           initialised before
+                                                                               the first message)
 
 Faults (each drawn per event from --seed, the same schedule for every mode; counted in the report):
   --poison-rate R          the producer sends an event as an invalid body     (default 0)
@@ -151,6 +157,7 @@ export function parseCliArgs(argv: readonly string[]): CliOptions {
         help: { type: 'boolean', short: 'h' },
         json: { type: 'boolean' },
         open: { type: 'boolean' },
+        'cold-starts': { type: 'boolean' },
         target: { type: 'string' },
         messages: { type: 'string' },
         accounts: { type: 'string' },
@@ -243,8 +250,8 @@ export function parseCliArgs(argv: readonly string[]): CliOptions {
           '--producer-duplicate-rate work everywhere: the producer injects them)',
       );
     }
-    const embeddedOnly = ['concurrency', 'visibility-timeout', 'max-receive-count'].filter((name) =>
-      explicit.has(name),
+    const embeddedOnly = ['concurrency', 'visibility-timeout', 'max-receive-count', 'cold-starts'].filter(
+      (name) => explicit.has(name),
     );
     if (embeddedOnly.length > 0) {
       throw new UsageError(
@@ -276,6 +283,7 @@ export function parseCliArgs(argv: readonly string[]): CliOptions {
     help: values.help === true,
     json: values.json === true,
     open: values.open === true,
+    coldStarts: values['cold-starts'] === true,
     target: target as Target,
     stackName,
     region: text('region'),

@@ -144,6 +144,7 @@ function startEnvironment(
       visibilityTimeoutSeconds: config.visibilityTimeoutSeconds,
       ...(config.maxReceiveCount !== undefined ? { maxReceiveCount: config.maxReceiveCount } : {}),
       faults: config.faults,
+      prewarm: !options.coldStarts,
       logDir,
       onStatus,
     });

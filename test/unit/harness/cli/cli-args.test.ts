@@ -5,9 +5,10 @@ import { MODE_NAMES } from '../../../../lib/topology.js';
 
 describe('experiment command-line options', () => {
   it('has the documented defaults', () => {
-    const { config, json, target } = parseCliArgs([]);
+    const { config, json, target, coldStarts } = parseCliArgs([]);
     expect(target).toBe('embedded');
     expect(json).toBe(false);
+    expect(coldStarts).toBe(false);
     expect(config).toMatchObject({
       messages: 200,
       accounts: 10,
@@ -17,6 +18,10 @@ describe('experiment command-line options', () => {
       visibilityTimeoutSeconds: DEFAULTS.visibilityTimeoutSeconds,
     });
     expect(config.seed).toMatch(/^[a-z0-9]+$/);
+  });
+
+  it('starts environments on demand with --cold-starts', () => {
+    expect(parseCliArgs(['--cold-starts']).coldStarts).toBe(true);
   });
 
   it('reads every option', () => {
@@ -152,6 +157,7 @@ describe('experiment command-line options', () => {
       ['--target', 'aws', '--visibility-timeout', '3'],
       /--visibility-timeout applies to --target embedded only/,
     ],
+    [['--target', 'aws', '--cold-starts'], /--cold-starts applies to --target embedded only/],
     [['--target', 'aws', '--endpoint', 'http://localhost:4566'], /--endpoint applies to --target localstack/],
     [['--target', 'localstack', '--endpoint', 'localhost'], /--endpoint must be a URL/],
   ])('refuses %o with a clear message', (argv, message) => {

@@ -1,0 +1,171 @@
+/**
+ * `npm run bench:default-run`: times the default `npm run experiment` end to end, several times in a
+ * row, each in a fresh process as a user runs it, and checks each run for what must hold: no
+ * timeout, no visibility overrun, and the modes' signatures. With --compare <checkout>, the runs
+ * alternate with the same command in another checkout of this project (say, the previous commit),
+ * so both are measured side by side under the same load.
+ *
+ *   npm run bench:default-run                       10 runs, random seeds
+ *   npm run bench:default-run -- --runs 5 --compare ../before
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { PROJECT_ROOT } from '../../lib/bundling.js';
+import type { ExperimentReport } from '../experiment/experiment.js';
+
+const HELP = `Usage: npm run bench:default-run -- [--runs N] [--compare DIR] [-- experiment options]
+
+Runs \`npm run experiment -- --json\` N times in a row (default 10), each in a fresh process, and
+prints per run: wall time, the phases, timeouts, visibility overruns, and whether the modes kept
+their signatures (at-most-once loses or is exact, at-least-once never loses, effectively-once is
+exact, Powertools never loses). Then the median wall time. Writes reports/bench-default-run-<ts>.json.
+
+  --runs N        runs per checkout (default 10)
+  --compare DIR   another checkout of this project (with node_modules): its runs alternate with
+                  this one's, the same seeds in the same order, and the ratio of medians is printed
+  -h, --help      this help
+Options after a lone -- go to every experiment (e.g. -- --seed d3 to fix the seed).
+Exit code 1 if any run failed, timed out an invocation, overran a visibility timeout or broke a
+signature.`;
+
+interface RunTiming {
+  readonly checkout: string;
+  readonly seed: string;
+  readonly wallMs: number;
+  readonly phasesMs?: ExperimentReport['phasesMs'];
+  readonly timeouts: number;
+  readonly overruns: number;
+  readonly problems: readonly string[];
+}
+
+function main(): number {
+  const { values, positionals } = parseArgs({
+    options: {
+      runs: { type: 'string' },
+      compare: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    allowPositionals: true,
+  });
+  if (values.help) {
+    process.stdout.write(`${HELP}\n`);
+    return 0;
+  }
+  const runs = Number(values.runs ?? 10);
+  if (!Number.isInteger(runs) || runs < 1) {
+    process.stderr.write(`error: --runs must be a positive integer (got ${values.runs})\n`);
+    return 2;
+  }
+  const checkouts = [PROJECT_ROOT, ...(values.compare ? [resolve(values.compare)] : [])];
+  const timings: RunTiming[] = [];
+  for (let index = 0; index < runs; index++) {
+    const seed = `timing-${index + 1}`;
+    for (const checkout of checkouts) {
+      const timing = timeOneRun(checkout, seed, positionals);
+      timings.push(timing);
+      const p = timing.phasesMs;
+      process.stderr.write(
+        `run ${index + 1}/${runs} ${label(checkout)} seed ${seed}: ${(timing.wallMs / 1000).toFixed(1)} s` +
+          (p
+            ? ` (startup ${s(p.startup)}, produce ${s(p.produce)}, drain ${s(p.drain)}, verify ${s(p.verify)})`
+            : '') +
+          `, ${timing.timeouts} timeouts, ${timing.overruns} overruns` +
+          `${timing.problems.length > 0 ? ` — ${timing.problems.join('; ')}` : ''}\n`,
+      );
+    }
+  }
+  const medians = checkouts.map((checkout) => {
+    const walls = timings.filter((t) => t.checkout === checkout).map((t) => t.wallMs);
+    return { checkout, medianMs: median(walls), minMs: Math.min(...walls), maxMs: Math.max(...walls) };
+  });
+  for (const m of medians) {
+    process.stdout.write(
+      `${label(m.checkout)}: median ${s(m.medianMs)} (min ${s(m.minMs)}, max ${s(m.maxMs)}) over ${runs} runs\n`,
+    );
+  }
+  const [self, other] = medians;
+  if (self && other)
+    process.stdout.write(
+      `ratio of medians (this ÷ compared): ${(self.medianMs / other.medianMs).toFixed(2)}\n`,
+    );
+  const failed = timings.filter((t) => t.problems.length > 0 || t.timeouts > 0 || t.overruns > 0);
+  const ownFailures = failed.filter((t) => t.checkout === PROJECT_ROOT);
+  process.stdout.write(
+    `${ownFailures.length === 0 ? 'every run' : `${ownFailures.length} run(s) NOT`} clean here: 0 timeouts, 0 overruns, signatures kept\n`,
+  );
+  const reportsDir = join(PROJECT_ROOT, 'reports');
+  mkdirSync(reportsDir, { recursive: true });
+  const stamp = new Date()
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
+  const path = join(reportsDir, `bench-default-run-${stamp}.json`);
+  writeFileSync(path, `${JSON.stringify({ runs, extraArgs: positionals, medians, timings }, null, 2)}\n`);
+  process.stdout.write(`report: ${relative(process.cwd(), path)}\n`);
+  return ownFailures.length === 0 ? 0 : 1;
+}
+
+function timeOneRun(checkout: string, seed: string, extraArgs: readonly string[]): RunTiming {
+  const started = performance.now();
+  const run = spawnSync(
+    'npm',
+    ['run', '--silent', 'experiment', '--', '--json', '--seed', seed, ...extraArgs],
+    {
+      cwd: checkout,
+      encoding: 'utf8',
+      maxBuffer: 256 * 1024 * 1024,
+    },
+  );
+  const wallMs = performance.now() - started;
+  if (run.status !== 0) {
+    return {
+      checkout,
+      seed,
+      wallMs,
+      timeouts: 0,
+      overruns: 0,
+      problems: [`exit ${run.status}: ${lastLine(run.stderr)}`],
+    };
+  }
+  const report = JSON.parse(run.stdout) as ExperimentReport;
+  const problems: string[] = [];
+  let timeouts = 0;
+  let overruns = 0;
+  for (const [mode, outcome] of Object.entries(report.modes)) {
+    if (!outcome) continue;
+    timeouts += outcome.runtime?.timeouts ?? 0;
+    overruns += outcome.runtime?.visibilityOverruns ?? 0;
+    if (outcome.unexpected > 0 || !outcome.consistent) problems.push(`${mode}: unexpected or inconsistent`);
+    if (
+      mode === 'effectively-once' &&
+      (outcome.duplicated > 0 || outcome.lost > 0 || outcome.driftCents !== 0)
+    )
+      problems.push('effectively-once is not exact');
+    if ((mode === 'at-least-once' || mode === 'powertools-idempotency') && outcome.lost > 0)
+      problems.push(`${mode} lost messages`);
+    if (mode === 'at-most-once' && outcome.duplicated > 0) problems.push('at-most-once duplicated');
+  }
+  return { checkout, seed, wallMs, phasesMs: report.phasesMs, timeouts, overruns, problems };
+}
+
+function label(checkout: string): string {
+  return checkout === PROJECT_ROOT ? 'this checkout' : relative(PROJECT_ROOT, checkout) || checkout;
+}
+
+function lastLine(text: string): string {
+  return text.trim().split('\n').at(-1) ?? '';
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1
+    ? (sorted[middle] ?? 0)
+    : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
+}
+
+const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+process.exitCode = main();
