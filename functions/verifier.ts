@@ -60,6 +60,8 @@ export interface VerifierDeps {
   readonly reader: LedgerReader;
   /** How long the DLQ sweep may hide a message: longer than the verification can last. */
   readonly sweepVisibilitySeconds?: number;
+  /** The DLQ sweep's receive wait; an empty answer ends the sweep. @default 1 (a long poll) */
+  readonly sweepWaitSeconds?: number;
   readonly warn?: (message: string, details: Record<string, unknown>) => void;
   readonly sqs: SQSClient;
   /** Dead-letter queue URL per mode. */
@@ -96,6 +98,7 @@ async function verifyModeInDetail(
 ): Promise<ModeVerification> {
   const sweep = await sweepDeadLetters(deps.sqs, deps.deadLetterQueueUrls[mode], runId, {
     visibilitySeconds: deps.sweepVisibilitySeconds ?? 300,
+    ...(deps.sweepWaitSeconds !== undefined ? { waitTimeSeconds: deps.sweepWaitSeconds } : {}),
   });
   if (sweep.notReleased > 0) {
     deps.warn?.(
@@ -257,11 +260,26 @@ export function parseDeadLetterQueueUrls(raw: string): Record<Mode, string> {
   return result.output as Record<Mode, string>;
 }
 
+/**
+ * Unset on AWS, where only a long poll asks every SQS server and so proves a queue empty. The local
+ * runtime sets 0: its emulator keeps one copy of each queue, so an empty short poll proves it too,
+ * a second sooner per mode.
+ */
+export function sweepWaitOf(raw: string | undefined): { sweepWaitSeconds?: number } {
+  if (raw === undefined) return {};
+  const seconds = Number(raw);
+  if (raw.trim() === '' || !Number.isInteger(seconds) || seconds < 0 || seconds > 20) {
+    throw new ConfigError(`DLQ_SWEEP_WAIT_SECONDS=${raw} must be a whole number of seconds from 0 to 20`);
+  }
+  return { sweepWaitSeconds: seconds };
+}
+
 const logger = createLogger('verifier');
 const deps: VerifierDeps = {
   reader: { ddb: DynamoDBDocumentClient.from(new DynamoDBClient({})), tableName: requireEnv('TABLE_NAME') },
   sqs: new SQSClient({}),
   deadLetterQueueUrls: parseDeadLetterQueueUrls(requireEnv('DEAD_LETTER_QUEUE_URLS')),
+  ...sweepWaitOf(process.env.DLQ_SWEEP_WAIT_SECONDS),
 };
 
 export const handler = async (

@@ -45,7 +45,18 @@ export function verifierEnvironment(values: {
   readonly deadLetterQueueUrls: Readonly<Record<Mode, string>>;
   /** JSON encoder; the stack passes Stack.toJsonString so that unresolved tokens survive. */
   readonly toJson?: (value: unknown) => string;
+  /**
+   * The DLQ sweep's receive wait. Only for an SQS with one copy of each queue (an emulator), where
+   * an empty short poll is conclusive; AWS needs the default long poll. @default unset (1 s)
+   */
+  readonly dlqSweepWaitSeconds?: number;
 }): Record<string, string> {
   const toJson = values.toJson ?? JSON.stringify;
-  return { TABLE_NAME: values.tableName, DEAD_LETTER_QUEUE_URLS: toJson(values.deadLetterQueueUrls) };
+  return {
+    TABLE_NAME: values.tableName,
+    DEAD_LETTER_QUEUE_URLS: toJson(values.deadLetterQueueUrls),
+    ...(values.dlqSweepWaitSeconds !== undefined
+      ? { DLQ_SWEEP_WAIT_SECONDS: String(values.dlqSweepWaitSeconds) }
+      : {}),
+  };
 }

@@ -171,7 +171,8 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
         'verifier',
         VERIFIER.functionTimeoutSeconds,
         VERIFIER.memoryMb,
-        verifierEnvironment({ tableName: TABLE_NAME, deadLetterQueueUrls }),
+        // fauxqs keeps one copy of each queue: an empty short poll ends the DLQ sweep at once.
+        verifierEnvironment({ tableName: TABLE_NAME, deadLetterQueueUrls, dlqSweepWaitSeconds: 0 }),
       ),
     );
     teardown.add(() => verifier.stop());

@@ -12,6 +12,7 @@ import {
 import { joinByEventId } from '../../../functions/shared/outcome.js';
 import {
   parseDeadLetterQueueUrls,
+  sweepWaitOf,
   type VerifierDeps,
   verifyMode,
   verifyRun,
@@ -116,6 +117,24 @@ describe('verifier', () => {
     sqs.on(ReceiveMessageCommand).resolves({ Messages: [] });
     sqs.on(ChangeMessageVisibilityBatchCommand).resolves({});
   });
+
+  it('sweeps each DLQ with a 1 s long poll unless told otherwise (an emulator: 0)', async () => {
+    serveLedger(ddb, manifest());
+    await verifyAlo();
+    expect(sqs.commandCalls(ReceiveMessageCommand)[0]?.args[0].input.WaitTimeSeconds).toBe(1);
+    sqs.resetHistory();
+    await verifyRun({ ...deps, ...sweepWaitOf('0') }, { runId: RUN, modes: ['at-least-once'] });
+    expect(sqs.commandCalls(ReceiveMessageCommand)[0]?.args[0].input.WaitTimeSeconds).toBe(0);
+  });
+
+  it.each(['', '-1', '1.5', '21', 'soon'])(
+    'refuses DLQ_SWEEP_WAIT_SECONDS=%o with a clear message',
+    (raw) => {
+      expect(() => sweepWaitOf(raw)).toThrow(
+        /DLQ_SWEEP_WAIT_SECONDS=.* must be a whole number of seconds from 0 to 20/,
+      );
+    },
+  );
 
   it('counts applied once, duplicated, extra applications, lost and drift by event id across query pages', async () => {
     serveLedger(ddb, [
