@@ -1,5 +1,10 @@
 import { parseArgs } from 'node:util';
 import { isMode, MODE_NAMES, type Mode } from '../../lib/topology.js';
+import {
+  LOCAL_MAX_CONCURRENCY,
+  localVisibilityTimeoutSeconds,
+  MIN_LOCAL_VISIBILITY_TIMEOUT_SECONDS,
+} from '../environments/local-timing.js';
 import type { ExperimentConfig } from '../experiment/experiment.js';
 import type { FaultSettings } from '../faults/faults.js';
 
@@ -32,7 +37,8 @@ export const DEFAULTS = {
   accounts: 10,
   crashRate: 0.02,
   batchSize: 10,
-  visibilityTimeoutSeconds: 5,
+  /** At the default batch size and concurrency; see localVisibilityTimeoutSeconds for others. */
+  visibilityTimeoutSeconds: MIN_LOCAL_VISIBILITY_TIMEOUT_SECONDS,
   workDelayRate: 0.2,
 } as const;
 
@@ -84,10 +90,11 @@ Options:
                            concurrency; AWS allows 2..1000); one DynamoDB     deployed topology: 5)
                            Local serves every mode, so more callers only
                            make each batch slower
-  --visibility-timeout S   local queue visibility timeout in seconds, 3..    (default ${DEFAULTS.visibilityTimeoutSeconds})
-                           43200; short so crashed batches come back
-                           quickly; the local function timeout is 2 s less
-                           (no invocation of a default run needs 2 s here)
+  --visibility-timeout S   local queue visibility timeout in seconds, 3..    (default ${DEFAULTS.visibilityTimeoutSeconds} at batch 10
+                           43200; short so crashed batches come back          × concurrency 2;
+                           quickly; the local function timeout is 2 s less    ⌈batch × concurrency
+                           (and the batching window's 1 s above batch 10)     / 10⌉ + 3, + 1 above
+                                                                              batch 10)
   --max-receive-count N    receives before a message moves to its DLQ,        (default: topology, 10)
                            1..1000 (embedded; a lower value dead-letters
                            poison sooner)
@@ -279,6 +286,8 @@ export function parseCliArgs(argv: readonly string[]): CliOptions {
     throw new UsageError(`--seed must be 1–40 of A-Z a-z 0-9 . _ : -, got "${seed}"`);
   }
 
+  const batchSize = integer('batch-size', text('batch-size'), 1, 10_000);
+  const concurrency = integer('concurrency', text('concurrency'), 2, 1000);
   return {
     help: values.help === true,
     json: values.json === true,
@@ -294,13 +303,13 @@ export function parseCliArgs(argv: readonly string[]): CliOptions {
       accounts: integer('accounts', text('accounts'), 1, 100_000) ?? DEFAULTS.accounts,
       crashRate,
       // Unset means each mode's topology batch size (10 today); the report shows what ran.
-      batchSize: integer('batch-size', text('batch-size'), 1, 10_000),
+      batchSize,
       seed,
       modes,
-      concurrency: integer('concurrency', text('concurrency'), 2, 1000),
+      concurrency,
       visibilityTimeoutSeconds:
         integer('visibility-timeout', text('visibility-timeout'), 3, 43_200) ??
-        DEFAULTS.visibilityTimeoutSeconds,
+        localVisibilityTimeoutSeconds(batchSize ?? DEFAULTS.batchSize, concurrency ?? LOCAL_MAX_CONCURRENCY),
       maxReceiveCount: integer('max-receive-count', text('max-receive-count'), 1, 1000),
       faults,
     },

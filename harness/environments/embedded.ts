@@ -30,6 +30,7 @@ import type {
   LiveModeStats,
   VerifierInvocation,
 } from './environment.js';
+import { LOCAL_MAX_CONCURRENCY } from './local-timing.js';
 import {
   createIdempotencyTable,
   createLedgerTable,
@@ -77,16 +78,6 @@ export interface EmbeddedOptions {
    */
   readonly meterDynamoDb?: boolean;
 }
-
-/**
- * Batches in flight per mode locally, unless --concurrency says otherwise: AWS's minimum maximum
- * concurrency, not the topology's 5. On AWS every request of a batch takes a few milliseconds
- * whatever the concurrency; here one DynamoDB Local on two cores serves every mode, so 20 callers
- * queue at it and a batch of 10 takes 3–5 s instead of 1–2 s at 8 callers (measured, seed d3) —
- * for the same total throughput, since DynamoDB Local is the bottleneck either way. Short
- * invocations are what allow a short visibility timeout, and so short crash rounds.
- */
-export const LOCAL_MAX_CONCURRENCY = 2;
 
 const REGION = 'us-east-1';
 const CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };

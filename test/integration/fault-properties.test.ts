@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DEFAULTS } from '../../harness/cli/cli-args.js';
 import { type EmbeddedEnvironment, embeddedModeSettings } from '../../harness/environments/embedded.js';
+import { localVisibilityTimeoutSeconds } from '../../harness/environments/local-timing.js';
 import type { ExperimentConfig } from '../../harness/experiment/experiment.js';
 import { violations } from '../../harness/report/terminal.js';
 import { MODE_NAMES } from '../../lib/topology.js';
@@ -20,10 +20,10 @@ import { experimentConfig, replayCommand, runEmbedded } from '../support/embedde
 const RUNS = Number(process.env.FAULT_PROPERTY_RUNS ?? 3);
 const MESSAGES = 40;
 const MAX_RECEIVE_COUNT = 3;
-/** A slow invocation outlives its messages' visibility timeout by a second: the class stays drawn. */
-const WORK_DELAY_MS = (DEFAULTS.visibilityTimeoutSeconds + 1) * 1000;
-/** Starting the emulators and the environments, and the verifier, on a loaded machine. */
+/** Starting the emulators and the environments, the verifier, and stopping it all, on a loaded machine. */
 const FIXED_COSTS_MS = 90_000;
+/** A replacement environment's init after a crash, a kill or a timeout (AWS's init limit). */
+const INIT_ALLOWANCE_MS = 10_000;
 const SEED =
   process.env.FAULT_PROPERTY_SEED === undefined ? undefined : Number(process.env.FAULT_PROPERTY_SEED);
 
@@ -38,7 +38,7 @@ const schedule = fc.record({
   killRate: fc.constantFrom(0, 0.05, 0.1),
   poisonRate: fc.constantFrom(0, 0.1),
   // Slow runs are long (a delay beyond the visibility timeout): drawn less often.
-  workDelayMs: fc.constantFrom(0, 0, 0, WORK_DELAY_MS),
+  slow: fc.constantFrom(false, false, false, true),
 });
 
 describe('fault schedules (property-based, fast-check)', () => {
@@ -53,7 +53,7 @@ describe('fault schedules (property-based, fast-check)', () => {
     'effectively-once is exact, at-least-once never loses, nothing unexpected is ever applied',
     async () => {
       await fc.assert(
-        fc.asyncProperty(schedule, async ({ seed, batchSize, concurrency, crashRate, ...faults }) => {
+        fc.asyncProperty(schedule, async ({ seed, batchSize, concurrency, crashRate, slow, ...faults }) => {
           const cfg = experimentConfig({
             seed,
             messages: MESSAGES,
@@ -61,16 +61,23 @@ describe('fault schedules (property-based, fast-check)', () => {
             concurrency,
             crashRate,
             maxReceiveCount: MAX_RECEIVE_COUNT,
-            faults: { ...faults, workDelayRate: faults.workDelayMs > 0 ? 0.25 : 0 },
+            faults: {
+              ...faults,
+              workDelayMs: slow ? slowInvocationMs(batchSize, concurrency) : 0,
+              workDelayRate: slow ? 0.25 : 0,
+            },
           });
           const replay = replayCommand(cfg);
           const budgetMs = runBudgetMs(cfg);
           process.stderr.write(`fault property run (budget ${Math.round(budgetMs / 1000)} s): ${replay}\n`);
           try {
             const { report } = await withinBudget(
-              runEmbedded(cfg, (started) => {
-                env = started;
-              }),
+              (expired) =>
+                runEmbedded(cfg, (started) => {
+                  env = started;
+                  // The budget ran out while it started: nobody else will stop it.
+                  if (expired()) void started.stop();
+                }),
               budgetMs,
               replay,
             );
@@ -96,17 +103,23 @@ describe('fault schedules (property-based, fast-check)', () => {
         }),
         { numRuns: RUNS, endOnFailure: true, ...(SEED !== undefined ? { seed: SEED } : {}) },
       );
-      // Each run has its own budget (below); this only bounds the sum of the worst ones.
     },
-    RUNS * WORST_RUN_BUDGET_MS,
+    // Each run has its own budget; this bounds the sum of the largest ones, and each run's stop.
+    RUNS * (WORST_RUN_BUDGET_MS + 30_000),
   );
 });
+
+/** A slow invocation outlives its messages' visibility timeout by a second: the class stays drawn. */
+function slowInvocationMs(batchSize: number, concurrency: number): number {
+  return (localVisibilityTimeoutSeconds(batchSize, concurrency) + 1) * 1000;
+}
 
 /**
  * What one drawn run may take on a correct build, derived from what it drew: every invocation of
  * every message's every receive may last its whole function timeout (plus the work delay when
- * slow ones are drawn), one batch per poller at a time, plus a visibility timeout per receive for
- * the crash rounds. A bound, not an estimate: the drain itself gives up only when nothing moves.
+ * slow ones are drawn) after a replacement's init, one batch per poller at a time, plus a
+ * visibility timeout per receive for the crash rounds. A bound, not an estimate: the drain itself
+ * gives up only when nothing moves.
  */
 function runBudgetMs(cfg: ExperimentConfig): number {
   const settings = embeddedModeSettings('powertools-idempotency', {
@@ -124,32 +137,47 @@ function runBudgetMs(cfg: ExperimentConfig): number {
     cfg.messages * (1 + faults.producerDuplicateRate) * (1 + faults.redeliveryRate),
   );
   const invocations = Math.ceil(deliveries / settings.batchSize) * settings.maxReceiveCount;
-  const invocationMs = settings.functionTimeoutSeconds * 1000 + faults.workDelayMs;
+  const invocationMs = INIT_ALLOWANCE_MS + settings.functionTimeoutSeconds * 1000 + faults.workDelayMs;
   const rounds = settings.maxReceiveCount * settings.visibilityTimeoutSeconds * 1000;
   return FIXED_COSTS_MS + Math.ceil(invocations / settings.maxConcurrency) * invocationMs + rounds;
 }
 
-const WORST_RUN_BUDGET_MS = runBudgetMs(
-  experimentConfig({
-    messages: MESSAGES,
-    batchSize: 1,
-    concurrency: 2,
-    crashRate: 0.02,
-    maxReceiveCount: MAX_RECEIVE_COUNT,
-    faults: { producerDuplicateRate: 0.2, redeliveryRate: 0.2, workDelayMs: WORK_DELAY_MS },
-  }),
+/** The largest budget any draw can get: batches of one, two pollers, every rate at its highest, slow. */
+const WORST_RUN_BUDGET_MS = Math.max(
+  ...[2, 3, 5].map((concurrency) =>
+    runBudgetMs(
+      experimentConfig({
+        messages: MESSAGES,
+        batchSize: 1,
+        concurrency,
+        crashRate: 0.02,
+        maxReceiveCount: MAX_RECEIVE_COUNT,
+        faults: {
+          producerDuplicateRate: 0.2,
+          redeliveryRate: 0.2,
+          workDelayMs: slowInvocationMs(1, concurrency),
+        },
+      }),
+    ),
+  ),
 );
 
-async function withinBudget<T>(run: Promise<T>, budgetMs: number, replay: string): Promise<T> {
+/** Fails the run once its budget is spent; `expired` tells a late start that it must stop itself. */
+async function withinBudget<T>(
+  run: (expired: () => boolean) => Promise<T>,
+  budgetMs: number,
+  replay: string,
+): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
+  let spent = false;
   const overBudget = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`the run exceeded its budget of ${Math.round(budgetMs / 1000)} s: ${replay}`)),
-      budgetMs,
-    );
+    timer = setTimeout(() => {
+      spent = true;
+      reject(new Error(`the run exceeded its budget of ${Math.round(budgetMs / 1000)} s: ${replay}`));
+    }, budgetMs);
   });
   try {
-    return await Promise.race([run, overBudget]);
+    return await Promise.race([run(() => spent), overBudget]);
   } finally {
     clearTimeout(timer);
   }

@@ -1,6 +1,10 @@
 import { DEFAULTS } from '../../harness/cli/cli-args.js';
 import { type EmbeddedEnvironment, startEmbeddedEnvironment } from '../../harness/environments/embedded.js';
 import {
+  LOCAL_MAX_CONCURRENCY,
+  localVisibilityTimeoutSeconds,
+} from '../../harness/environments/local-timing.js';
+import {
   type ExperimentConfig,
   type ExperimentReport,
   newRunId,
@@ -13,17 +17,24 @@ export type RunOverrides = Partial<Omit<ExperimentConfig, 'faults'>> & {
   readonly faults?: Partial<FaultSettings>;
 };
 
-/** An experiment config with the CLI's defaults, no crashes unless asked, and the given faults. */
+/**
+ * An experiment config with the CLI's defaults (the visibility timeout sized for the batch size and
+ * concurrency, as the CLI does), no crashes unless asked, and the given faults.
+ */
 export function experimentConfig(overrides: RunOverrides = {}): ExperimentConfig {
+  const batchSize = overrides.batchSize ?? DEFAULTS.batchSize;
   return {
     messages: 100,
     accounts: 10,
     crashRate: 0,
-    batchSize: 10,
+    batchSize,
     seed: 'it',
     modes: MODE_NAMES,
     concurrency: undefined,
-    visibilityTimeoutSeconds: DEFAULTS.visibilityTimeoutSeconds,
+    visibilityTimeoutSeconds: localVisibilityTimeoutSeconds(
+      batchSize,
+      overrides.concurrency ?? LOCAL_MAX_CONCURRENCY,
+    ),
     ...overrides,
     faults: { ...NO_FAULTS, ...overrides.faults },
   };

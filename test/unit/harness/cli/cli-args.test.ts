@@ -20,6 +20,17 @@ describe('experiment command-line options', () => {
     expect(config.seed).toMatch(/^[a-z0-9]+$/);
   });
 
+  it('sizes the local visibility timeout for the batch size and concurrency unless one is given', () => {
+    const visibility = (...argv: string[]) => parseCliArgs(argv).config.visibilityTimeoutSeconds;
+    expect(visibility()).toBe(5);
+    expect(visibility('--batch-size', '1')).toBe(5);
+    // Five batches of 10 in flight per mode take seconds on DynamoDB Local: 8 s (function timeout 6 s).
+    expect(visibility('--concurrency', '5')).toBe(8);
+    // Above 10 records the batching window's second is added too.
+    expect(visibility('--batch-size', '100')).toBe(24);
+    expect(visibility('--concurrency', '5', '--visibility-timeout', '4')).toBe(4);
+  });
+
   it('starts environments on demand with --cold-starts', () => {
     expect(parseCliArgs(['--cold-starts']).coldStarts).toBe(true);
   });
