@@ -28,8 +28,9 @@ export class DrainTimeoutError extends Error {
  * crashes, or a hidden message becomes visible again when its visibility timeout ends. The longest
  * silent gap is therefore one invocation (function timeout plus any injected work delay) or one
  * visibility timeout, whichever is longer — whatever the number of messages, the batch size, the
- * concurrency or the max receive count, which only change how many such gaps there are. Twice that,
- * plus a margin for a loaded machine, is a stall.
+ * concurrency or the max receive count, which only change how many such gaps there are. (A
+ * replacement's init, up to 10 s, and a batching window, 1 s, come before an invocation: the
+ * margin covers them.) Twice that, plus the margin, is a stall.
  */
 export function drainStallMs(
   modes: Readonly<Partial<Record<Mode, EffectiveModeSettings>>>,
@@ -72,17 +73,20 @@ export async function waitUntilDrained(
   for (;;) {
     const fatal = env.fatalError?.();
     if (fatal) throw fatal;
-    const entries = await Promise.all(
-      modes.map(async (mode) => {
-        const depth = await env.queueDepth(mode);
-        const live = env.liveStats?.(mode);
-        const empty = depth.visible === 0 && depth.inFlight === 0 && (live?.inFlight ?? 0) === 0;
-        const streak = empty ? (zeroStreak.get(mode) ?? 0) + 1 : 0;
-        zeroStreak.set(mode, streak);
-        if (streak === 1) drainedAt.set(mode, Date.now() - started);
-        if (!empty) drainedAt.delete(mode);
-        return [mode, { ...depth, ...(live ? { live } : {}), drained: streak >= stablePolls }] as const;
-      }),
+    const entries = await answeredWithin(
+      options.stallMs,
+      Promise.all(
+        modes.map(async (mode) => {
+          const depth = await env.queueDepth(mode);
+          const live = env.liveStats?.(mode);
+          const empty = depth.visible === 0 && depth.inFlight === 0 && (live?.inFlight ?? 0) === 0;
+          const streak = empty ? (zeroStreak.get(mode) ?? 0) + 1 : 0;
+          zeroStreak.set(mode, streak);
+          if (streak === 1) drainedAt.set(mode, Date.now() - started);
+          if (!empty) drainedAt.delete(mode);
+          return [mode, { ...depth, ...(live ? { live } : {}), drained: streak >= stablePolls }] as const;
+        }),
+      ),
     );
     const now = Date.now();
     const elapsedMs = now - started;
@@ -101,6 +105,28 @@ export async function waitUntilDrained(
       throw new DrainTimeoutError(describeStall(entries, now - lastProgressAt, elapsedMs));
     }
     await new Promise((resolve) => setTimeout(resolve, pollMs));
+  }
+}
+
+/** A queue-depth read that never answers is a stall too, not a reason to wait forever. */
+async function answeredWithin<T>(stallMs: number, read: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const silent = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new DrainTimeoutError(
+            `queues not drained: reading their depths did not answer within ${Math.round(stallMs / 1000)} s ` +
+              '(is the SQS endpoint reachable?)',
+          ),
+        ),
+      stallMs,
+    );
+  });
+  try {
+    return await Promise.race([read, silent]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

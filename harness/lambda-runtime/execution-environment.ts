@@ -1,6 +1,6 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { registerWithWatchdog } from '../watchdog/watchdog.js';
@@ -12,7 +12,7 @@ const INIT_TIMEOUT_MS = 10_000;
  * that loads the same file: an environment's init (parsing a 400 KB bundle) is shorter from the
  * second environment on (Node 24: about 120–140 ms instead of 160–230 ms). Node 20 ignores it.
  */
-const COMPILE_CACHE_DIR = join(tmpdir(), 'delivery-semantics-node-compile-cache');
+const COMPILE_CACHE_DIR = join(tmpdir(), `delivery-semantics-node-compile-cache-${userInfo().uid}`);
 /** The error name of an init that did not finish in time (as opposed to one that threw). */
 export const INIT_TIMEOUT = 'Sandbox.Timedout';
 
@@ -54,8 +54,9 @@ export type InvocationResult =
 export interface EnvironmentInvokeOptions {
   readonly requestId?: string;
   /**
-   * When the invocation began (performance.now() clock), if earlier than now: a cold-started
-   * invocation began before its init, and on AWS the init counts against the function timeout.
+   * When the invocation began (performance.now() clock), if earlier than now: the time since then
+   * counts against the function timeout. LocalFunction does not pass it (on AWS the init of a
+   * cold start has its own limit); a caller that models a retried init would.
    */
   readonly startedAt?: number;
   /**

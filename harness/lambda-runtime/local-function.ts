@@ -1,4 +1,10 @@
-import { ExecutionEnvironment, type FunctionSpec, type InvocationResult } from './execution-environment.js';
+import {
+  ExecutionEnvironment,
+  type FunctionSpec,
+  INIT_TIMEOUT,
+  InitError,
+  type InvocationResult,
+} from './execution-environment.js';
 
 /** Faults injected into one invocation (DESIGN: fault model); both optional. */
 export interface FunctionInvokeOptions {
@@ -97,7 +103,8 @@ export class LocalFunction {
   /**
    * Initialises environments until `count` are warm, all at once, before any invocation needs
    * them — what provisioned concurrency does on AWS. Without it the first batches of a run all
-   * cold-start together; with it they run warm. Throws InitError if a handler cannot initialise.
+   * cold-start together; with it they run warm. Throws InitError if a handler cannot initialise
+   * (not if its init only took longer than the init limit: that environment cold-starts later).
    */
   async prewarm(count: number): Promise<void> {
     const missing = Math.max(0, count - this.live.size);
@@ -113,8 +120,14 @@ export class LocalFunction {
       if (this.stopped) await environment.stop();
       else this.idle.push(environment);
     }
-    const failed = started.find((result) => result.status === 'rejected');
-    if (failed) throw failed.reason;
+    // An init that is only slow (a loaded machine) leaves its slot to a cold start later; a module
+    // scope that throws is a bug no retry fixes.
+    const failed = started.find(
+      (result) =>
+        result.status === 'rejected' &&
+        !(result.reason instanceof InitError && result.reason.error.name === INIT_TIMEOUT),
+    );
+    if (failed?.status === 'rejected') throw failed.reason;
   }
 
   /** Kills every environment and waits until their processes have exited. */

@@ -109,4 +109,15 @@ describe('waitUntilDrained', () => {
     await vi.advanceTimersByTimeAsync(1_000);
     expect(settled).toBe(true);
   });
+
+  it('gives up when reading the queue depths never answers', async () => {
+    const env = {
+      modes: ['at-least-once'],
+      queueDepth: () => new Promise(() => undefined),
+    } as unknown as ExperimentEnvironment;
+    const drained = waitUntilDrained(env, ['at-least-once'], { stallMs: 5_000, pollMs: 250 });
+    const outcome = expect(drained).rejects.toThrow(/reading their depths did not answer within 5 s/);
+    await vi.advanceTimersByTimeAsync(5_100);
+    await outcome;
+  });
 });
