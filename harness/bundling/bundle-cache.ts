@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type BuildOptions, build, version as esbuildVersion, type Metafile } from 'esbuild';
@@ -31,23 +31,40 @@ interface Manifest {
  * every input is unchanged, built into it otherwise. The caller must not write into it.
  */
 export async function cachedBuild(builds: readonly BuildOptions[], cacheRoot = tmpdir()): Promise<string> {
-  const optionsKey = `${ENTRY_PREFIX}${sha256(JSON.stringify({ esbuildVersion, builds })).slice(0, 16)}`;
+  const workingDir = builds[0]?.absWorkingDir ?? process.cwd();
+  // What esbuild reads without listing it as an input: the TypeScript settings and the resolved
+  // dependency tree.
+  const settings = ['tsconfig.json', 'package-lock.json'].map((name) => hashOf(join(workingDir, name)));
+  const optionsKey = `${ENTRY_PREFIX}${sha256(JSON.stringify({ esbuildVersion, builds, settings })).slice(0, 16)}`;
+  await removeAbandonedStaging(cacheRoot);
   const hit = await findEntry(cacheRoot, optionsKey);
-  if (hit) return hit;
+  if (hit) {
+    // Used now: a prune (by age) leaves it alone.
+    const now = new Date();
+    await utimes(hit, now, now).catch(() => undefined);
+    return hit;
+  }
 
+  await mkdir(cacheRoot, { recursive: true });
   const staging = join(
     cacheRoot,
     `${optionsKey}.staging-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
   );
-  await mkdir(cacheRoot, { recursive: true });
   try {
-    const results = await Promise.all(
-      builds.map((options) => build({ ...options, outdir: staging, metafile: true, write: true })),
-    );
-    const inputs = hashInputs(
-      results.map((result) => result.metafile as Metafile),
-      builds[0]?.absWorkingDir ?? process.cwd(),
-    );
+    let inputs: Record<string, string> = {};
+    // A source saved while esbuild read it would be cached under its new content: build again.
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      const startedAt = Date.now();
+      const results = await Promise.all(
+        builds.map((options) => build({ ...options, outdir: staging, metafile: true, write: true })),
+      );
+      const files = inputFiles(
+        results.map((result) => result.metafile as Metafile),
+        workingDir,
+      );
+      inputs = hashAll(files);
+      if (!(await changedSince(files, startedAt))) break;
+    }
     await writeFile(join(staging, MANIFEST), JSON.stringify({ inputs } satisfies Manifest));
     const entry = join(cacheRoot, `${optionsKey}-${sha256(JSON.stringify(inputs)).slice(0, 16)}`);
     // Another run may have built the same entry meanwhile: theirs is as good as ours.
@@ -77,8 +94,8 @@ async function findEntry(cacheRoot: string, optionsKey: string): Promise<string 
 }
 
 async function entriesOf(cacheRoot: string, optionsKey: string) {
-  const names = (await readdir(cacheRoot).catch(() => [])).filter(
-    (name) => name.startsWith(`${optionsKey}-`) && !name.includes('.staging-'),
+  const names = (await readdir(cacheRoot).catch(() => [] as string[])).filter(
+    (name) => name.startsWith(optionsKey) && !name.includes('.staging-'),
   );
   const entries = await Promise.all(
     names.map(async (name) => {
@@ -93,25 +110,69 @@ async function entriesOf(cacheRoot: string, optionsKey: string) {
   return entries.sort((a, b) => b.mtimeMs - a.mtimeMs);
 }
 
-/** Old entries of the same options go; recent ones may still be in use by a run. */
+/**
+ * Old entries go: of these options, all but the newest few; of other options (an older checkout,
+ * another esbuild), any unused for a week. Recent ones may still be in use by a run.
+ */
 async function prune(cacheRoot: string, optionsKey: string, keep: string): Promise<void> {
   const entries = await entriesOf(cacheRoot, optionsKey);
   const stale = entries
     .slice(KEEP_NEWEST)
     .filter(({ path, mtimeMs }) => path !== keep && Date.now() - mtimeMs > PRUNE_AFTER_MS);
-  await Promise.all(stale.map(({ path }) => rm(path, { recursive: true, force: true })));
+  const others = await entriesOf(cacheRoot, ENTRY_PREFIX);
+  const abandoned = others.filter(
+    ({ path, mtimeMs }) => !path.includes(optionsKey) && Date.now() - mtimeMs > 7 * PRUNE_AFTER_MS,
+  );
+  await Promise.all([...stale, ...abandoned].map(({ path }) => rm(path, { recursive: true, force: true })));
 }
 
-function hashInputs(metafiles: readonly Metafile[], workingDir: string): Record<string, string> {
+function inputFiles(metafiles: readonly Metafile[], workingDir: string): string[] {
+  // esbuild names inputs relative to its working directory; some are virtual (no file).
   const files = new Set(metafiles.flatMap((metafile) => Object.keys(metafile.inputs)));
+  return [...files].map((file) => resolve(workingDir, file)).sort();
+}
+
+function hashAll(files: readonly string[]): Record<string, string> {
   const inputs: Record<string, string> = {};
-  for (const file of [...files].sort()) {
-    // esbuild names inputs relative to its working directory; some are virtual (no file).
-    const path = resolve(workingDir, file);
-    const hash = hashOf(path);
-    if (hash !== undefined) inputs[path] = hash;
+  for (const file of files) {
+    const hash = hashOf(file);
+    if (hash !== undefined) inputs[file] = hash;
   }
   return inputs;
+}
+
+/** Whether any file was modified after `since`: while the build read it. */
+async function changedSince(files: readonly string[], since: number): Promise<boolean> {
+  const times = await Promise.all(
+    files.map((file) =>
+      stat(file).then(
+        (info) => info.mtimeMs,
+        () => 0,
+      ),
+    ),
+  );
+  return times.some((mtimeMs) => mtimeMs > since);
+}
+
+/** Staging folders of builds whose process is gone (killed mid-build). */
+async function removeAbandonedStaging(cacheRoot: string): Promise<void> {
+  const names = await readdir(cacheRoot).catch(() => [] as string[]);
+  await Promise.all(
+    names.map(async (name) => {
+      const owner = new RegExp(`^${ENTRY_PREFIX}[0-9a-f]+\\.staging-(\\d+)-`).exec(name)?.[1];
+      if (owner === undefined || isAlive(Number(owner))) return;
+      await rm(join(cacheRoot, name), { recursive: true, force: true });
+    }),
+  );
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 function hashOf(path: string): string | undefined {
