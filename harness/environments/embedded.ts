@@ -511,6 +511,7 @@ function liveStatsOf(consumers: Consumers, dataPath: DataPath, mode: Mode): Live
     slowestInvocationMs: fn?.stats.slowestInvocationMs ?? 0,
     coldStarts: fn?.stats.coldStarts ?? 0,
     prewarmed: fn?.stats.prewarmed ?? 0,
+    slowestInitMs: fn?.stats.slowestInitMs ?? 0,
     visibilityOverruns: mapping?.stats.visibilityOverruns ?? 0,
     injected: {
       redelivered: mapping?.stats.redelivered ?? 0,

@@ -36,6 +36,8 @@ export interface LiveModeStats {
   readonly coldStarts: number;
   /** Environments initialised before the first message (prewarm); absent in older reports. */
   readonly prewarmed?: number;
+  /** The longest init of any environment, in ms; absent in older reports. */
+  readonly slowestInitMs?: number;
   /** Batches whose invocation ended after their receive + the visibility timeout: SQS may have delivered them twice. */
   readonly visibilityOverruns: number;
   /** Faults the local runtime injected into this mode (see --help). */

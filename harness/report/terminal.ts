@@ -214,11 +214,17 @@ function runtimeLine(report: ExperimentReport): string[] {
     ),
   );
   const prewarmed = sum((runtime) => runtime.prewarmed ?? 0);
+  const slowestInit = Math.max(...rows.map(([, outcome]) => outcome.runtime?.slowestInitMs ?? 0));
+  const workDelay = report.config.faults?.workDelayMs ?? 0;
+  const limit = Number.isFinite(timeout)
+    ? ` (function timeout ${timeout} s${workDelay > 0 ? ` + work delay ${(workDelay / 1000).toFixed(1)} s` : ''})`
+    : '';
   return [
     `local runtime: ${prewarmed > 0 ? `${prewarmed} environments prewarmed, ` : ''}` +
-      `${sum((runtime) => runtime.coldStarts)} cold starts, slowest invocation ${(slowest / 1000).toFixed(1)} s` +
-      `${Number.isFinite(timeout) ? ` (function timeout ${timeout} s)` : ''}, ${sum((runtime) => runtime.timeouts)} timeouts, ` +
-      `${sum((runtime) => runtime.visibilityOverruns)} visibility overruns`,
+      `${sum((runtime) => runtime.coldStarts)} cold starts` +
+      `${slowestInit > 0 ? `, slowest init ${(slowestInit / 1000).toFixed(1)} s` : ''}` +
+      `, slowest invocation ${(slowest / 1000).toFixed(1)} s${limit}, ` +
+      `${sum((runtime) => runtime.timeouts)} timeouts, ${sum((runtime) => runtime.visibilityOverruns)} visibility overruns`,
   ];
 }
 

@@ -102,7 +102,10 @@ describe('report formatting', () => {
         },
       },
       modes: {
-        'at-least-once': { ...outcome, runtime: { ...runtime, prewarmed: 2, slowestInvocationMs: 1_840 } },
+        'at-least-once': {
+          ...outcome,
+          runtime: { ...runtime, prewarmed: 2, slowestInvocationMs: 1_840, slowestInitMs: 420 },
+        },
         'effectively-once': {
           ...outcome,
           runtime: { ...runtime, prewarmed: 2, timeouts: 1, visibilityOverruns: 2 },
@@ -110,7 +113,11 @@ describe('report formatting', () => {
       },
     } as unknown as ExperimentReport;
     expect(formatSummary(report, 'reports/r.json')).toContain(
-      'local runtime: 4 environments prewarmed, 10 cold starts, slowest invocation 1.8 s (function timeout 3 s), 1 timeouts, 2 visibility overruns',
+      'local runtime: 4 environments prewarmed, 10 cold starts, slowest init 0.4 s, slowest invocation 1.8 s (function timeout 3 s), 1 timeouts, 2 visibility overruns',
+    );
+    const slow = { ...report, config: { ...report.config, faults: { ...NO_FAULTS, workDelayMs: 6_000 } } };
+    expect(formatSummary(slow as ExperimentReport, 'reports/r.json')).toContain(
+      'slowest invocation 1.8 s (function timeout 3 s + work delay 6.0 s)',
     );
   });
 
