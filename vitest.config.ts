@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 // Handlers read their configuration at module scope (fail fast at cold start), so unit tests
 // provide a complete, valid environment before any handler module is imported.
@@ -25,19 +26,94 @@ const handlerEnv = {
 // its future Node 22 floor is known and would only bury test output.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 
+/**
+ * Test files that run whole experiments (every mode's consumers over fauxqs and DynamoDB Local, then
+ * the verifier), or the CLIs that do: their assertions depend on timing (visibility overruns,
+ * in-progress expiry, a SIGTERM mid-drain, exact counts under a function timeout), and the CLI test
+ * checks that no DynamoDB Local is left on the machine. They run one at a time, after everything
+ * else. Every other file under test/integration/ is a component test and runs beside another.
+ */
+const RUNS = [
+  'test/integration/experiment.test.ts',
+  'test/integration/faults.test.ts',
+  'test/integration/fault-properties.test.ts',
+  'test/integration/powertools-idempotency.test.ts',
+  'test/integration/html-report.test.ts',
+  'test/integration/proofs.test.ts',
+  'test/integration/cli.test.ts',
+  'test/integration/bench.test.ts',
+];
+
+/**
+ * Two files at a time on the (2-core) machines this runs on: component files spend most of their
+ * time waiting on child processes and emulators, and each isolates its data (its own emulators or
+ * fresh queues and tables, free ports). Groups run one after the other: the cheap ones first.
+ */
+const CHEAP = { groupOrder: 0, maxWorkers: 2 } as const;
+
+/**
+ * Inside a group Vitest starts the projects in name order (component, infra, unit). Start infra
+ * first instead: its real `cdk synth` is the longest of the cheap files, and started last it would
+ * run alone at the end; the many short unit files go last, to fill the gaps. Within a project,
+ * Vitest's order stands (longest first once it has timings, largest file first before).
+ */
+const PROJECT_ORDER = ['infra', 'component', 'unit', 'runs'];
+
+class InfraFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const rank = (spec: TestSpecification) => PROJECT_ORDER.indexOf(spec.project.name);
+    return (await super.sort(files)).sort(
+      (a, b) =>
+        a.project.config.sequence.groupOrder - b.project.config.sequence.groupOrder || rank(a) - rank(b),
+    );
+  }
+}
+
 export default defineConfig({
   test: {
+    sequence: { sequencer: InfraFirst },
     projects: [
-      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], env: handlerEnv } },
-      { test: { name: 'infra', include: ['test/infra/**/*.test.ts'], testTimeout: 120_000 } },
       {
         test: {
-          name: 'integration',
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
+          env: handlerEnv,
+          maxWorkers: CHEAP.maxWorkers,
+          sequence: { groupOrder: CHEAP.groupOrder },
+        },
+      },
+      {
+        test: {
+          name: 'infra',
+          include: ['test/infra/**/*.test.ts'],
+          // A synth takes seconds alone and longer beside an emulator starting.
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+          maxWorkers: CHEAP.maxWorkers,
+          sequence: { groupOrder: CHEAP.groupOrder },
+        },
+      },
+      {
+        test: {
+          // Emulators, the local Lambda runtime and event source mapping, the fault proxy, the
+          // verifier and the deployed driver against the emulators, kill cleanup.
+          name: 'component',
           include: ['test/integration/**/*.test.ts'],
+          exclude: RUNS,
           testTimeout: 240_000,
           hookTimeout: 120_000,
-          // Emulators and child processes are heavy on 2 cores: one integration file at a time.
+          maxWorkers: CHEAP.maxWorkers,
+          sequence: { groupOrder: CHEAP.groupOrder },
+        },
+      },
+      {
+        test: {
+          name: 'runs',
+          include: RUNS,
+          testTimeout: 240_000,
+          hookTimeout: 120_000,
           fileParallelism: false,
+          sequence: { groupOrder: 1 },
         },
       },
     ],

@@ -185,8 +185,8 @@ function consumedUnits(response: Json | undefined): number {
   }, 0);
 }
 
-/** Units by the documented rules, from the items the request writes. */
-function ruleUnits(operation: string, request: Json): { units: number; maxItemBytes: number } {
+/** Units by the documented rules, from the items the request writes (exported for its unit test). */
+export function ruleUnits(operation: string, request: Json): { units: number; maxItemBytes: number } {
   if (operation === 'TransactWriteItems') {
     const items = Array.isArray(request.TransactItems) ? request.TransactItems : [];
     const sizes = items.map((action: unknown) => {

@@ -49,5 +49,12 @@ describe('npm run bench -- --quick', () => {
     expect(report.prices.region).toBe('us-east-1');
     expect(report.targets.length).toBeGreaterThan(0);
     expect(run.stdout).toContain('end to end');
+    // The table (its arithmetic is unit-tested in test/unit/harness/benchmarks/): a throughput row
+    // and a cost row per mode, and the report's path last.
+    for (const mode of MODE_NAMES) {
+      expect(run.stdout, mode).toMatch(new RegExp(`\\n +10 +5  ${mode} +[0-9.]+ `));
+      expect(run.stdout, mode).toMatch(new RegExp(`\\n${mode} +[0-9.]+ `));
+    }
+    expect(run.stdout.trimEnd().split('\n').at(-1)).toBe(`report: ${path}`);
   });
 });

@@ -1,45 +1,10 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../lib/bundling.js';
 import { MODE_NAMES } from '../../lib/topology.js';
-
-const TSX = join(PROJECT_ROOT, 'node_modules/.bin/tsx');
-const CLI = join(PROJECT_ROOT, 'harness/cli/run-experiment.ts');
-
-interface Finished {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the CLI directly, or (`viaNpm`) exactly as the README says: `npm run experiment -- …`. */
-function runCli(
-  args: string[],
-  onStart?: (child: ChildProcess) => void,
-  env: NodeJS.ProcessEnv = process.env,
-  viaNpm = false,
-): Promise<Finished> {
-  return new Promise((resolve, reject) => {
-    const [command, commandArgs] = viaNpm
-      ? ['npm', ['run', 'experiment', '--', ...args]]
-      : [TSX, [CLI, ...args]];
-    const child = spawn(command, commandArgs, { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk;
-    });
-    child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
-    onStart?.(child);
-  });
-}
+import { runCli } from '../support/cli.js';
 
 /** Processes whose command line mentions `pattern`, other than this test's own. */
 function processesMatching(pattern: string): string[] {
@@ -117,53 +82,6 @@ describe('npm run experiment (the CLI, as a child process)', () => {
     const html = readFileSync(join(PROJECT_ROOT, page ?? ''), 'utf8');
     expect(html).toContain('<!doctype html>');
     expect(html).toContain('cli-table');
-  });
-
-  it('exits 2 with a clear message on an invalid option', async () => {
-    const result = await runCli(['--crash-rate', 'lots']);
-    expect(result.code).toBe(2);
-    expect(result.stderr).toContain('--crash-rate must be a number from 0 to 1');
-    expect(result.stdout).toBe('');
-  });
-
-  it('--help documents the options and exits 0', async () => {
-    const result = await runCli(['--help']);
-    expect(result.code).toBe(0);
-    for (const option of [
-      '--messages',
-      '--accounts',
-      '--crash-rate',
-      '--batch-size',
-      '--seed',
-      '--modes',
-      '--concurrency',
-      '--visibility-timeout',
-      '--json',
-      '--target',
-    ]) {
-      expect(result.stdout).toContain(option);
-    }
-  });
-
-  it('--target aws without credentials exits with a clear message, and never reaches AWS', async () => {
-    const { AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_PROFILE, ...rest } = process.env;
-    const result = await runCli(['--target', 'aws', '--region', 'eu-west-1'], undefined, {
-      ...rest,
-      // No credentials anywhere, and no instance metadata lookup: the SDK fails before any request.
-      AWS_CONFIG_FILE: '/nonexistent/config',
-      AWS_SHARED_CREDENTIALS_FILE: '/nonexistent/credentials',
-      AWS_EC2_METADATA_DISABLED: 'true',
-    });
-    expect(result.code).toBe(1);
-    expect(result.stderr).toContain('AWS credentials are missing, expired or not allowed');
-    expect(result.stderr).not.toMatch(/\n\s+at /); // no stack trace
-  });
-
-  it('--target localstack with nothing listening says how to start LocalStack', async () => {
-    const result = await runCli(['--target', 'localstack', '--endpoint', 'http://127.0.0.1:9']);
-    expect(result.code).toBe(1);
-    expect(result.stderr).toContain('LocalStack is not reachable at http://127.0.0.1:9');
-    expect(result.stderr).toContain('npm run localstack:up');
   });
 
   it('on SIGTERM mid-run stops the emulators and every function process', async () => {

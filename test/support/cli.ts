@@ -1,0 +1,39 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { PROJECT_ROOT } from '../../lib/bundling.js';
+
+const TSX = join(PROJECT_ROOT, 'node_modules/.bin/tsx');
+const CLI = join(PROJECT_ROOT, 'harness/cli/run-experiment.ts');
+
+export interface Finished {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the CLI directly, or (`viaNpm`) exactly as the README says: `npm run experiment -- …`. */
+export function runCli(
+  args: string[],
+  onStart?: (child: ChildProcess) => void,
+  env: NodeJS.ProcessEnv = process.env,
+  viaNpm = false,
+): Promise<Finished> {
+  return new Promise((resolve, reject) => {
+    const [command, commandArgs] = viaNpm
+      ? ['npm', ['run', 'experiment', '--', ...args]]
+      : [TSX, [CLI, ...args]];
+    const child = spawn(command, commandArgs, { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+    });
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+    onStart?.(child);
+  });
+}

@@ -1,0 +1,95 @@
+import { describe, expect, it } from 'vitest';
+import { costPerMillion, type ModeUsage } from '../../../../harness/benchmarks/cost-model.js';
+import { PRICES } from '../../../../harness/benchmarks/prices.js';
+import { MODES } from '../../../../lib/topology.js';
+
+/** 1,000 messages: batches of 10, 40 s billed in all, one send, receive and delete per batch, 4 WCU each. */
+const USAGE: ModeUsage = {
+  messages: 1000,
+  lambda: { invocations: 100, billedDurationMs: 40_000 },
+  sqs: { sendRequests: 100, receiveRequests: 100, emptyReceives: 50, deleteRequests: 100 },
+  dynamodb: { requests: 1000, writeUnits: 4000, readUnits: 0 },
+};
+
+describe('the prices the cost model uses', () => {
+  it('are us-east-1 on-demand, with DynamoDB after the November 2024 cut', () => {
+    expect(PRICES.region).toBe('us-east-1');
+    expect(PRICES.lambda.perMillionRequests).toBe(0.2);
+    expect(PRICES.lambda.perGbSecondArm64).toBe(0.0000133334);
+    expect(PRICES.sqs.perMillionRequests).toBe(0.4);
+    expect(PRICES.dynamodb.perMillionWriteRequestUnits).toBe(0.625);
+    expect(PRICES.dynamodb.perMillionReadRequestUnits).toBe(0.125);
+  });
+});
+
+describe('cost per million messages, from counted usage', () => {
+  it('divides the usage by the messages and prices each service', () => {
+    expect(MODES['effectively-once'].memoryMb).toBe(256);
+
+    const cost = costPerMillion('effectively-once', USAGE);
+
+    expect(cost.perMessage).toEqual({
+      lambdaRequests: 0.1,
+      // 40 s × 0.25 GB over 1,000 messages.
+      lambdaGbSeconds: 0.01,
+      // Sends, non-empty receives and deletes; the 50 empty polls are not per message.
+      sqsRequests: 0.3,
+      dynamodbRequests: 1,
+      writeUnits: 4,
+      readUnits: 0,
+    });
+    expect(cost.usdPerMillion).toEqual({
+      // 0.1 × $0.20 + 10,000 GB-s × $0.0000133334 = 0.02 + 0.133334
+      lambda: 0.153,
+      // 0.3 × $0.40
+      sqs: 0.12,
+      // 4 WCU × $0.625: a transaction of two small items costs $2.50 per million messages.
+      dynamodb: 2.5,
+      total: 2.773,
+    });
+  });
+
+  it('prices read units apart from write units', () => {
+    const cost = costPerMillion('at-least-once', {
+      ...USAGE,
+      dynamodb: { requests: 3000, writeUnits: 2000, readUnits: 1000 },
+    });
+    expect(cost.perMessage).toMatchObject({ dynamodbRequests: 3, writeUnits: 2, readUnits: 1 });
+    expect(cost.usdPerMillion.dynamodb).toBe(2 * 0.625 + 0.125);
+  });
+
+  it('leaves empty receives out, and never divides by zero messages', () => {
+    const busyPolling = costPerMillion('effectively-once', {
+      ...USAGE,
+      sqs: { ...USAGE.sqs, emptyReceives: 10_000 },
+    });
+    expect(busyPolling).toEqual(costPerMillion('effectively-once', USAGE));
+
+    const none = costPerMillion('effectively-once', {
+      messages: 0,
+      lambda: { invocations: 1, billedDurationMs: 1000 },
+      sqs: { sendRequests: 1, receiveRequests: 0, emptyReceives: 0, deleteRequests: 0 },
+      dynamodb: { requests: 0, writeUnits: 0, readUnits: 0 },
+    });
+    expect(none.perMessage).toMatchObject({ lambdaRequests: 1, lambdaGbSeconds: 0.25, sqsRequests: 1 });
+    expect(Number.isFinite(none.usdPerMillion.total)).toBe(true);
+  });
+
+  it('rounds per-message figures to 4 decimals and dollars to 3', () => {
+    const cost = costPerMillion('at-most-once', {
+      ...USAGE,
+      messages: 3,
+      lambda: { invocations: 1, billedDurationMs: 0 },
+      sqs: { sendRequests: 1, receiveRequests: 0, emptyReceives: 0, deleteRequests: 0 },
+      dynamodb: { requests: 1, writeUnits: 1, readUnits: 0 },
+    });
+    expect(cost.perMessage.lambdaRequests).toBe(0.3333);
+    expect(cost.perMessage.writeUnits).toBe(0.3333);
+    // (1/3) × 0.625 = 0.20833…
+    expect(cost.usdPerMillion.dynamodb).toBe(0.208);
+    // Lambda (1/3) × $0.20, SQS (1/3) × $0.40; the total adds the unrounded figures.
+    expect(cost.usdPerMillion.lambda).toBe(0.067);
+    expect(cost.usdPerMillion.sqs).toBe(0.133);
+    expect(cost.usdPerMillion.total).toBe(0.408);
+  });
+});

@@ -1,0 +1,263 @@
+import { describe, expect, it } from 'vitest';
+import { costPerMillion, type ModeUsage } from '../../../../harness/benchmarks/cost-model.js';
+import type { CellModeResult } from '../../../../harness/benchmarks/end-to-end.js';
+import { PRICES } from '../../../../harness/benchmarks/prices.js';
+import type { BenchReport } from '../../../../harness/benchmarks/report.js';
+import { ratiosOf, spread, targetsOf } from '../../../../harness/benchmarks/summary.js';
+import { formatBench } from '../../../../harness/benchmarks/table.js';
+import type { Mode } from '../../../../lib/topology.js';
+
+const result = (endToEnd: number[], floor: number[], exact = true): CellModeResult => ({
+  endToEnd: spread(endToEnd),
+  floor: spread(floor),
+  exact,
+  visibilityOverruns: 0,
+});
+
+const usage = (writeUnits: number, requests: number): ModeUsage => ({
+  messages: 100,
+  lambda: { invocations: 10, billedDurationMs: 4000 },
+  sqs: { sendRequests: 10, receiveRequests: 10, emptyReceives: 3, deleteRequests: 10 },
+  dynamodb: { requests, writeUnits, readUnits: 0 },
+});
+
+const USAGE: Partial<Record<Mode, ModeUsage>> = {
+  'at-least-once': usage(400, 100),
+  'effectively-once': usage(400, 100),
+};
+
+function report(overrides: Partial<BenchReport> = {}): BenchReport {
+  const endToEnd = [
+    {
+      batchSize: 10,
+      concurrency: 5,
+      batchingWindowSeconds: 0,
+      messages: 200,
+      repetitions: 3,
+      modes: {
+        'at-least-once': result([100, 80, 120], [200, 190, 210]),
+        'effectively-once': result([90, 85, 95], [100, 100, 100], false),
+      },
+    },
+  ];
+  const ratios = endToEnd.map(ratiosOf);
+  return {
+    kind: 'quick',
+    startedAt: '2026-11-30T09:00:00.000Z',
+    durationSeconds: 95,
+    machine: { cpus: 2, cpuModel: 'Test CPU', node: 'v20.19.0', platform: 'linux' },
+    endToEnd,
+    ratios,
+    metered: {
+      messages: 100,
+      modes: Object.fromEntries(
+        Object.entries(USAGE).map(([mode, used]) => [
+          mode,
+          { usage: used, dynamodbByOperation: {}, reportedWriteUnits: 0 },
+        ]),
+      ),
+      cancelledTransaction: {
+        consumedCapacityReported: false,
+        cancellationCode: 'ConditionalCheckFailed,None',
+        ruleWriteUnits: 4,
+      },
+      notes: [],
+    },
+    cost: Object.fromEntries(
+      Object.entries(USAGE).map(([mode, used]) => [mode, costPerMillion(mode as Mode, used)]),
+    ),
+    prices: PRICES,
+    scale: [],
+    targets: targetsOf(ratios, []),
+    failures: [],
+    ...overrides,
+  };
+}
+
+/** The line that starts with `start` (after leading spaces), whitespace-split. */
+function row(lines: readonly string[], start: string): string[] {
+  const line = lines.find((candidate) => candidate.trimStart().startsWith(start));
+  if (line === undefined) throw new Error(`no line starting with ${start}:\n${lines.join('\n')}`);
+  return line.trim().split(/\s+/);
+}
+
+/** Where each header label ends: right-aligned values end at the same column. */
+function labelEnds(header: string, labels: readonly string[]): number[] {
+  let from = 0;
+  return labels.map((label) => {
+    const at = header.indexOf(label, from);
+    if (at < 0) throw new Error(`no column ${label} in ${header}`);
+    from = at + label.length;
+    return from;
+  });
+}
+
+/** Where each whitespace-separated value of a line ends. */
+function valueEnds(line: string): number[] {
+  return [...line.matchAll(/\S+/g)].map((match) => (match.index ?? 0) + match[0].length);
+}
+
+describe('the bench table (stdout)', () => {
+  it('names the kind, the machine and the start', () => {
+    const [first] = formatBench(report(), 'reports/bench-x.json').split('\n');
+    expect(first).toBe('bench quick — 2 CPUs (Test CPU), Node v20.19.0, 2026-11-30T09:00:00.000Z');
+  });
+
+  it('prints a throughput row per mode: medians, min–max, end to end ÷ floor, exactness', () => {
+    const lines = formatBench(report(), 'reports/bench-x.json').split('\n');
+    const header = lines.find((line) => line.includes('e2e÷floor')) ?? '';
+    const columns = [
+      'batch',
+      'conc',
+      'mode',
+      'end to end',
+      'spread',
+      'floor',
+      'spread',
+      'e2e÷floor',
+      'exact',
+    ];
+    expect(labelEnds(header, columns)).toHaveLength(columns.length);
+
+    expect(row(lines, '10    5  at-least-once')).toEqual([
+      '10',
+      '5',
+      'at-least-once',
+      '100',
+      '80–120',
+      '200',
+      '190–210',
+      '0.5',
+      'yes',
+    ]);
+    expect(row(lines, '10    5  effectively-once')).toEqual([
+      '10',
+      '5',
+      'effectively-once',
+      '90',
+      '85–95',
+      '100',
+      '100–100',
+      '0.9',
+      'NO',
+    ]);
+    // Right-aligned under their labels (mode is left-aligned, exact is free).
+    const line =
+      lines.find((candidate) => candidate.includes('at-least-once') && candidate.includes('–')) ?? '';
+    const ends = labelEnds(header, columns);
+    const values = valueEnds(line);
+    for (const index of [0, 1, 3, 4, 5, 6, 7]) expect(values[index], columns[index]).toBe(ends[index]);
+    expect(line.indexOf('at-least-once')).toBe(header.indexOf('mode'));
+    expect(lines).toContain(
+      '           effectively-once ÷ at-least-once 0.9, powertools-idempotency ÷ effectively-once 0',
+    );
+  });
+
+  it('prints per-message counts and dollars per million from the cost model, under their columns', () => {
+    const lines = formatBench(report(), 'reports/bench-x.json').split('\n');
+    expect(lines).toContain(
+      'per message (metered run: 100 messages per mode, batch 10, concurrency 5) and US$ per million messages (us-east-1, on-demand, prices read 2026-11)',
+    );
+    const header = lines.find((line) => line.includes('total $')) ?? '';
+    const columns = [
+      'mode',
+      'ddb req',
+      'WCU',
+      'RCU',
+      'λ req',
+      'λ GB-s',
+      'SQS req',
+      'λ $',
+      'SQS $',
+      'DDB $',
+      'total $',
+    ];
+    const ends = labelEnds(header, columns);
+
+    // 100 messages: 4 WCU and 1 request each, 0.1 invocations, 4 s × 0.25 GB / 100 = 0.01 GB-s,
+    // 0.3 SQS requests (empty receives left out); $2.50 of DynamoDB, $0.153 of Lambda, $0.12 of SQS.
+    const line = lines.find((candidate) => candidate.startsWith('effectively-once ')) ?? '';
+    expect(line.trim().split(/\s+/)).toEqual([
+      'effectively-once',
+      '1',
+      '4',
+      '0',
+      '0.1',
+      '0.01',
+      '0.3',
+      '0.15',
+      '0.12',
+      '2.50',
+      '2.77',
+    ]);
+    const values = valueEnds(line);
+    for (let index = 1; index < columns.length; index += 1)
+      expect(values[index], columns[index]).toBe(ends[index]);
+    // One cost row per metered mode (the throughput rows start with the batch size).
+    expect(lines.filter((candidate) => /^[a-z-]+ +\d/.test(candidate)).map((c) => c.split(' ')[0])).toEqual([
+      'at-least-once',
+      'effectively-once',
+    ]);
+  });
+
+  it('says how the cancelled transaction was counted', () => {
+    expect(formatBench(report(), 'r.json')).toContain(
+      'a cancelled (duplicate) transaction: DynamoDB Local reports no consumed capacity (ConditionalCheckFailed,None); counted by the rules as 4 WCU',
+    );
+    const reported = report({
+      metered: {
+        ...report().metered,
+        cancelledTransaction: { consumedCapacityReported: true, cancellationCode: 'X', ruleWriteUnits: 4 },
+      },
+    });
+    expect(formatBench(reported, 'r.json')).toContain('DynamoDB Local reports its consumed capacity (X)');
+  });
+
+  it('prints the scale section only when there are scale points: seconds per 1,000 messages and peak memory', () => {
+    expect(formatBench(report(), 'r.json')).not.toContain('scale, effectively-once alone');
+
+    const text = formatBench(
+      report({
+        scale: [
+          {
+            messages: 10_000,
+            wallSeconds: 75.25,
+            runSeconds: 50,
+            throughputPerSecond: 200,
+            exact: true,
+            peakRssKb: { experiment: 300 * 1024, verifier: 100 * 1024 + 400, dynamodbLocal: undefined },
+          },
+        ],
+      }),
+      'r.json',
+    );
+    const lines = text.split('\n');
+    expect(lines).toContain(
+      'scale, effectively-once alone (batch 10, concurrency 5), each size in a fresh process:',
+    );
+    expect(row(lines, '10,000')).toEqual([
+      '10,000',
+      '75.3',
+      '50.0',
+      '200',
+      '5.00',
+      '300',
+      'MB',
+      '100',
+      'MB',
+      'n/a',
+      'yes',
+    ]);
+  });
+
+  it('lists the targets, met or MISSED, and ends with the report path', () => {
+    const lines = formatBench(report(), 'reports/bench-x.json').split('\n');
+    const targets = lines.slice(lines.indexOf('targets:') + 1, -2);
+    expect(targets).toEqual([
+      '  MISSED at-least-once end to end ≥ 60% of its floor (batch 10, concurrency 5): 50%',
+      '  met    effectively-once end to end ≥ 60% of its floor (batch 10, concurrency 5): 90%',
+      '  met    effectively-once ≥ 85% of at-least-once (batch 10, concurrency 5): 90%',
+    ]);
+    expect(lines.at(-1)).toBe('report: reports/bench-x.json');
+  });
+});
