@@ -133,13 +133,15 @@ describe('local Lambda SQS event source mapping (real fauxqs, real child process
       maxBatchingWindowMs?: number;
       visibilityTimeoutMs?: number;
       faults?: MappingFaults;
+      /** The function timeout. */
+      timeoutMs?: number;
     },
   ) {
     const fn = new LocalFunction({
       name: 'scripted',
       bundlePath: options.recordTo ? RECORDING : FIXTURE,
       workerPath: bundles.worker,
-      timeoutMs: 5000,
+      timeoutMs: options.timeoutMs ?? 5000,
       memoryMb: 128,
       environment: {
         BATCH_DELAY_MS: String(options.delayMs ?? 0),
@@ -262,9 +264,9 @@ describe('local Lambda SQS event source mapping (real fauxqs, real child process
     });
 
     it('closes a batch at the 6 MB invocation payload limit and opens the next with the rest', async () => {
-      // Handing 6 MB to the function can outlast a 2 s visibility timeout on a loaded machine: the
-      // records would come back mid-invocation and be acknowledged twice. Nothing here is about
-      // redelivery, so none may happen.
+      // Handing 6 MB to the function can outlast a 2 s visibility timeout, and even a 5 s function
+      // timeout, on a loaded machine: the records would come back mid-invocation and be acknowledged
+      // twice, or time out. Nothing here is about redelivery or timeouts, so neither may happen.
       const queue = await queueWith([], 60);
       const pad = 'x'.repeat(240 * 1024);
       await Promise.all(
@@ -280,8 +282,9 @@ describe('local Lambda SQS event source mapping (real fauxqs, real child process
         maxConcurrency: 1,
         maxBatchingWindowMs: 1000,
         recordTo: records.path,
+        timeoutMs: 30_000,
       });
-      await until(() => mapping.stats.acknowledged === 30, 30_000);
+      await until(() => mapping.stats.acknowledged === 30, 60_000);
       const payloads = records
         .read()
         .map((invocation) =>
