@@ -4,6 +4,7 @@ import { GetFunctionConfigurationCommand, InvokeCommand, LambdaClient } from '@a
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { DEFAULTS } from '../../harness/cli/cli-args.js';
 import { connectDeployedEnvironment, type DeployedClients } from '../../harness/environments/deployed.js';
 import { StackVersionError, VerifierInvocationError } from '../../harness/environments/deployed-errors.js';
 import { type EmbeddedEnvironment, startEmbeddedEnvironment } from '../../harness/environments/embedded.js';
@@ -35,7 +36,7 @@ describe('deployed environment against real SQS and DynamoDB endpoints', () => {
       modes: MODE_NAMES,
       crashRate: CRASH_RATE,
       crashSeed: 'deployed-it',
-      visibilityTimeoutSeconds: 10,
+      visibilityTimeoutSeconds: DEFAULTS.visibilityTimeoutSeconds,
     });
   });
 
@@ -131,7 +132,7 @@ describe('deployed environment against real SQS and DynamoDB endpoints', () => {
       seed: 'deployed-run',
       modes: MODE_NAMES,
       concurrency: undefined,
-      visibilityTimeoutSeconds: 10,
+      visibilityTimeoutSeconds: DEFAULTS.visibilityTimeoutSeconds,
       faults: NO_FAULTS,
     };
     const report = await runExperiment(env, config, newRunId('deployed-run'), { phase: () => undefined });

@@ -11,6 +11,7 @@ import {
   writeManifestSummary,
 } from '../../functions/shared/manifest.js';
 import { EVENT_ID_ATTRIBUTE, RUN_ID_ATTRIBUTE } from '../../functions/shared/message.js';
+import { DEFAULTS } from '../../harness/cli/cli-args.js';
 import { type EmbeddedEnvironment, startEmbeddedEnvironment } from '../../harness/environments/embedded.js';
 import { runExperiment } from '../../harness/experiment/experiment.js';
 import { MODE_NAMES, type Mode } from '../../lib/topology.js';
@@ -65,7 +66,7 @@ beforeAll(async () => {
     modes: RUNNING_MODES,
     crashRate: CRASH_RATE,
     crashSeed: 'verifier-it',
-    visibilityTimeoutSeconds: 10,
+    visibilityTimeoutSeconds: DEFAULTS.visibilityTimeoutSeconds,
     // Poison reaches the DLQ after two receives, not ten: the run stays short.
     maxReceiveCount: 2,
   });
