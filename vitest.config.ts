@@ -31,7 +31,8 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
  * the verifier), or the CLIs that do: their assertions depend on timing (visibility overruns,
  * in-progress expiry, a SIGTERM mid-drain, exact counts under a function timeout), and the CLI test
  * checks that no DynamoDB Local is left on the machine. They run one at a time, after everything
- * else. Every other file under test/integration/ is a component test and runs beside another.
+ * else. Every other file under test/integration/ is a component test and runs beside others: a new
+ * file that runs a whole experiment belongs in this list.
  */
 const RUNS = [
   'test/integration/experiment.test.ts',
@@ -97,7 +98,7 @@ export default defineConfig({
       {
         test: {
           // Emulators, the local Lambda runtime and event source mapping, the fault proxy, the
-          // verifier and the deployed driver against the emulators, kill cleanup.
+          // verifier and the deployed driver against the emulators, kill cleanup, the CLI's options.
           name: 'component',
           include: ['test/integration/**/*.test.ts'],
           exclude: RUNS,
