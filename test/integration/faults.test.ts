@@ -113,7 +113,9 @@ describe('the experiment under injected faults (fixed seeds)', () => {
       messages: 60,
       accounts: 1,
       concurrency: 8,
-      faults: { workDelayMs: 11_000, workDelayRate: 0.5 },
+      // Set, not sized for 8 batches in flight: a slow invocation must outlive it, and sooner is cheaper.
+      visibilityTimeoutSeconds: 6,
+      faults: { workDelayMs: 7_000, workDelayRate: 0.5 },
     });
     const replay = replayCommand(cfg);
     const overruns = MODE_NAMES.reduce((sum, name) => sum + (mode(name).runtime?.visibilityOverruns ?? 0), 0);
