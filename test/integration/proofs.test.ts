@@ -1,26 +1,8 @@
-import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { PROJECT_ROOT } from '../../lib/bundling.js';
+import { runNpmScript } from '../support/cli.js';
 
-function proofs(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    // Exactly as the README says: through npm.
-    const child = spawn('npm', ['run', 'proofs', '--', ...args], {
-      cwd: PROJECT_ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk;
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+// Exactly as the README says: through npm.
+const proofs = (args: string[]) => runNpmScript('proofs', args);
 
 describe('npm run proofs (single-message demonstrations, real SIGKILLs, counted from the ledger)', () => {
   it('proves each mode at its crash point and exits 0', async () => {

@@ -19,10 +19,26 @@ export function runCli(
   env: NodeJS.ProcessEnv = process.env,
   viaNpm = false,
 ): Promise<Finished> {
+  return viaNpm ? runNpmScript('experiment', args, onStart, env) : run(TSX, [CLI, ...args], onStart, env);
+}
+
+/** Runs a package script exactly as the README says: `npm run <script> -- …`. */
+export function runNpmScript(
+  script: string,
+  args: string[],
+  onStart?: (child: ChildProcess) => void,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<Finished> {
+  return run('npm', ['run', script, '--', ...args], onStart, env);
+}
+
+function run(
+  command: string,
+  commandArgs: string[],
+  onStart: ((child: ChildProcess) => void) | undefined,
+  env: NodeJS.ProcessEnv,
+): Promise<Finished> {
   return new Promise((resolve, reject) => {
-    const [command, commandArgs] = viaNpm
-      ? ['npm', ['run', 'experiment', '--', ...args]]
-      : [TSX, [CLI, ...args]];
     const child = spawn(command, commandArgs, { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env });
     let stdout = '';
     let stderr = '';
