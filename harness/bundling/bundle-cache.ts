@@ -166,15 +166,6 @@ async function removeAbandonedStaging(cacheRoot: string): Promise<void> {
   );
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 function hashOf(path: string): string | undefined {
   try {
     return sha256(readFileSync(path));
@@ -185,4 +176,16 @@ function hashOf(path: string): string | undefined {
 
 function sha256(data: string | Buffer): string {
   return createHash('sha256').update(data).digest('hex');
+}
+
+/** Whether a process is alive (another user's included), for folders named by their owner's pid. */
+export function isAlive(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: alive, but another user's.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { type BuildOptions, build } from 'esbuild';
 import { BUNDLING, handlerEntry, PROJECT_ROOT } from '../../lib/bundling.js';
 import { registerWithWatchdog } from '../watchdog/watchdog.js';
-import { cachedBuild } from './bundle-cache.js';
+import { cachedBuild, isAlive } from './bundle-cache.js';
 
 export interface Bundles {
   /** `<name>` → the bundle of `functions/<name>.ts`. */
@@ -139,17 +139,6 @@ export async function removeStaleBundleFolders(directory: string = tmpdir()): Pr
     }),
   );
   return removed.flat();
-}
-
-function isAlive(pid: number): boolean {
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: alive, but another user's.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 function paths(outdir: string, names: readonly string[]) {

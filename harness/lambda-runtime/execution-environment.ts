@@ -54,12 +54,6 @@ export type InvocationResult =
 export interface EnvironmentInvokeOptions {
   readonly requestId?: string;
   /**
-   * When the invocation began (performance.now() clock), if earlier than now: the time since then
-   * counts against the function timeout. LocalFunction does not pass it (on AWS the init of a
-   * cold start has its own limit); a caller that models a retried init would.
-   */
-  readonly startedAt?: number;
-  /**
    * An injected slow consumer: the environment waits this long before calling the handler, and the
    * invocation's timeout grows by as much, so the delay can outlive the messages' visibility.
    */
@@ -203,8 +197,7 @@ export class ExecutionEnvironment {
     if (this.pending) throw new Error(`environment of ${this.spec.name} is busy; one invocation at a time`);
     const requestId = options.requestId ?? randomUUID();
     const timeoutMs = this.spec.timeoutMs + (options.workDelayMs ?? 0);
-    const elapsedMs = Math.max(0, performance.now() - (options.startedAt ?? performance.now()));
-    const remainingMs = Math.max(0, timeoutMs - elapsedMs);
+    // As on AWS, the function timeout counts from the invoke (a cold start's init has its own limit).
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         // Lambda stops a timed-out invocation by discarding the environment.
@@ -214,7 +207,7 @@ export class ExecutionEnvironment {
           errorType: 'Sandbox.Timedout',
           message: `Task timed out after ${(timeoutMs / 1000).toFixed(2)} seconds`,
         });
-      }, remainingMs);
+      }, timeoutMs);
       // A timer, not a code point: the kill can land anywhere, a DynamoDB request in flight included.
       const killTimer =
         options.killAfterMs === undefined
@@ -225,7 +218,7 @@ export class ExecutionEnvironment {
         type: 'invoke',
         requestId,
         event,
-        deadline: Date.now() + remainingMs,
+        deadline: Date.now() + timeoutMs,
         ...(options.workDelayMs ? { workDelayMs: options.workDelayMs } : {}),
       };
       this.child.send(message, (error) => {
