@@ -1,7 +1,7 @@
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { deploymentSettingsFromContext } from '../contract/deployment-settings.js';
 import { DeliverySemanticsStack } from '../lib/delivery-semantics-stack.js';
-import { deploymentSettingsFromContext } from '../lib/deployment-settings.js';
 
 const app = new App();
 const settings = deploymentSettingsFromContext((key) => app.node.tryGetContext(key));

@@ -1,8 +1,8 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { COUNTERS } from '../contract/ledger-keys.js';
 import { readConsumerConfig } from './shared/config.js';
 import { type ConsumerDeps, createConsumerDeps } from './shared/consumer.js';
 import { addToCounter, creditAccount } from './shared/ledger.js';
-import { COUNTERS } from './shared/ledger-keys.js';
 import { type ApplyMessage, workThenAcknowledge } from './shared/work-then-acknowledge.js';
 
 /**

@@ -3,8 +3,9 @@ import { IdempotencyConfig, makeIdempotent } from '@aws-lambda-powertools/idempo
 import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { IDEMPOTENCY_TABLE_ENV } from '../lib/function-environment.js';
-import { STORAGE } from '../lib/topology.js';
+import { IDEMPOTENCY_TABLE_ENV } from '../contract/function-environment.js';
+import { COUNTERS, type Delivery } from '../contract/ledger-keys.js';
+import { STORAGE } from '../contract/topology.js';
 import { readConsumerConfig, requireEnv } from './shared/config.js';
 import {
   type ConsumerDeps,
@@ -15,7 +16,6 @@ import {
   REPORTED_AS_FAILED,
 } from './shared/consumer.js';
 import { addToCounter, type CreditOutcome, creditAccount } from './shared/ledger.js';
-import { COUNTERS, type Delivery } from './shared/ledger-keys.js';
 import { type MessageBody, parseMessageBody } from './shared/message.js';
 
 /**

@@ -3,7 +3,8 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
 import * as v from 'valibot';
-import { MODE_NAMES, type Mode } from '../lib/topology.js';
+import { SK } from '../contract/ledger-keys.js';
+import { MODE_NAMES, type Mode } from '../contract/topology.js';
 import { requireEnv } from './shared/config.js';
 import { createLogger } from './shared/consumer.js';
 import { sweepDeadLetters } from './shared/dead-letters.js';
@@ -15,7 +16,6 @@ import {
   type ManifestDetails,
   type ModeEventDetails,
 } from './shared/event-details.js';
-import { SK } from './shared/ledger-keys.js';
 import {
   type LedgerReader,
   numberAttribute,

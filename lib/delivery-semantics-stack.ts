@@ -15,11 +15,10 @@ import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { partitionKey } from '../functions/shared/ledger-keys.js';
-import { BUNDLING, handlerEntry, PROJECT_ROOT } from './bundling.js';
-import { type DeploymentSettings, resolveModeSettings } from './deployment-settings.js';
-import { consumerEnvironment, verifierEnvironment } from './function-environment.js';
-import { modeId, modeOutputs, STACK_OUTPUTS } from './stack-outputs.js';
+import { type DeploymentSettings, resolveModeSettings } from '../contract/deployment-settings.js';
+import { consumerEnvironment, verifierEnvironment } from '../contract/function-environment.js';
+import { partitionKey } from '../contract/ledger-keys.js';
+import { modeId, modeOutputs, STACK_OUTPUTS } from '../contract/stack-outputs.js';
 import {
   MODE_NAMES,
   MODES,
@@ -28,7 +27,8 @@ import {
   STORAGE,
   TOPOLOGY_VERSION,
   VERIFIER,
-} from './topology.js';
+} from '../contract/topology.js';
+import { BUNDLING, handlerEntry, PROJECT_ROOT } from './bundling.js';
 
 export interface DeliverySemanticsStackProps extends StackProps {
   /** Crash injection and overrides of the topology, usually from CDK context. */

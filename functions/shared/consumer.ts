@@ -3,11 +3,17 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSRecord } from 'aws-lambda';
+import {
+  COUNTERS,
+  crashKey,
+  type Delivery,
+  partitionKey,
+  TTL_ATTRIBUTE,
+} from '../../contract/ledger-keys.js';
 import type { ConsumerConfig } from './config.js';
 import { type CrashInjector, type CrashPoint, createCrashInjector, type Kill } from './crash.js';
 import { describeError } from './errors.js';
 import { addToCounter, expiresAt, type Ledger } from './ledger.js';
-import { COUNTERS, crashKey, type Delivery, partitionKey, TTL_ATTRIBUTE } from './ledger-keys.js';
 import { receiveCountOf, runIdOf } from './message.js';
 
 /** Everything a consumer needs, built once per execution environment and injectable in tests. */

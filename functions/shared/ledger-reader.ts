@@ -1,7 +1,7 @@
 import { type DynamoDBDocumentClient, paginateQuery } from '@aws-sdk/lib-dynamodb';
-import type { Mode } from '../../lib/topology.js';
+import { COUNTERS, type Counter, partitionKey, SK } from '../../contract/ledger-keys.js';
+import type { Mode } from '../../contract/topology.js';
 import type { CrashRecord } from './event-details.js';
-import { COUNTERS, type Counter, partitionKey, SK } from './ledger-keys.js';
 
 export interface LedgerReader {
   readonly ddb: DynamoDBDocumentClient;

@@ -5,8 +5,6 @@ import {
   type TransactWriteCommandInput,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { type Mode, STORAGE } from '../../lib/topology.js';
-import { ConflictingReuseError, RetryableWriteError } from './errors.js';
 import {
   applicationKey,
   balanceKey,
@@ -17,7 +15,9 @@ import {
   markerKey,
   partitionKey,
   TTL_ATTRIBUTE,
-} from './ledger-keys.js';
+} from '../../contract/ledger-keys.js';
+import { type Mode, STORAGE } from '../../contract/topology.js';
+import { ConflictingReuseError, RetryableWriteError } from './errors.js';
 import { type MessageBody, payloadHash } from './message.js';
 
 export interface Ledger {

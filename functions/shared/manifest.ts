@@ -1,8 +1,8 @@
 import { BatchWriteCommand, type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { MODE_NAMES, type Mode } from '../../lib/topology.js';
+import { manifestEventKey, manifestPartitionKey, SK, TTL_ATTRIBUTE } from '../../contract/ledger-keys.js';
+import { MODE_NAMES, type Mode } from '../../contract/topology.js';
 import { chunks } from './chunks.js';
 import { expiresAt } from './ledger.js';
-import { manifestEventKey, manifestPartitionKey, SK, TTL_ATTRIBUTE } from './ledger-keys.js';
 import { type LedgerReader, numberAttribute, queryPartition } from './ledger-reader.js';
 
 /**

@@ -1,4 +1,5 @@
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { Delivery } from '../../contract/ledger-keys.js';
 import {
   type ConsumerDeps,
   countDeliveries,
@@ -7,7 +8,6 @@ import {
   REPORTED_AS_FAILED,
 } from './consumer.js';
 import type { CreditOutcome } from './ledger.js';
-import type { Delivery } from './ledger-keys.js';
 import { type MessageBody, parseMessageBody, receiveCountOf } from './message.js';
 
 export type ApplyMessage = (

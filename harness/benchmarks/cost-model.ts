@@ -1,4 +1,4 @@
-import { MODES, type Mode } from '../../lib/topology.js';
+import { MODES, type Mode } from '../../contract/topology.js';
 import { PRICES } from './prices.js';
 
 /** What one metered run of a mode counted (harness/benchmarks/metered-run.ts). */
@@ -43,7 +43,7 @@ const round = (value: number, digits: number) => Math.round(value * 10 ** digits
 
 /**
  * Dollars per million messages from counted usage and PRICES. Lambda's GB-seconds are the locally
- * measured billed durations × the stack's memory (lib/topology.ts): durations on a shared 2-core
+ * measured billed durations × the stack's memory (contract/topology.ts): durations on a shared 2-core
  * machine, with DynamoDB Local behind them, are longer than on AWS, so read the Lambda line as an
  * upper bound. Empty receives are left out: on AWS the mapping's pollers long-poll whatever the
  * traffic, a fixed cost per poller, not per message.

@@ -1,4 +1,4 @@
-import type { Mode } from '../../lib/topology.js';
+import type { Mode } from '../../contract/topology.js';
 import { newRunId, runExperiment } from '../experiment/experiment.js';
 import { benchConfig, floorTarget, startBenchEnvironment } from './environment.js';
 import { measureFloor } from './floor.js';

@@ -1,4 +1,4 @@
-import { MODE_NAMES, type Mode } from '../../lib/topology.js';
+import { MODE_NAMES, type Mode } from '../../contract/topology.js';
 import { DEFAULTS } from '../cli/cli-args.js';
 import { type EmbeddedEnvironment, startEmbeddedEnvironment } from '../environments/embedded.js';
 import type { ExperimentConfig } from '../experiment/experiment.js';

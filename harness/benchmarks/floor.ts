@@ -15,10 +15,10 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { Mode } from '../../contract/topology.js';
 import type { ConsumerDeps } from '../../functions/shared/consumer.js';
 import { createCrashInjector } from '../../functions/shared/crash.js';
 import type { MessageBody } from '../../functions/shared/message.js';
-import type { Mode } from '../../lib/topology.js';
 import { forEachConcurrently } from '../experiment/concurrently.js';
 
 export interface FloorTarget {

@@ -1,7 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { MODES, type Mode } from '../../contract/topology.js';
 import { creditAccount } from '../../functions/shared/ledger.js';
-import { MODES, type Mode } from '../../lib/topology.js';
 import { newRunId, runExperiment } from '../experiment/experiment.js';
 import type { ModeUsage } from './cost-model.js';
 import { benchConfig, startBenchEnvironment } from './environment.js';

@@ -1,4 +1,4 @@
-import type { Mode } from '../../lib/topology.js';
+import type { Mode } from '../../contract/topology.js';
 import type { ModeCost } from './cost-model.js';
 import type { CellResult } from './end-to-end.js';
 import type { CancelledTransactionCase, MeteredMode } from './metered-run.js';

@@ -6,7 +6,7 @@ import {
   type OutgoingHttpHeaders,
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { MODE_NAMES } from '../../lib/topology.js';
+import { MODE_NAMES } from '../../contract/topology.js';
 import {
   type AttributeMap,
   type AttributeValue,

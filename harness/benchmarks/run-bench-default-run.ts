@@ -12,8 +12,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import type { Mode } from '../../contract/topology.js';
 import { PROJECT_ROOT } from '../../lib/bundling.js';
-import type { Mode } from '../../lib/topology.js';
 import type { ExperimentReport, ModeReport } from '../experiment/experiment.js';
 import { violations } from '../report/terminal.js';
 
@@ -151,7 +151,7 @@ function timeOneRun(checkout: string, seed: string, extraArgs: readonly string[]
     // With crashes, each mode's signature must show: a mode that stopped crashing would pass unseen.
     if (outcome.crashes > 0) {
       const signature = SIGNATURES[mode];
-      if (signature && !signature.holds(outcome)) problems.push(`${mode}: ${signature.expected}`);
+      if (!signature.holds(outcome)) problems.push(`${mode}: ${signature.expected}`);
     }
   }
   return {
@@ -166,7 +166,7 @@ function timeOneRun(checkout: string, seed: string, extraArgs: readonly string[]
 }
 
 /** What a crash does to each mode of the default run (README, the mode table). */
-const SIGNATURES: Partial<Record<Mode, { expected: string; holds: (outcome: ModeReport) => boolean }>> = {
+const SIGNATURES: Record<Mode, { expected: string; holds: (outcome: ModeReport) => boolean }> = {
   'at-most-once': { expected: 'crashed, yet lost nothing', holds: (outcome) => outcome.lost > 0 },
   'at-least-once': {
     expected: 'crashed, yet duplicated nothing',

@@ -7,7 +7,6 @@
 
 import { parseArgs } from 'node:util';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { chunks } from '../../functions/shared/chunks.js';
 import {
   applicationKey,
   balanceKey,
@@ -15,13 +14,14 @@ import {
   counterKey,
   markerKey,
   partitionKey,
-} from '../../functions/shared/ledger-keys.js';
+} from '../../contract/ledger-keys.js';
+import { MODE_NAMES, type Mode } from '../../contract/topology.js';
+import { chunks } from '../../functions/shared/chunks.js';
 import {
   type ManifestEvent,
   writeManifestEvents,
   writeManifestSummary,
 } from '../../functions/shared/manifest.js';
-import { MODE_NAMES, type Mode } from '../../lib/topology.js';
 import { startEmbeddedEnvironment } from '../environments/embedded.js';
 import type { ExperimentEnvironment } from '../environments/environment.js';
 import { forEachConcurrently } from '../experiment/concurrently.js';

@@ -10,8 +10,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { MODES } from '../../contract/topology.js';
 import { PROJECT_ROOT } from '../../lib/bundling.js';
-import { MODES } from '../../lib/topology.js';
 import { newRunId, runExperiment } from '../experiment/experiment.js';
 import { benchConfig, startBenchEnvironment } from './environment.js';
 

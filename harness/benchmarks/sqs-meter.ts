@@ -1,5 +1,5 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import type { Mode } from '../../lib/topology.js';
+import type { Mode } from '../../contract/topology.js';
 
 /**
  * Counts the SQS requests the harness's own client makes per mode — the producer's sends and the

@@ -1,4 +1,4 @@
-import type { Mode } from '../../lib/topology.js';
+import type { Mode } from '../../contract/topology.js';
 import type { CellResult } from './end-to-end.js';
 import type { CellRatios, Target } from './report.js';
 import type { ScalePoint } from './scale.js';

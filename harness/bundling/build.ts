@@ -4,8 +4,8 @@
  */
 import { statSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { MODE_NAMES } from '../../contract/topology.js';
 import { PROJECT_ROOT } from '../../lib/bundling.js';
-import { MODE_NAMES } from '../../lib/topology.js';
 import { bundleHandlers } from './bundle.js';
 
 const outdir = join(PROJECT_ROOT, 'dist', 'functions');

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { isMode, MODE_NAMES, type Mode } from '../../lib/topology.js';
+import { isMode, MODE_NAMES, type Mode } from '../../contract/topology.js';
 import {
   LOCAL_MAX_CONCURRENCY,
   localVisibilityTimeoutSeconds,
@@ -263,7 +263,7 @@ export function parseCliArgs(argv: readonly string[]): CliOptions {
     if (embeddedOnly.length > 0) {
       throw new UsageError(
         `--${embeddedOnly[0]} applies to --target embedded only; a deployed stack runs with the settings in ` +
-          'lib/topology.ts it was deployed with (change them there and redeploy)',
+          'contract/topology.ts it was deployed with (change them there and redeploy)',
       );
     }
     if (target === 'aws' && explicit.has('endpoint')) {

@@ -8,9 +8,9 @@ import {
 } from '@aws-sdk/client-lambda';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { modeOutputs, STACK_OUTPUTS } from '../../contract/stack-outputs.js';
+import { MODE_NAMES, type Mode, TOPOLOGY_VERSION } from '../../contract/topology.js';
 import type { VerifierResult } from '../../functions/verifier.js';
-import { modeOutputs, STACK_OUTPUTS } from '../../lib/stack-outputs.js';
-import { MODE_NAMES, type Mode, TOPOLOGY_VERSION } from '../../lib/topology.js';
 import {
   DeployedEnvironmentError,
   explainAwsError,

@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { resolveModeSettings } from '../../contract/deployment-settings.js';
+import { consumerEnvironment, verifierEnvironment } from '../../contract/function-environment.js';
+import { MODE_NAMES, MODES, type Mode, VERIFIER } from '../../contract/topology.js';
 import type { VerifierResult } from '../../functions/verifier.js';
-import { resolveModeSettings } from '../../lib/deployment-settings.js';
-import { consumerEnvironment, verifierEnvironment } from '../../lib/function-environment.js';
-import { MODE_NAMES, MODES, type Mode, VERIFIER } from '../../lib/topology.js';
 import {
   type RequestMeterStats,
   type RunningRequestMeter,

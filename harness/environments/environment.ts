@@ -1,7 +1,7 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { Mode } from '../../contract/topology.js';
 import type { VerifierResult } from '../../functions/verifier.js';
-import type { Mode } from '../../lib/topology.js';
 import type { RuntimeTimeline } from '../lambda-runtime/timeline.js';
 
 /** The settings a mode actually runs with in an environment (after local or deployed overrides). */

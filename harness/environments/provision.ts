@@ -5,8 +5,8 @@ import {
   waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { TTL_ATTRIBUTE } from '../../functions/shared/ledger-keys.js';
-import { type Mode, STORAGE } from '../../lib/topology.js';
+import { TTL_ATTRIBUTE } from '../../contract/ledger-keys.js';
+import { type Mode, STORAGE } from '../../contract/topology.js';
 import type { EffectiveModeSettings } from './environment.js';
 
 export interface ProvisionedQueues {

@@ -1,4 +1,4 @@
-import type { Mode } from '../../lib/topology.js';
+import type { Mode } from '../../contract/topology.js';
 import type {
   EffectiveModeSettings,
   ExperimentEnvironment,

@@ -1,3 +1,4 @@
+import type { Mode } from '../../contract/topology.js';
 import {
   MAX_DETAILED_EVENTS,
   type ManifestDetails,
@@ -5,7 +6,6 @@ import {
 } from '../../functions/shared/event-details.js';
 import { writeManifestEvents, writeManifestSummary } from '../../functions/shared/manifest.js';
 import type { ModeOutcome } from '../../functions/shared/outcome.js';
-import type { Mode } from '../../lib/topology.js';
 import type {
   EnvironmentDescription,
   ExperimentEnvironment,

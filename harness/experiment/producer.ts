@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { SendMessageBatchCommand, type SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
+import { type Mode, STORAGE } from '../../contract/topology.js';
 import type { ManifestEvent } from '../../functions/shared/manifest.js';
 import {
   EVENT_ID_ATTRIBUTE,
@@ -7,7 +8,6 @@ import {
   type MessageBody,
   RUN_ID_ATTRIBUTE,
 } from '../../functions/shared/message.js';
-import { type Mode, STORAGE } from '../../lib/topology.js';
 import type { ExperimentEnvironment } from '../environments/environment.js';
 import { type FaultSettings, faultDraw, faultHits } from '../faults/faults.js';
 import { forEachConcurrently } from './concurrently.js';

@@ -1,4 +1,4 @@
-import { MODE_NAMES } from '../../lib/topology.js';
+import { MODE_NAMES } from '../../contract/topology.js';
 import type { ExperimentConfig } from './experiment.js';
 
 /**

@@ -1,3 +1,4 @@
+import type { Mode } from '../../contract/topology.js';
 import type { ModeReport } from '../experiment/experiment.js';
 
 /** A computed verdict: `proved` decides the exit code; the text says what the ledger showed. */
@@ -44,7 +45,7 @@ export const PROOFS = {
       'the crash to land before COMPLETED and the redelivery, after the in-progress expiry, to credit again',
       o,
     ),
-} as const satisfies Record<string, (event: string, outcome: ModeReport) => Verdict>;
+} as const satisfies Record<Mode, (event: string, outcome: ModeReport) => Verdict>;
 
 export type ProofMode = keyof typeof PROOFS;
 export const PROOF_MODES = Object.keys(PROOFS) as ProofMode[];

@@ -5,8 +5,8 @@
  * NOT PROVED and the command exits 1.
  */
 import { parseArgs } from 'node:util';
+import { isMode } from '../../contract/topology.js';
 import { crashTarget } from '../../functions/shared/crash.js';
-import { isMode } from '../../lib/topology.js';
 import { startEmbeddedEnvironment } from '../environments/embedded.js';
 import { newRunId, runExperiment } from '../experiment/experiment.js';
 import { NO_FAULTS } from '../faults/faults.js';

@@ -1,4 +1,4 @@
-import { MODES, type Mode } from '../../lib/topology.js';
+import { MODES, type Mode } from '../../contract/topology.js';
 import type { LiveModeStats } from '../environments/environment.js';
 import type { DrainSnapshot } from '../experiment/drain.js';
 import type { ExperimentReport } from '../experiment/experiment.js';
@@ -31,7 +31,7 @@ function deliveredTwiceByEnvironment(outcome: ModeRow): boolean {
 /**
  * The counts of a mode that a correct run cannot produce: always-impossible ones (unexpected
  * applications, payloads that differ from the manifest, a ledger that does not add up) and the
- * mode's own promises (lib/topology.ts).
+ * mode's own promises (contract/topology.ts).
  */
 export function violations(mode: Mode, outcome: ModeRow): Set<keyof ModeRow> {
   const flagged = new Set<keyof ModeRow>();

@@ -7,8 +7,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
+import { MODE_NAMES, MODES } from '../../contract/topology.js';
 import { PROJECT_ROOT } from '../../lib/bundling.js';
-import { MODE_NAMES, MODES } from '../../lib/topology.js';
 import { DEFAULTS } from '../cli/cli-args.js';
 import { startEmbeddedEnvironment } from '../environments/embedded.js';
 import { newRunId, runExperiment } from '../experiment/experiment.js';

@@ -1,4 +1,4 @@
-import type { Mode } from '../../lib/topology.js';
+import type { Mode } from '../../contract/topology.js';
 import type { ExperimentReport } from '../experiment/experiment.js';
 
 /** One run of the sweep, reduced to what the trade-off is about, per 1,000 messages. */

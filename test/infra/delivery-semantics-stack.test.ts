@@ -5,14 +5,14 @@ import { App, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { partitionKey } from '../../functions/shared/ledger-keys.js';
-import { DeliverySemanticsStack, IDEMPOTENCY_RECORD_ACTIONS } from '../../lib/delivery-semantics-stack.js';
 import {
   type DeploymentSettings,
   deploymentSettingsFromContext,
   InvalidSettingError,
-} from '../../lib/deployment-settings.js';
-import { MODE_NAMES, MODES, type Mode, type ModeSettings, STORAGE } from '../../lib/topology.js';
+} from '../../contract/deployment-settings.js';
+import { partitionKey } from '../../contract/ledger-keys.js';
+import { MODE_NAMES, MODES, type Mode, type ModeSettings, STORAGE } from '../../contract/topology.js';
+import { DeliverySemanticsStack, IDEMPOTENCY_RECORD_ACTIONS } from '../../lib/delivery-semantics-stack.js';
 
 function synth(settings: DeploymentSettings = { crashRate: 0, crashSeed: 'seed' }): {
   template: Template;

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import { MODE_NAMES } from '../../contract/topology.js';
 import { handlerEntry } from '../../lib/bundling.js';
-import { MODE_NAMES } from '../../lib/topology.js';
 
 const run = promisify(execFile);
 const outdir = mkdtempSync(join(tmpdir(), 'cdk-synth-'));

@@ -2,9 +2,9 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { MODE_NAMES } from '../../contract/topology.js';
 import type { BenchReport } from '../../harness/benchmarks/report.js';
 import { PROJECT_ROOT } from '../../lib/bundling.js';
-import { MODE_NAMES } from '../../lib/topology.js';
 
 /**
  * Smoke test of `npm run bench -- --quick`: it runs, writes the report with every section, and the

@@ -2,8 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { MODE_NAMES } from '../../contract/topology.js';
 import { PROJECT_ROOT } from '../../lib/bundling.js';
-import { MODE_NAMES } from '../../lib/topology.js';
 import { runCli } from '../support/cli.js';
 
 /** Processes whose command line mentions `pattern`, other than this test's own. */

@@ -4,14 +4,14 @@ import { GetFunctionConfigurationCommand, InvokeCommand, LambdaClient } from '@a
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { modeOutputs, STACK_OUTPUTS } from '../../contract/stack-outputs.js';
+import { MODE_NAMES, MODES, TOPOLOGY_VERSION } from '../../contract/topology.js';
 import { DEFAULTS } from '../../harness/cli/cli-args.js';
 import { connectDeployedEnvironment, type DeployedClients } from '../../harness/environments/deployed.js';
 import { StackVersionError, VerifierInvocationError } from '../../harness/environments/deployed-errors.js';
 import { type EmbeddedEnvironment, startEmbeddedEnvironment } from '../../harness/environments/embedded.js';
 import { newRunId, runExperiment } from '../../harness/experiment/experiment.js';
 import { NO_FAULTS } from '../../harness/faults/faults.js';
-import { modeOutputs, STACK_OUTPUTS } from '../../lib/stack-outputs.js';
-import { MODE_NAMES, MODES, TOPOLOGY_VERSION } from '../../lib/topology.js';
 
 /**
  * The deployed environment's real paths — SendMessageBatch, GetQueueAttributes, the manifest write

@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
+import { MODE_NAMES } from '../../contract/topology.js';
 import { type EmbeddedEnvironment, embeddedModeSettings } from '../../harness/environments/embedded.js';
 import { localVisibilityTimeoutSeconds } from '../../harness/environments/local-timing.js';
 import type { ExperimentConfig } from '../../harness/experiment/experiment.js';
 import { violations } from '../../harness/report/terminal.js';
-import { MODE_NAMES } from '../../lib/topology.js';
 import { experimentConfig, replayCommand, runEmbedded } from '../support/embedded-run.js';
 
 /**

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { MODE_NAMES, type Mode } from '../../contract/topology.js';
 import type { EmbeddedEnvironment } from '../../harness/environments/embedded.js';
 import type { ExperimentReport } from '../../harness/experiment/experiment.js';
 import { violations } from '../../harness/report/terminal.js';
-import { MODE_NAMES, type Mode } from '../../lib/topology.js';
 import { experimentConfig, type RunOverrides, replayCommand, runEmbedded } from '../support/embedded-run.js';
 
 /**

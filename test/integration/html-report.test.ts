@@ -10,10 +10,10 @@ import { copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Mode } from '../../contract/topology.js';
 import type { DetailedReport } from '../../harness/report/html/render.js';
 import { writeRunReport } from '../../harness/report/html/write.js';
 import { PROJECT_ROOT } from '../../lib/bundling.js';
-import type { Mode } from '../../lib/topology.js';
 import { experimentConfig, replayCommand, runEmbedded } from '../support/embedded-run.js';
 
 const CHROMIUM = '/usr/bin/chromium';

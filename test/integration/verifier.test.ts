@@ -2,6 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MODE_NAMES, type Mode } from '../../contract/topology.js';
 import { ConflictingReuseError } from '../../functions/shared/errors.js';
 import type { ModeEventDetails } from '../../functions/shared/event-details.js';
 import { creditAccount, type Ledger } from '../../functions/shared/ledger.js';
@@ -14,7 +15,6 @@ import { EVENT_ID_ATTRIBUTE, RUN_ID_ATTRIBUTE } from '../../functions/shared/mes
 import { DEFAULTS } from '../../harness/cli/cli-args.js';
 import { type EmbeddedEnvironment, startEmbeddedEnvironment } from '../../harness/environments/embedded.js';
 import { runExperiment } from '../../harness/experiment/experiment.js';
-import { MODE_NAMES, type Mode } from '../../lib/topology.js';
 import { experimentConfig } from '../support/embedded-run.js';
 
 const RUN = 'verifier-it';

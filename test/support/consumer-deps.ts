@@ -1,9 +1,9 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { Mode } from '../../contract/topology.js';
 import { type ConsumerDeps, createCrashWithRecord, createLogger } from '../../functions/shared/consumer.js';
 import type { Ledger } from '../../functions/shared/ledger.js';
-import type { Mode } from '../../lib/topology.js';
 
 /** Thrown by the injected kill: stands in for SIGKILL, which would end the test runner. */
 export class Killed extends Error {

@@ -1,3 +1,4 @@
+import { MODE_NAMES } from '../../contract/topology.js';
 import { DEFAULTS } from '../../harness/cli/cli-args.js';
 import { type EmbeddedEnvironment, startEmbeddedEnvironment } from '../../harness/environments/embedded.js';
 import {
@@ -11,7 +12,6 @@ import {
   runExperiment,
 } from '../../harness/experiment/experiment.js';
 import { type FaultSettings, NO_FAULTS } from '../../harness/faults/faults.js';
-import { MODE_NAMES } from '../../lib/topology.js';
 
 export type RunOverrides = Partial<Omit<ExperimentConfig, 'faults'>> & {
   readonly faults?: Partial<FaultSettings>;

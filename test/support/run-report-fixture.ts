@@ -9,6 +9,7 @@
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { MODE_NAMES, type Mode } from '../../contract/topology.js';
 import { crashDraw } from '../../functions/shared/crash.js';
 import {
   EVENT_STATES,
@@ -17,7 +18,6 @@ import {
 } from '../../functions/shared/event-details.js';
 import { NO_FAULTS } from '../../harness/faults/faults.js';
 import type { DetailedReport, ModeReportWithDetails } from '../../harness/report/html/render.js';
-import { MODE_NAMES, type Mode } from '../../lib/topology.js';
 
 export interface FixtureOptions {
   readonly events?: number;

@@ -3,8 +3,9 @@
  * id. Rendered as HTML (not by the page script), so the page shows every message even where
  * scripts are off; the script only adds the details and the keyboard navigation.
  */
+
+import type { Mode } from '../../../contract/topology.js';
 import type { ManifestDetails, ModeEventDetails } from '../../../functions/shared/event-details.js';
-import type { Mode } from '../../../lib/topology.js';
 import { escapeHtml } from './html.js';
 import { type CellState, countStates, STATE_STYLES, stateStyle, UNEXPECTED } from './states.js';
 

@@ -3,12 +3,13 @@
  * the timeline, the terminal's tables, the settings and the command that replays the run. No
  * request leaves the page: styles, script, data and charts are all inline.
  */
+
+import { MODES, type Mode } from '../../../contract/topology.js';
 import {
   MAX_DETAILED_EVENTS,
   type ModeEventDetails,
   type Timeline,
 } from '../../../functions/shared/event-details.js';
-import { MODES, type Mode } from '../../../lib/topology.js';
 import type { ExperimentReport, ModeReport } from '../../experiment/experiment.js';
 import {
   aggregateChart,
@@ -41,14 +42,6 @@ export interface RunReportOptions {
   /** The command that replays the run. */
   readonly replayCommand: string;
 }
-
-/** Where each mode's crash point is (README: crash injection), for the tooltip of a crashed event. */
-const CRASH_POINTS: Record<string, string> = {
-  'at-most-once': 'the batch had been deleted, the event not yet applied',
-  'at-least-once': 'the event had been applied, the batch not yet acknowledged',
-  'effectively-once': 'the event had been applied, the batch not yet acknowledged',
-  'powertools-idempotency': 'the credit was durable, the idempotency record not yet COMPLETED',
-};
 
 const modeEntries = (report: DetailedReport): [Mode, ModeReportWithDetails][] =>
   Object.entries(report.modes) as [Mode, ModeReportWithDetails][];
@@ -193,7 +186,8 @@ function timelineNote(events: ModeEventDetails, runtime: boolean): string {
 
 /** The compact data the page script reads: the manifest once, then each mode's per-event arrays. */
 function pageData(report: DetailedReport): string {
-  const modes: Record<string, unknown> = {};
+  const modes: Partial<Record<Mode, unknown>> = {};
+  const crashPoints: Partial<Record<Mode, string>> = {};
   for (const [mode, outcome] of modeEntries(report)) {
     const events = detailOf(report, outcome);
     if (!events) continue;
@@ -204,6 +198,7 @@ function pageData(report: DetailedReport): string {
       crashes: events.crashes,
       unexpected: events.unexpectedEventIds,
     };
+    crashPoints[mode] = `when it hit, ${MODES[mode].crashPoint}`;
   }
   if (!report.manifest || Object.keys(modes).length === 0) return '';
   const data = {
@@ -214,12 +209,7 @@ function pageData(report: DetailedReport): string {
       STATE_STYLES.map((style) => [style.key, { label: style.label, meaning: style.meaning }]),
     ),
     glyphs: Object.fromEntries(STATE_STYLES.map((style) => [style.key, style.glyph])),
-    crashPoints: Object.fromEntries(
-      Object.keys(modes).map((mode) => [
-        mode,
-        `when it hit, ${CRASH_POINTS[mode] ?? "at the mode's crash point"}`,
-      ]),
-    ),
+    crashPoints,
   };
   return `<script type="application/json" id="run-data">${jsonForScript(data)}</script>`;
 }

@@ -2,7 +2,7 @@
  * The numbers of the terminal's tables, as HTML: the same fields and the same `!` marks
  * (`violations` from report.ts decides them), plus the settings a reader needs to trust a run.
  */
-import type { Mode } from '../../../lib/topology.js';
+import type { Mode } from '../../../contract/topology.js';
 import type { ExperimentReport, ModeReport } from '../../experiment/experiment.js';
 import { anyFault } from '../../faults/faults.js';
 import { describeFaults, FAULT_COLUMNS, faultRows, RESULT_COLUMNS, resultRows } from '../terminal.js';

@@ -15,13 +15,13 @@ import { DynamoDBDocumentClient, TransactWriteCommand, UpdateCommand } from '@aw
 import type { Context, SQSRecord } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { COUNTERS, counterKey, crashKey } from '../../../contract/ledger-keys.js';
+import { STORAGE } from '../../../contract/topology.js';
 import {
   createIdempotency,
   type PowertoolsConsumerDeps,
   processBatch,
 } from '../../../functions/powertools-idempotency.js';
-import { COUNTERS, counterKey, crashKey } from '../../../functions/shared/ledger-keys.js';
-import { STORAGE } from '../../../lib/topology.js';
 import { consumerDeps, IDEMPOTENCY_TABLE, NOW } from '../../support/consumer-deps.js';
 import { messageBody, sqsEvent, sqsRecord } from '../../support/sqs-events.js';
 

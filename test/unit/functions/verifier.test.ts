@@ -3,6 +3,7 @@ import { ChangeMessageVisibilityBatchCommand, ReceiveMessageCommand, SQSClient }
 import { DynamoDBDocumentClient, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { MODE_NAMES } from '../../../contract/topology.js';
 import { InvalidInputError, RunNotFoundError } from '../../../functions/shared/errors.js';
 import {
   buildTimeline,
@@ -17,7 +18,6 @@ import {
   verifyMode,
   verifyRun,
 } from '../../../functions/verifier.js';
-import { MODE_NAMES } from '../../../lib/topology.js';
 
 const DLQ = {
   'at-most-once': 'https://sqs.local/amo-dlq',

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { MODES } from '../../../../contract/topology.js';
 import { costPerMillion, type ModeUsage } from '../../../../harness/benchmarks/cost-model.js';
 import { PRICES } from '../../../../harness/benchmarks/prices.js';
-import { MODES } from '../../../../lib/topology.js';
 
 /** 1,000 messages: batches of 10, 40 s billed in all, one send, receive and delete per batch, 4 WCU each. */
 const USAGE: ModeUsage = {

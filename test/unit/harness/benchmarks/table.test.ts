@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import type { Mode } from '../../../../contract/topology.js';
 import { costPerMillion, type ModeUsage } from '../../../../harness/benchmarks/cost-model.js';
 import type { CellModeResult } from '../../../../harness/benchmarks/end-to-end.js';
 import { PRICES } from '../../../../harness/benchmarks/prices.js';
 import type { BenchReport } from '../../../../harness/benchmarks/report.js';
 import { ratiosOf, spread, targetsOf } from '../../../../harness/benchmarks/summary.js';
 import { formatBench } from '../../../../harness/benchmarks/table.js';
-import type { Mode } from '../../../../lib/topology.js';
 
 const result = (endToEnd: number[], floor: number[], exact = true): CellModeResult => ({
   endToEnd: spread(endToEnd),

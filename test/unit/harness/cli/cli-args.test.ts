@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { MODE_NAMES } from '../../../../contract/topology.js';
 import { DEFAULTS, parseCliArgs, UsageError } from '../../../../harness/cli/cli-args.js';
 import { NO_FAULTS } from '../../../../harness/faults/faults.js';
-import { MODE_NAMES } from '../../../../lib/topology.js';
 
 describe('experiment command-line options', () => {
   it('has the documented defaults', () => {

@@ -1,4 +1,4 @@
-import type { Mode } from '../../lib/topology.js';
+import type { Mode } from './topology.js';
 
 /**
  * Single-table layout of the ledger. Every item a mode's consumer writes for a run shares one

@@ -9,6 +9,11 @@
 export interface ModeSettings {
   /** What the consumer does, in one line (used in docs, `--help` and reports). */
   readonly summary: string;
+  /**
+   * Where the handler's injected crash lands, completing "when it hit, …" (the page's tooltip of a
+   * crashed event, the docs). The handler calls `maybeCrash` at exactly this point.
+   */
+  readonly crashPoint: string;
   /** SQS event source mapping batch size. */
   readonly batchSize: number;
   /** Batching window in seconds; AWS requires > 0 when batchSize > 10. */
@@ -60,6 +65,7 @@ export const MODES = {
   'at-most-once': {
     ...consumerDefaults,
     summary: 'deletes the received batch from SQS, then applies each message',
+    crashPoint: 'the batch had been deleted, the event not yet applied',
     reportBatchItemFailures: false,
     deletesOwnBatch: true,
     promises: { noLoss: false, noDuplicates: true },
@@ -67,6 +73,7 @@ export const MODES = {
   'at-least-once': {
     ...consumerDefaults,
     summary: 'applies each message, then Lambda deletes the batch on success',
+    crashPoint: 'the event had been applied, the batch not yet acknowledged',
     reportBatchItemFailures: true,
     deletesOwnBatch: false,
     promises: { noLoss: true, noDuplicates: false },
@@ -75,6 +82,7 @@ export const MODES = {
     ...consumerDefaults,
     summary:
       'applies each message in one TransactWriteItems with a conditional processed-marker, then Lambda deletes the batch',
+    crashPoint: 'the event had been applied, the batch not yet acknowledged',
     reportBatchItemFailures: true,
     deletesOwnBatch: false,
     promises: { noLoss: true, noDuplicates: true },
@@ -83,6 +91,7 @@ export const MODES = {
     ...consumerDefaults,
     summary:
       'applies each message inside a Powertools makeIdempotent call keyed on the event id (INPROGRESS, work, COMPLETED), then Lambda deletes the batch',
+    crashPoint: 'the credit was durable, the idempotency record not yet COMPLETED',
     reportBatchItemFailures: true,
     deletesOwnBatch: false,
     idempotencyTable: true,
