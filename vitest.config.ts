@@ -1,5 +1,6 @@
 import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
+import { MODE_NAMES } from './contract/topology.js';
 
 // Handlers read their configuration at module scope (fail fast at cold start), so unit tests
 // provide a complete, valid environment before any handler module is imported.
@@ -10,20 +11,19 @@ const handlerEnv = {
   CRASH_RATE: '0',
   CRASH_SEED: 'unit',
   CRASH_AT: 'none',
-  DEAD_LETTER_QUEUE_URLS: JSON.stringify({
-    'at-most-once': 'https://sqs.eu-west-1.amazonaws.com/123456789012/at-most-once-dlq',
-    'at-least-once': 'https://sqs.eu-west-1.amazonaws.com/123456789012/at-least-once-dlq',
-    'effectively-once': 'https://sqs.eu-west-1.amazonaws.com/123456789012/effectively-once-dlq',
-    'powertools-idempotency': 'https://sqs.eu-west-1.amazonaws.com/123456789012/powertools-idempotency-dlq',
-  }),
+  DEAD_LETTER_QUEUE_URLS: JSON.stringify(
+    Object.fromEntries(
+      MODE_NAMES.map((mode) => [mode, `https://sqs.eu-west-1.amazonaws.com/123456789012/${mode}-dlq`]),
+    ),
+  ),
   AWS_REGION: 'eu-west-1',
   AWS_ACCESS_KEY_ID: 'unit',
   AWS_SECRET_ACCESS_KEY: 'unit',
   POWERTOOLS_LOG_LEVEL: 'SILENT',
 };
 
-// Node 20 is what these machines run; the deployed functions run Node 22. The SDK's notice about
-// its future Node 22 floor is known and would only bury test output.
+// The suite runs on Node 20 as well as 22 and 24. The SDK's notice about its future Node 22 floor
+// is known and would only bury test output.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 
 /**

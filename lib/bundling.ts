@@ -10,7 +10,8 @@ import { fileURLToPath } from 'node:url';
  */
 export const BUNDLING = {
   format: 'esm',
-  target: 'node22',
+  /** Matches the runtime the stack pins (nodejs24.x); the local runtime builds for the local Node instead. */
+  target: 'node24',
   platform: 'node',
   minify: true,
   sourcemap: true,

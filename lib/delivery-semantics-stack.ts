@@ -310,7 +310,7 @@ export class DeliverySemanticsStack extends Stack {
       handler: 'handler',
       projectRoot: PROJECT_ROOT,
       depsLockFilePath: `${PROJECT_ROOT}package-lock.json`,
-      runtime: lambda.Runtime.NODEJS_22_X,
+      runtime: lambda.Runtime.NODEJS_24_X,
       architecture: lambda.Architecture.ARM_64,
       timeout: Duration.seconds(options.timeoutSeconds),
       memorySize: options.memoryMb,
@@ -322,7 +322,7 @@ export class DeliverySemanticsStack extends Stack {
     Validations.of(fn).acknowledge({
       id: 'AwsSolutions-L1',
       reason:
-        'The runtime is pinned on purpose (nodejs22.x, with the esbuild target node22 in lib/bundling.ts): it is upgraded deliberately, never implicitly.',
+        'The runtime is pinned on purpose (nodejs24.x, the current Node LTS Lambda offers, with the esbuild target node24 in lib/bundling.ts): it is upgraded deliberately, never implicitly.',
     });
     return fn;
   }

@@ -71,7 +71,14 @@ export async function bundleHandlers(
   };
 }
 
-/** The handlers' build (as the stack's NodejsFunction does it) and the worker's. */
+/**
+ * The bundles run on this machine's Node (20, 22 or 24), not on the Lambda runtime the stack pins,
+ * so they are built for it: a target newer than the Node that runs them could leave syntax it
+ * cannot parse. The cache key includes the target, so each Node version gets its own bundles.
+ */
+const LOCAL_TARGET = `node${process.versions.node}`;
+
+/** The handlers' build (as the stack's NodejsFunction does it, for the local Node) and the worker's. */
 function buildOptions(names: readonly string[]): BuildOptions[] {
   return [
     {
@@ -80,7 +87,7 @@ function buildOptions(names: readonly string[]): BuildOptions[] {
       bundle: true,
       platform: BUNDLING.platform,
       format: BUNDLING.format,
-      target: BUNDLING.target,
+      target: LOCAL_TARGET,
       minify: BUNDLING.minify,
       sourcemap: BUNDLING.sourcemap,
       mainFields: [...BUNDLING.mainFields],
@@ -95,7 +102,7 @@ function buildOptions(names: readonly string[]): BuildOptions[] {
       bundle: true,
       platform: 'node',
       format: 'esm',
-      target: 'node20',
+      target: LOCAL_TARGET,
       outExtension: { '.js': '.mjs' },
       logLevel: 'error',
     },

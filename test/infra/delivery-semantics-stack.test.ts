@@ -110,7 +110,7 @@ describe('DeliverySemanticsStack', () => {
     (mode) => {
       const settings = MODES[mode];
       template.hasResourceProperties('AWS::Lambda::Function', {
-        Runtime: 'nodejs22.x',
+        Runtime: 'nodejs24.x',
         Timeout: settings.functionTimeoutSeconds,
         MemorySize: settings.memoryMb,
         Environment: {
