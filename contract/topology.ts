@@ -6,6 +6,28 @@
  * This module must stay free of aws-cdk-lib imports: Lambda bundles import it too.
  */
 
+/** Counts of the verifier's outcome (docs/design.md, "Outcome definitions") a proof can pin. */
+export type ProofCount =
+  | 'crashes'
+  | 'appliedOnce'
+  | 'duplicated'
+  | 'extraApplications'
+  | 'lost'
+  | 'suppressedDuplicates'
+  | 'driftCents';
+
+/**
+ * What `npm run proofs` must find for a mode after one event whose first delivery is killed at the
+ * mode's crash point: the exact counts, and the story they tell.
+ */
+export interface ModeProof {
+  readonly counts: Readonly<Partial<Record<ProofCount, number>>>;
+  /** What happened to the event, as a sentence after its id ("evt-1 was applied, …"). */
+  readonly story: string;
+  /** What the proof expected, for a failed proof ("expected …; the ledger shows …"). */
+  readonly expected: string;
+}
+
 export interface ModeSettings {
   /** What the consumer does, in one line (used in docs, `--help` and reports). */
   readonly summary: string;
@@ -39,6 +61,8 @@ export interface ModeSettings {
    * visibility overrun, a producer re-send) is applied twice.
    */
   readonly promises: { readonly noLoss: boolean; readonly noDuplicates: boolean };
+  /** The one-crash proof of the mode (`npm run proofs`). */
+  readonly proof: ModeProof;
   /**
    * Whether the consumer keeps its idempotency records in a table of their own (Powertools'
    * persistence layer), apart from the ledger: the stack and the local runtime create it and pass
@@ -69,6 +93,11 @@ export const MODES = {
     reportBatchItemFailures: false,
     deletesOwnBatch: true,
     promises: { noLoss: false, noDuplicates: true },
+    proof: {
+      counts: { crashes: 1, lost: 1, appliedOnce: 0, duplicated: 0 },
+      story: 'was deleted, then the process was killed, and it was never applied',
+      expected: 'the crash to land after the delete and the event to be lost',
+    },
   },
   'at-least-once': {
     ...consumerDefaults,
@@ -77,6 +106,12 @@ export const MODES = {
     reportBatchItemFailures: true,
     deletesOwnBatch: false,
     promises: { noLoss: true, noDuplicates: false },
+    proof: {
+      counts: { crashes: 1, duplicated: 1, extraApplications: 1, lost: 0 },
+      story:
+        'was applied, the process was killed before the acknowledgement, SQS delivered it again and it was applied a second time',
+      expected: 'the crash to land after the credit and the redelivery to credit again',
+    },
   },
   'effectively-once': {
     ...consumerDefaults,
@@ -86,6 +121,12 @@ export const MODES = {
     reportBatchItemFailures: true,
     deletesOwnBatch: false,
     promises: { noLoss: true, noDuplicates: true },
+    proof: {
+      counts: { crashes: 1, appliedOnce: 1, duplicated: 0, suppressedDuplicates: 1, driftCents: 0 },
+      story:
+        'was applied, the process was killed before the acknowledgement, and the redelivery found the marker and was skipped',
+      expected: 'the crash to land after the transaction and the redelivery to be skipped',
+    },
   },
   'powertools-idempotency': {
     ...consumerDefaults,
@@ -101,6 +142,13 @@ export const MODES = {
     // redelivery may take the record over and runs the credit again. Nothing is lost: the message
     // is deleted only after a successful return.
     promises: { noLoss: true, noDuplicates: false },
+    proof: {
+      counts: { crashes: 1, duplicated: 1, extraApplications: 1, lost: 0 },
+      story:
+        'was credited, the process was killed before Powertools marked it COMPLETED, the INPROGRESS record expired with the invocation, and the redelivery credited it again',
+      expected:
+        'the crash to land before COMPLETED and the redelivery, after the in-progress expiry, to credit again',
+    },
   },
 } as const satisfies Record<string, ModeSettings>;
 

@@ -95,14 +95,6 @@ async function loadHandler(mode: Mode, target: FloorTarget): Promise<BatchHandle
       const handler = await import('../../functions/at-most-once.js');
       return (event, context) => handler.processBatch(event, context, deps, 'floor-queue');
     }
-    case 'at-least-once': {
-      const handler = await import('../../functions/at-least-once.js');
-      return (event, context) => handler.processBatch(event, context, deps);
-    }
-    case 'effectively-once': {
-      const handler = await import('../../functions/effectively-once.js');
-      return (event, context) => handler.processBatch(event, context, deps);
-    }
     case 'powertools-idempotency': {
       const handler = await import('../../functions/powertools-idempotency.js');
       const { BatchProcessor, EventType } = await import('@aws-lambda-powertools/batch');
@@ -117,6 +109,13 @@ async function loadHandler(mode: Mode, target: FloorTarget): Promise<BatchHandle
           idempotency,
           processor: new BatchProcessor(EventType.SQS),
         });
+    }
+    default: {
+      // Every other handler takes the common deps only: a new mode needs no wiring here.
+      const handler = (await import(`../../functions/${mode}.js`)) as {
+        processBatch: (event: SQSEvent, context: Context, deps: ConsumerDeps) => Promise<SQSBatchResponse>;
+      };
+      return (event, context) => handler.processBatch(event, context, deps);
     }
   }
 }
