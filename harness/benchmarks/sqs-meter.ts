@@ -18,7 +18,7 @@ export interface SqsOperationCounts {
   empty: number;
 }
 
-export type SqsMeterStats = Record<string, Record<string, SqsOperationCounts>>;
+export type SqsMeterStats = Partial<Record<Mode, Record<string, SqsOperationCounts>>>;
 
 const CHUNK_BYTES = 64 * 1024;
 const METERED = new Set([
