@@ -1,47 +1,95 @@
 import type { Message } from '@aws-sdk/client-sqs';
-import type { SQSBatchResponse, SQSEvent, SQSMessageAttributes, SQSRecord } from 'aws-lambda';
+import type {
+  SQSBatchResponse,
+  SQSEvent,
+  SQSMessageAttributes,
+  SQSRecord,
+  SQSRecordAttributes,
+} from 'aws-lambda';
 import { recordAttribution } from '../../functions/shared/message.js';
 
 /**
- * Builds the SQSEvent record exactly as Lambda's SQS event source mapping delivers it. The system
- * attributes must have been asked for (MessageSystemAttributeNames ['All']): a default would hide
- * a receive that forgot them, and the handlers' crash draws depend on the receive count.
+ * Builds the SQSEvent record as Lambda's SQS event source mapping delivers it: every field of the
+ * standard-queue record AWS documents ("Using Lambda with Amazon SQS", example standard queue
+ * message event: https://docs.aws.amazon.com/lambda/latest/dg/with-sqs.html), plus
+ * md5OfMessageAttributes, which the records Lambda delivers carry when the message has attributes
+ * (recorded events; @types/aws-lambda's SQSRecord). Every field is read from what SQS returned,
+ * never defaulted: the receive must ask for all system and message attributes
+ * (MessageSystemAttributeNames and MessageAttributeNames ['All']), and a default would hide one that
+ * forgot them (the handlers' crash draws depend on the receive count; their attribution on the
+ * message attributes).
  */
 export function toSqsRecord(message: Message, queueArn: string, region: string): SQSRecord {
-  const attributes = message.Attributes ?? {};
+  const messageAttributes = message.MessageAttributes ?? {};
+  const hasMessageAttributes = Object.keys(messageAttributes).length > 0;
   return {
     messageId: required(message.MessageId, 'MessageId'),
     receiptHandle: required(message.ReceiptHandle, 'ReceiptHandle'),
-    body: message.Body ?? '',
-    attributes: {
-      ApproximateReceiveCount: required(attributes.ApproximateReceiveCount, 'ApproximateReceiveCount'),
-      SentTimestamp: required(attributes.SentTimestamp, 'SentTimestamp'),
-      SenderId: required(attributes.SenderId, 'SenderId'),
-      ApproximateFirstReceiveTimestamp: required(
-        attributes.ApproximateFirstReceiveTimestamp,
-        'ApproximateFirstReceiveTimestamp',
-      ),
-    },
-    messageAttributes: toLambdaAttributes(message.MessageAttributes ?? {}),
-    md5OfBody: message.MD5OfBody ?? '',
+    body: required(message.Body, 'Body'),
+    attributes: toRecordAttributes(message.Attributes ?? {}),
+    messageAttributes: toLambdaAttributes(messageAttributes),
+    // SQS returns the digest only for a message with attributes, and so does Lambda. (Without
+    // attributes, Lambda leaves it out, or sets it to null when the mapping has a batching window:
+    // aws-powertools/powertools-lambda-typescript#4631. Left out here: the documented sample.)
+    ...(hasMessageAttributes
+      ? { md5OfMessageAttributes: required(message.MD5OfMessageAttributes, 'MD5OfMessageAttributes') }
+      : {}),
+    md5OfBody: required(message.MD5OfBody, 'MD5OfBody'),
     eventSource: 'aws:sqs',
     eventSourceARN: queueArn,
     awsRegion: region,
   };
 }
 
+/**
+ * System attributes SQS returns only for some messages, which Lambda passes on when they are there:
+ * AWSTraceHeader (a sender traced by X-Ray), MessageGroupId (FIFO queues, and standard queues'
+ * fair-queue tenants), SequenceNumber and MessageDeduplicationId (FIFO queues only),
+ * DeadLetterQueueSourceArn (a message moved to a dead-letter queue). This project's producer sends
+ * none of them, untraced, to standard queues, and no mapping reads a dead-letter queue.
+ */
+const OPTIONAL_SYSTEM_ATTRIBUTES = [
+  'AWSTraceHeader',
+  'SequenceNumber',
+  'MessageGroupId',
+  'MessageDeduplicationId',
+  'DeadLetterQueueSourceArn',
+] as const;
+
+function toRecordAttributes(attributes: NonNullable<Message['Attributes']>): SQSRecordAttributes {
+  const optional: Partial<SQSRecordAttributes> = {};
+  for (const name of OPTIONAL_SYSTEM_ATTRIBUTES) {
+    const value = attributes[name];
+    if (value !== undefined) optional[name] = value;
+  }
+  return {
+    ApproximateReceiveCount: required(attributes.ApproximateReceiveCount, 'ApproximateReceiveCount'),
+    SentTimestamp: required(attributes.SentTimestamp, 'SentTimestamp'),
+    SenderId: required(attributes.SenderId, 'SenderId'),
+    ApproximateFirstReceiveTimestamp: required(
+      attributes.ApproximateFirstReceiveTimestamp,
+      'ApproximateFirstReceiveTimestamp',
+    ),
+    ...optional,
+  };
+}
+
+/**
+ * Lambda's camelCase attribute values: stringValue for String and Number attributes, binaryValue
+ * (base64) for Binary ones, and the list values SQS reserves for future use, always empty.
+ */
 function toLambdaAttributes(attributes: NonNullable<Message['MessageAttributes']>): SQSMessageAttributes {
   return Object.fromEntries(
     Object.entries(attributes).map(([name, value]) => [
       name,
       {
-        dataType: value.DataType ?? 'String',
-        stringListValues: [],
-        binaryListValues: [],
         ...(value.StringValue !== undefined ? { stringValue: value.StringValue } : {}),
         ...(value.BinaryValue !== undefined
           ? { binaryValue: Buffer.from(value.BinaryValue).toString('base64') }
           : {}),
+        stringListValues: [],
+        binaryListValues: [],
+        dataType: required(value.DataType, `the DataType of message attribute ${name}`),
       },
     ]),
   );

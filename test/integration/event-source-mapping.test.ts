@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,7 +11,9 @@ import {
   SendMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
+import type { SQSEvent } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { EVENT_ID_ATTRIBUTE, RUN_ID_ATTRIBUTE } from '../../functions/shared/message.js';
 import { type Bundles, bundleHandlers } from '../../harness/bundling/bundle.js';
 import type { RunningEmulator } from '../../harness/emulators/index.js';
 import { startSqsEmulator } from '../../harness/emulators/sqs-emulator.js';
@@ -21,9 +24,16 @@ import {
   type MappingFaults,
 } from '../../harness/lambda-runtime/event-source-mapping.js';
 import { LocalFunction } from '../../harness/lambda-runtime/local-function.js';
+import {
+  AWS_SAMPLE_RECORD_WITH_ATTRIBUTES,
+  AWS_SAMPLE_RECORD_WITHOUT_ATTRIBUTES,
+  compareShape,
+  FIELDS_BEYOND_THE_SAMPLE,
+} from '../support/aws-sqs-sample-event.js';
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/scripted-handler.mjs', import.meta.url));
 const RECORDING = fileURLToPath(new URL('./lambda-runtime-fixtures/recording-handler.mjs', import.meta.url));
+const EVENT_RECORDING = fileURLToPath(new URL('../support/event-recording-handler.mjs', import.meta.url));
 const VISIBILITY_SECONDS = 2;
 
 /** One invocation as the recording handler wrote it down. */
@@ -129,6 +139,8 @@ describe('local Lambda SQS event source mapping (real fauxqs, real child process
       delayMs?: number;
       /** The recording handler, writing to this file, instead of the scripted one. */
       recordTo?: string;
+      /** Another handler than the scripted or the recording one. */
+      bundlePath?: string;
       environment?: Record<string, string>;
       maxBatchingWindowMs?: number;
       visibilityTimeoutMs?: number;
@@ -139,7 +151,7 @@ describe('local Lambda SQS event source mapping (real fauxqs, real child process
   ) {
     const fn = new LocalFunction({
       name: 'scripted',
-      bundlePath: options.recordTo ? RECORDING : FIXTURE,
+      bundlePath: options.bundlePath ?? (options.recordTo ? RECORDING : FIXTURE),
       workerPath: bundles.worker,
       timeoutMs: options.timeoutMs ?? 5000,
       memoryMb: 128,
@@ -211,6 +223,57 @@ describe('local Lambda SQS event source mapping (real fauxqs, real child process
         ApproximateFirstReceiveTimestamp: expect.stringMatching(/^\d+$/),
       }),
     );
+  });
+
+  it("hands the handler records with every field of AWS's documented sample record, with the same types", async () => {
+    const queue = await queueWith([]);
+    // A message as the producer sends it (a body and the two String attributes it stamps: see
+    // harness/experiment/producer.ts), and one without message attributes.
+    const body = JSON.stringify({ eventId: 'evt-shape', runId: 'run-shape', accountId: 'a', amountCents: 1 });
+    await sqs.send(
+      new SendMessageCommand({
+        QueueUrl: queue.queueUrl,
+        MessageBody: body,
+        MessageAttributes: {
+          [RUN_ID_ATTRIBUTE]: { DataType: 'String', StringValue: 'run-shape' },
+          [EVENT_ID_ATTRIBUTE]: { DataType: 'String', StringValue: 'evt-shape' },
+        },
+      }),
+    );
+    await sqs.send(new SendMessageCommand({ QueueUrl: queue.queueUrl, MessageBody: 'no attributes' }));
+    recordCount += 1;
+    const eventFile = join(recordDir, `events-${recordCount}.jsonl`);
+    const { mapping } = start(queue, { bundlePath: EVENT_RECORDING, environment: { EVENT_FILE: eventFile } });
+    await until(() => mapping.stats.acknowledged === 2);
+    const records = readFileSync(eventFile, 'utf8')
+      .split('\n')
+      .filter((line) => line !== '')
+      .flatMap((line) => (JSON.parse(line) as SQSEvent).Records);
+    const produced = records.find((record) => record.body === body);
+    const plain = records.find((record) => record.body === 'no attributes');
+
+    expect(compareShape(AWS_SAMPLE_RECORD_WITH_ATTRIBUTES, produced, ['messageAttributes'])).toEqual({
+      missing: [],
+      mistyped: [],
+      extra: FIELDS_BEYOND_THE_SAMPLE,
+    });
+    // The comparison went through the producer's attributes, not an empty map.
+    expect(Object.keys(produced?.messageAttributes ?? {}).sort()).toEqual(['eventId', 'runId']);
+    expect(compareShape(AWS_SAMPLE_RECORD_WITHOUT_ATTRIBUTES, plain)).toEqual({
+      missing: [],
+      mistyped: [],
+      extra: {},
+    });
+    // And the values are this queue's and this message's, not placeholders.
+    expect(produced).toMatchObject({
+      eventSource: 'aws:sqs',
+      eventSourceARN: queue.queueArn,
+      awsRegion: 'us-east-1',
+      md5OfBody: createHash('md5').update(body).digest('hex'),
+      md5OfMessageAttributes: expect.stringMatching(/^[0-9a-f]{32}$/),
+      attributes: { ApproximateReceiveCount: '1', SenderId: expect.any(String) },
+      messageAttributes: { eventId: { stringValue: 'evt-shape' }, runId: { stringValue: 'run-shape' } },
+    });
   });
 
   it('fails the whole batch when the response is a top-level array: nothing is deleted', async () => {
