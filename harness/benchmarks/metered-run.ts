@@ -2,10 +2,10 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { MODES, type Mode } from '../../contract/topology.js';
 import { creditAccount } from '../../functions/shared/ledger.js';
+import type { OperationCounts } from '../dynamodb-proxy/meter.js';
 import { newRunId, runExperiment } from '../experiment/experiment.js';
 import type { ModeUsage } from './cost-model.js';
 import { benchConfig, startBenchEnvironment } from './environment.js';
-import type { OperationCounts } from './request-meter.js';
 import { meterSqs } from './sqs-meter.js';
 
 export interface MeteredMode {
@@ -92,7 +92,7 @@ export async function meteredRun(options: {
           },
           dynamodb: {
             requests: sum((counts) => counts.requests),
-            // By the documented rules: DynamoDB Local under-reports transactions (see request-meter.ts).
+            // By the documented rules: DynamoDB Local under-reports transactions (see dynamodb-proxy/meter.ts).
             writeUnits: sum(
               (counts) => counts.ruleWriteUnits,
               (op) => !isRead(op),

@@ -7,19 +7,16 @@ import { resolveModeSettings } from '../../contract/deployment-settings.js';
 import { consumerEnvironment, verifierEnvironment } from '../../contract/function-environment.js';
 import { MODE_NAMES, MODES, type Mode, VERIFIER } from '../../contract/topology.js';
 import type { VerifierResult } from '../../functions/verifier.js';
-import {
-  type RequestMeterStats,
-  type RunningRequestMeter,
-  startRequestMeter,
-} from '../benchmarks/request-meter.js';
 import { type Bundles, bundleHandlers } from '../bundling/bundle.js';
+import { type FaultPolicy, faultPolicy } from '../dynamodb-proxy/faults.js';
+import { type DynamoDbMeterStats, type MeterPolicy, meterPolicy } from '../dynamodb-proxy/meter.js';
+import { type ProxyPolicy, startDynamoDbProxy } from '../dynamodb-proxy/proxy.js';
 import {
   type RunningDynamoDb,
   reserveLoopbackPort,
   startDynamoDbEmulator,
 } from '../emulators/dynamodb-emulator.js';
 import { startSqsEmulator } from '../emulators/sqs-emulator.js';
-import { type RunningDynamoDbFaultProxy, startDynamoDbFaultProxy } from '../faults/dynamodb-fault-proxy.js';
 import { type FaultSettings, NO_FAULTS } from '../faults/faults.js';
 import { LocalEventSourceMapping } from '../lambda-runtime/event-source-mapping.js';
 import type { FunctionSpec } from '../lambda-runtime/execution-environment.js';
@@ -73,7 +70,8 @@ export interface EmbeddedOptions {
   readonly prewarm?: boolean;
   /**
    * Counts the consumers' DynamoDB requests and consumed capacity per mode and operation through a
-   * pass-through proxy (harness/benchmarks/request-meter.ts): `local.dynamoDbMeter`. For benchmarks.
+   * policy of the consumers' DynamoDB proxy (harness/dynamodb-proxy/meter.ts): `local.dynamoDbMeter`.
+   * For benchmarks.
    * @default false
    */
   readonly meterDynamoDb?: boolean;
@@ -127,7 +125,7 @@ export interface EmbeddedEnvironment extends ExperimentEnvironment {
     /** The local Lambda service's counters per mode (invocations, billed duration, …). */
     functionStats(mode: Mode): Readonly<FunctionStats> | undefined;
     /** The consumers' DynamoDB requests, when started with `meterDynamoDb`; `reset()` between runs. */
-    readonly dynamoDbMeter?: { readonly stats: RequestMeterStats; reset(): void };
+    readonly dynamoDbMeter?: { readonly stats: DynamoDbMeterStats; reset(): void };
   };
 }
 
@@ -318,42 +316,38 @@ async function prewarmFunctions(
 }
 
 interface DataPath {
-  readonly faultProxy?: RunningDynamoDbFaultProxy;
-  readonly meter?: RunningRequestMeter;
+  readonly faults?: FaultPolicy;
+  readonly meter?: MeterPolicy;
   /** Where the consumers send DynamoDB requests, when not straight to the emulator. */
   readonly consumerEndpoint?: string;
 }
 
 /**
- * Step 4: what stands between the consumers and DynamoDB Local, if anything. Throttling and lost
- * responses come from a proxy that only the consumers talk to (the harness and the verifier read
- * the emulator itself, and the handler code stays what is deployed); the benchmark's meter sits in
- * front of it, so it counts what the handlers sent.
+ * Step 4: what stands between the consumers and DynamoDB Local, if anything: one proxy that only
+ * the consumers talk to (the harness and the verifier read the emulator itself, and the handler
+ * code stays what is deployed), with throttling and lost responses as one policy and the
+ * benchmark's meter as another, first, so it counts what the handlers sent.
  */
 async function startDataPathProxies(
   options: EmbeddedOptions,
   dynamodbEndpoint: string,
   teardown: Teardown,
 ): Promise<DataPath> {
-  const faults = options.faults ?? NO_FAULTS;
-  const faultProxy =
-    faults.throttleRate > 0
-      ? await startDynamoDbFaultProxy({
-          target: dynamodbEndpoint,
-          seed: options.crashSeed,
-          rate: faults.throttleRate,
-        })
+  const settings = options.faults ?? NO_FAULTS;
+  const faults =
+    settings.throttleRate > 0
+      ? faultPolicy({ seed: options.crashSeed, rate: settings.throttleRate })
       : undefined;
-  if (faultProxy) teardown.add(() => faultProxy.stop());
-  const meter = options.meterDynamoDb
-    ? await startRequestMeter({ target: faultProxy?.endpoint ?? dynamodbEndpoint })
-    : undefined;
-  if (meter) teardown.add(() => meter.stop());
-  const consumerEndpoint = meter?.endpoint ?? faultProxy?.endpoint;
+  const meter = options.meterDynamoDb ? meterPolicy() : undefined;
+  // Outermost first: the meter sees the requests as sent and the answers as received, faults included.
+  const policies: ProxyPolicy[] = [...(meter ? [meter] : []), ...(faults ? [faults] : [])];
+  if (policies.length === 0) return {};
+  const proxy = await startDynamoDbProxy({ target: dynamodbEndpoint, policies });
+  teardown.add(() => proxy.stop());
   return {
-    ...(faultProxy ? { faultProxy } : {}),
+    ...(faults ? { faults } : {}),
     ...(meter ? { meter } : {}),
-    ...(consumerEndpoint ? { consumerEndpoint } : {}),
+    consumerEndpoint: proxy.endpoint,
   };
 }
 
@@ -496,11 +490,11 @@ function createConsumers(
   };
 }
 
-/** What the local runtime saw of a mode, live: the mapping's, the function's and the fault proxy's counts. */
+/** What the local runtime saw of a mode, live: the mapping's, the function's and the fault policy's counts. */
 function liveStatsOf(consumers: Consumers, dataPath: DataPath, mode: Mode): LiveModeStats {
   const mapping = consumers.mappings.get(mode);
   const fn = consumers.functions.get(mode);
-  const proxied = dataPath.faultProxy?.stats.byMode[mode];
+  const proxied = dataPath.faults?.stats.byMode[mode];
   const timeline = mapping?.timeline.snapshot();
   return {
     deliveries: mapping?.stats.deliveries ?? 0,

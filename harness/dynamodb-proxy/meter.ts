@@ -1,24 +1,16 @@
 import {
-  Agent,
-  createServer,
-  request as httpRequest,
-  type IncomingHttpHeaders,
-  type OutgoingHttpHeaders,
-} from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { MODE_NAMES } from '../../contract/topology.js';
-import {
   type AttributeMap,
   type AttributeValue,
   itemBytes,
   transactionalWriteUnits,
   writeUnits,
-} from './write-units.js';
+} from '../benchmarks/write-units.js';
+import type { ProxyPolicy, RequestHead } from './proxy.js';
+import { type JsonObject, modeOf, parseJsonObject } from './request.js';
 
 /**
- * A counting HTTP proxy in front of DynamoDB (Local), for the handlers' execution environments
- * only (their AWS_ENDPOINT_URL_DYNAMODB points here when the embedded environment is started with
- * `meterDynamoDb`). It counts every request per mode and operation and the capacity it consumed:
+ * The DynamoDB proxy's metering policy, for benchmarks: every data-path request counted per mode and
+ * operation, with the capacity it consumed —
  *
  * - Consumed capacity is what DynamoDB itself reports. The handlers do not ask for it, so the meter
  *   adds `ReturnConsumedCapacity: TOTAL` to data-path requests that do not set it (a response then
@@ -32,8 +24,8 @@ import {
  *   DynamoDB Local reports 2 units for a TransactWriteItems of two items under 1 KB, where AWS
  *   documents 2 per item (4). AWS bills by its rules, not by the emulator's count.
  *
- * It never changes what reaches DynamoDB otherwise, and forwards every request (no faults): put it
- * behind nothing else, or in front of the fault proxy.
+ * It changes nothing else of what reaches DynamoDB. Put it first among the proxy's policies: it then
+ * counts what the handlers sent and the answers they got, injected faults included (as failed).
  */
 
 export interface OperationCounts {
@@ -50,109 +42,55 @@ export interface OperationCounts {
   maxItemBytes: number;
 }
 
-export interface RequestMeterStats {
-  /** Per mode (`MODE#<mode>` or the Powertools key prefix `<mode>#`), then per operation. */
+export interface DynamoDbMeterStats {
+  /** Per mode (`MODE#<mode>` or Powertools' `<mode>#` key in the request body), then per operation. */
   byMode: Record<string, Record<string, OperationCounts>>;
 }
 
-export interface RunningRequestMeter {
-  readonly endpoint: string;
-  readonly stats: RequestMeterStats;
+export interface MeterPolicy extends ProxyPolicy {
+  /** Live counts, updated as answers come back. */
+  readonly stats: DynamoDbMeterStats;
   /** Forgets every count (between runs that share one environment). */
   reset(): void;
-  stop(): Promise<void>;
 }
 
 const DATA_PATH = new Set(['TransactWriteItems', 'PutItem', 'UpdateItem', 'GetItem', 'Query', 'DeleteItem']);
 const WRITES = new Set(['TransactWriteItems', 'PutItem', 'UpdateItem', 'DeleteItem']);
-const NO_MODE = 'other';
 
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade']);
-
-export async function startRequestMeter(options: { readonly target: string }): Promise<RunningRequestMeter> {
-  const target = new URL(options.target);
-  const agent = new Agent({ keepAlive: true });
-  const stats: RequestMeterStats = { byMode: {} };
-
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const operation = operationOf(req.headers);
-      const original = Buffer.concat(chunks);
-      const request = parse(original);
-      const metered = DATA_PATH.has(operation) && request !== undefined;
-      const body =
-        metered && request.ReturnConsumedCapacity === undefined
-          ? Buffer.from(JSON.stringify({ ...request, ReturnConsumedCapacity: 'TOTAL' }))
-          : original;
-      const upstream = httpRequest(
-        {
-          protocol: target.protocol,
-          hostname: target.hostname,
-          port: target.port,
-          method: req.method,
-          path: req.url,
-          headers: { ...forwarded(req.headers), 'content-length': String(body.length) },
-          agent,
-        },
-        (response) => {
-          const answer: Buffer[] = [];
-          response.on('data', (chunk: Buffer) => answer.push(chunk));
-          response.on('end', () => {
-            const text = Buffer.concat(answer);
-            if (metered) {
-              count(stats, original.toString('utf8'), operation, request, response.statusCode ?? 500, text);
-            }
-            res.writeHead(response.statusCode ?? 502, {
-              ...forwarded(response.headers),
-              'content-length': String(text.length),
-            });
-            res.end(text);
-          });
-        },
-      );
-      upstream.once('error', () => {
-        if (!res.headersSent) res.writeHead(502);
-        res.end();
-      });
-      upstream.end(body);
-    });
-  });
-
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  let stopping: Promise<void> | undefined;
+export function meterPolicy(): MeterPolicy {
+  const stats: DynamoDbMeterStats = { byMode: {} };
   return {
-    endpoint: `http://127.0.0.1:${port}`,
     stats,
     reset: () => {
       stats.byMode = {};
     },
-    stop: () => {
-      stopping ??= new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-        agent.destroy();
-      });
-      return stopping;
+    admit: ({ operation }: RequestHead) => {
+      if (!DATA_PATH.has(operation)) return undefined;
+      return async (body, forward) => {
+        const request = parseJsonObject(body);
+        if (request === undefined) return forward(body);
+        const answer = await forward(
+          request.ReturnConsumedCapacity === undefined
+            ? Buffer.from(JSON.stringify({ ...request, ReturnConsumedCapacity: 'TOTAL' }))
+            : body,
+        );
+        count(stats.byMode, modeOf(body), operation, request, answer.status, answer.body);
+        return answer;
+      };
     },
   };
 }
 
-type Json = Record<string, unknown>;
-
 function count(
-  stats: RequestMeterStats,
-  text: string,
+  byMode: DynamoDbMeterStats['byMode'],
+  mode: string,
   operation: string,
-  request: Json,
+  request: JsonObject,
   status: number,
   response: Buffer,
 ): void {
-  const mode = modeOf(text);
-  stats.byMode[mode] ??= {};
-  const modeCounts = stats.byMode[mode];
+  byMode[mode] ??= {};
+  const modeCounts = byMode[mode];
   modeCounts[operation] ??= {
     requests: 0,
     failed: 0,
@@ -171,11 +109,11 @@ function count(
     counts.failedRuleWriteUnits += rule.units;
     return;
   }
-  counts.consumedUnits += consumedUnits(parse(response));
+  counts.consumedUnits += consumedUnits(parseJsonObject(response));
 }
 
 /** ConsumedCapacity is one object (single-item operations) or a list (transactions). */
-function consumedUnits(response: Json | undefined): number {
+function consumedUnits(response: JsonObject | undefined): number {
   const consumed = response?.ConsumedCapacity;
   const list = Array.isArray(consumed) ? consumed : consumed === undefined ? [] : [consumed];
   return list.reduce<number>((sum, entry: unknown) => {
@@ -186,13 +124,13 @@ function consumedUnits(response: Json | undefined): number {
 }
 
 /** Units by the documented rules, from the items the request writes (exported for its unit test). */
-export function ruleUnits(operation: string, request: Json): { units: number; maxItemBytes: number } {
+export function ruleUnits(operation: string, request: JsonObject): { units: number; maxItemBytes: number } {
   if (operation === 'TransactWriteItems') {
     const items = Array.isArray(request.TransactItems) ? request.TransactItems : [];
     const sizes = items.map((action: unknown) => {
       if (typeof action !== 'object' || action === null) return 0;
       const [[kind, body] = ['', {}]] = Object.entries(action);
-      return writtenItemBytes(kind, body as Json);
+      return writtenItemBytes(kind, body as JsonObject);
     });
     return { units: transactionalWriteUnits(sizes), maxItemBytes: Math.max(0, ...sizes) };
   }
@@ -206,7 +144,7 @@ export function ruleUnits(operation: string, request: Json): { units: number; ma
  * plus every attribute its expression sets or adds (exact for the new items these consumers
  * write; an update of an existing balance keeps the same attributes, so the same size).
  */
-function writtenItemBytes(kind: string, body: Json): number {
+function writtenItemBytes(kind: string, body: JsonObject): number {
   if (kind === 'Put') return itemBytes((body.Item ?? {}) as AttributeMap);
   const key = (body.Key ?? {}) as AttributeMap;
   if (kind !== 'Update') return itemBytes(key);
@@ -222,36 +160,4 @@ function writtenItemBytes(kind: string, body: Json): number {
     if (value !== undefined) written[name] = value;
   }
   return itemBytes(written);
-}
-
-const MODE_KEY = /MODE#([a-z-]+)/;
-/** Powertools' idempotency key: `<keyPrefix>#<hash>`, the prefix being the mode. */
-const KEY_PREFIX = /"S":"([a-z-]+)#/;
-
-function modeOf(text: string): string {
-  const mode = MODE_KEY.exec(text)?.[1] ?? KEY_PREFIX.exec(text)?.[1];
-  return mode !== undefined && (MODE_NAMES as readonly string[]).includes(mode) ? mode : NO_MODE;
-}
-
-function parse(body: Buffer): Json | undefined {
-  try {
-    const value: unknown = JSON.parse(body.toString('utf8'));
-    return typeof value === 'object' && value !== null ? (value as Json) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function operationOf(headers: IncomingHttpHeaders): string {
-  const header = headers['x-amz-target'];
-  const value = Array.isArray(header) ? header[0] : header;
-  return value?.slice(value.lastIndexOf('.') + 1) ?? '';
-}
-
-function forwarded(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
-  const result: OutgoingHttpHeaders = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (value !== undefined && !HOP_BY_HOP.has(name) && name !== 'content-length') result[name] = value;
-  }
-  return result;
 }

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { connect } from 'node:net';
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import { type AddressInfo, connect } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
   DynamoDBDocumentClient,
@@ -11,14 +13,20 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { creditAccount } from '../../functions/shared/ledger.js';
-import { type RunningDynamoDb, startDynamoDbEmulator } from '../../harness/emulators/dynamodb-emulator.js';
-import { createLedgerTable } from '../../harness/environments/provision.js';
 import {
   type DynamoDbFault,
-  type DynamoDbFaultProxyOptions,
-  type RunningDynamoDbFaultProxy,
-  startDynamoDbFaultProxy,
-} from '../../harness/faults/dynamodb-fault-proxy.js';
+  type DynamoDbFaultStats,
+  type FaultPolicyOptions,
+  faultPolicy,
+} from '../../harness/dynamodb-proxy/faults.js';
+import { meterPolicy } from '../../harness/dynamodb-proxy/meter.js';
+import {
+  type ProxyPolicy,
+  type RunningDynamoDbProxy,
+  startDynamoDbProxy,
+} from '../../harness/dynamodb-proxy/proxy.js';
+import { type RunningDynamoDb, startDynamoDbEmulator } from '../../harness/emulators/dynamodb-emulator.js';
+import { createLedgerTable } from '../../harness/environments/provision.js';
 
 const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
 
@@ -47,19 +55,27 @@ afterAll(async () => {
   await emulator?.stop();
 });
 
-async function proxy(options: Partial<DynamoDbFaultProxyOptions> = {}): Promise<RunningDynamoDbFaultProxy> {
-  const running = await startDynamoDbFaultProxy({
-    target: emulator.endpoint,
-    seed: 'test',
-    rate: 0,
-    ...options,
-  });
+/** The proxy with these policies (outermost first) in front of DynamoDB Local, or another target. */
+async function start(
+  policies: readonly ProxyPolicy[],
+  target = emulator.endpoint,
+): Promise<RunningDynamoDbProxy> {
+  const running = await startDynamoDbProxy({ target, policies });
   cleanups.push(() => running.stop());
   return running;
 }
 
+/** The proxy with the fault policy alone, as a faults run starts it. */
+async function proxy(
+  options: Partial<FaultPolicyOptions> = {},
+): Promise<{ readonly endpoint: string; readonly stats: DynamoDbFaultStats }> {
+  const faults = faultPolicy({ seed: 'test', rate: 0, ...options });
+  const running = await start([faults]);
+  return { endpoint: running.endpoint, stats: faults.stats };
+}
+
 /** A handler's client, as the handlers build it, pointed at the proxy. */
-function clientOf(running: RunningDynamoDbFaultProxy, maxAttempts?: number): DynamoDBDocumentClient {
+function clientOf(running: { readonly endpoint: string }, maxAttempts?: number): DynamoDBDocumentClient {
   const client = new DynamoDBClient({
     endpoint: running.endpoint,
     region: 'us-east-1',
@@ -148,7 +164,7 @@ async function failure(
   return outcome;
 }
 
-describe('DynamoDB fault proxy: pass-through', () => {
+describe('DynamoDB proxy, fault policy: pass-through', () => {
   it('forwards Put, Get, Query, Update and TransactWriteItems unchanged when the rate is 0', async () => {
     const running = await proxy();
     const client = clientOf(running);
@@ -215,7 +231,7 @@ describe('DynamoDB fault proxy: pass-through', () => {
   });
 });
 
-describe('DynamoDB fault proxy: throttling and 5xx', () => {
+describe('DynamoDB proxy, fault policy: throttling and 5xx', () => {
   it('a throttled request is retried by the SDK and then succeeds', async () => {
     const running = await proxy({ faultFor: only('throttle') });
     const client = clientOf(running);
@@ -281,7 +297,7 @@ describe('DynamoDB fault proxy: throttling and 5xx', () => {
   });
 });
 
-describe('DynamoDB fault proxy: lost responses', () => {
+describe('DynamoDB proxy, fault policy: lost responses', () => {
   it('TransactWriteItems: the SDK retries with the same ClientRequestToken and DynamoDB Local applies it once', async () => {
     const running = await proxy({ faultFor: only('lost-response') });
     const client = clientOf(running);
@@ -351,7 +367,7 @@ describe('DynamoDB fault proxy: lost responses', () => {
   });
 });
 
-describe('DynamoDB fault proxy: transaction conflicts (hot keys DynamoDB Local never produces)', () => {
+describe('DynamoDB proxy, fault policy: transaction conflicts (hot keys DynamoDB Local never produces)', () => {
   it('cancels a transaction with TransactionConflict on its last item, writes nothing, and the ledger retries it', async () => {
     const running = await proxy({ faultFor: only('conflict') });
     const pk = partition('at-least-once');
@@ -423,7 +439,7 @@ describe('DynamoDB fault proxy: transaction conflicts (hot keys DynamoDB Local n
   });
 });
 
-describe('DynamoDB fault proxy: draws and counts', () => {
+describe('DynamoDB proxy, fault policy: draws and counts', () => {
   it('counts faults per mode from the partition key in the body, and under other when there is none', async () => {
     const kinds: DynamoDbFault[] = ['throttle', 'server-error', 'lost-response', 'throttle'];
     const running = await proxy({ faultFor: (n) => kinds[n] });
@@ -515,9 +531,330 @@ describe('DynamoDB fault proxy: draws and counts', () => {
   });
 });
 
-describe('DynamoDB fault proxy: lifecycle', () => {
+describe('DynamoDB proxy, metering policy', () => {
+  it('counts each mode’s requests per operation, with the capacity DynamoDB Local reports and the rules’ write units', async () => {
+    const meter = meterPolicy();
+    const client = clientOf(await start([meter]));
+    const pk = partition('effectively-once');
+
+    await client.send(new PutCommand({ TableName: tableName, Item: { pk, sk: 'A' } }));
+    await client.send(credit(pk, 'APP#e-1', 125));
+    await client.send(new GetCommand({ TableName: tableName, Key: { pk, sk: 'A' } }));
+    await client.send(new DescribeTableCommand({ TableName: tableName }));
+
+    const counts = meter.stats.byMode['effectively-once'];
+    expect(Object.keys(meter.stats.byMode)).toEqual(['effectively-once']);
+    expect(counts?.PutItem).toMatchObject({ requests: 1, failed: 0, consumedUnits: 1, ruleWriteUnits: 1 });
+    // Two small items: 2 × 2 by the rules; DynamoDB Local reports less (see meter.ts).
+    expect(counts?.TransactWriteItems).toMatchObject({ requests: 1, failed: 0, ruleWriteUnits: 4 });
+    expect(counts?.TransactWriteItems?.consumedUnits).toBeGreaterThan(0);
+    expect(counts?.GetItem).toMatchObject({ requests: 1, ruleWriteUnits: 0 });
+    expect(counts?.GetItem?.consumedUnits).toBeGreaterThan(0);
+    expect(await balanceOf(pk, 'a-1')).toBe(125);
+  });
+
+  it('counts a cancelled transaction as failed, its rule units apart', async () => {
+    const meter = meterPolicy();
+    const client = clientOf(await start([meter]), 1);
+    const pk = partition('effectively-once');
+    await client.send(credit(pk, 'APP#e-1', 125, { marker: true }));
+
+    await failure(client.send(credit(pk, 'APP#e-1', 125, { marker: true })));
+
+    expect(meter.stats.byMode['effectively-once']?.TransactWriteItems).toMatchObject({
+      requests: 2,
+      failed: 1,
+      ruleWriteUnits: 8,
+      failedRuleWriteUnits: 4,
+    });
+  });
+});
+
+describe('DynamoDB proxy: faults and the meter in one listener', () => {
+  it('the meter counts an injected throttle as the handler saw it (a failed request) and the SDK’s retry beside it', async () => {
+    const meter = meterPolicy();
+    const faults = faultPolicy({ seed: 'test', rate: 0, faultFor: only('throttle') });
+    const client = clientOf(await start([meter, faults]));
+    const pk = partition('at-most-once');
+
+    const put = await client.send(new PutCommand({ TableName: tableName, Item: { pk, sk: 'A' } }));
+
+    expect(put.$metadata.attempts).toBe(2);
+    expect(faults.stats).toMatchObject({ requests: 2, throttled: 1 });
+    expect(faults.stats.byMode['at-most-once']).toEqual({
+      throttled: 1,
+      serverErrors: 0,
+      lostResponses: 0,
+      conflicts: 0,
+    });
+    expect(meter.stats.byMode['at-most-once']?.PutItem).toMatchObject({
+      requests: 2,
+      failed: 1,
+      consumedUnits: 1,
+      ruleWriteUnits: 2,
+      failedRuleWriteUnits: 1,
+    });
+    expect(await itemsIn(pk)).toEqual([{ pk, sk: 'A' }]);
+  });
+
+  it('a lost transaction is applied once, counted as lost by the faults and as failed then repeated by the meter', async () => {
+    const meter = meterPolicy();
+    const faults = faultPolicy({ seed: 'test', rate: 0, faultFor: only('lost-response') });
+    const client = clientOf(await start([meter, faults]));
+    const pk = partition('at-least-once');
+
+    const transaction = await client.send(credit(pk, 'APP#e-1', 125));
+
+    expect(transaction.$metadata.attempts).toBe(2);
+    expect(await balanceOf(pk, 'a-1')).toBe(125);
+    expect(faults.stats).toMatchObject({ requests: 2, lostResponses: 1 });
+    expect(meter.stats.byMode['at-least-once']?.TransactWriteItems).toMatchObject({
+      requests: 2,
+      failed: 1,
+      ruleWriteUnits: 8,
+      failedRuleWriteUnits: 4,
+    });
+  });
+
+  it('draws the same faults with the meter in front as without it (the meter’s ReturnConsumedCapacity changes no draw)', async () => {
+    const outcomes = async (policies: (faults: ProxyPolicy) => ProxyPolicy[]): Promise<string[]> => {
+      const faults = faultPolicy({ seed: 'same-draws', rate: 0.5 });
+      const client = clientOf(await start(policies(faults)), 1);
+      const pk = `RUN#${randomUUID()}#MODE#at-least-once`;
+      const results: string[] = [];
+      for (let i = 0; i < 20; i += 1) {
+        results.push(
+          await client.send(credit(pk, `APP#evt-${i}`, 1)).then(
+            () => 'ok',
+            (error: unknown) => (error instanceof Error ? error.name : String(error)),
+          ),
+        );
+      }
+      return results;
+    };
+
+    const alone = await outcomes((faults) => [faults]);
+    const metered = await outcomes((faults) => [meterPolicy(), faults]);
+
+    expect(alone.filter((outcome) => outcome !== 'ok').length).toBeGreaterThan(3);
+    expect(metered).toEqual(alone);
+  });
+});
+
+/**
+ * A DynamoDB stand-in on a real socket that answers `{}` to every request, each one only once the
+ * test lets it go (`hold()`): so a test can close the proxy's client while DynamoDB is still busy.
+ */
+async function startSlowUpstream(): Promise<{
+  readonly endpoint: string;
+  /** Bodies received, in order. */
+  readonly received: string[];
+  /** The next request is held; resolves when it has arrived, with a function that answers it. */
+  hold(): Promise<() => void>;
+}> {
+  let held: ((release: () => void) => void) | undefined;
+  const received: string[] = [];
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      received.push(Buffer.concat(chunks).toString('utf8'));
+      const answer = () => {
+        res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' });
+        res.end('{}');
+      };
+      const holder = held;
+      held = undefined;
+      if (holder) holder(answer);
+      else answer();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(
+    () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  );
+  return {
+    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    received,
+    hold: () =>
+      new Promise((resolve) => {
+        held = resolve;
+      }),
+  };
+}
+
+/** Errors nothing caught while `run` ran: what would have taken the harness (and a run) down. */
+async function uncaughtDuring(run: () => Promise<void>): Promise<unknown[]> {
+  const uncaught: unknown[] = [];
+  const record = (error: unknown) => uncaught.push(error);
+  process.on('uncaughtException', record);
+  process.on('unhandledRejection', record);
+  try {
+    await run();
+    // Anything the proxy would still throw once the test's requests are done.
+    await delay(50);
+  } finally {
+    process.off('uncaughtException', record);
+    process.off('unhandledRejection', record);
+  }
+  return uncaught;
+}
+
+const GET_ITEM = JSON.stringify({
+  TableName: 't',
+  Key: { pk: { S: 'RUN#r#MODE#at-least-once' }, sk: { S: 'A' } },
+});
+
+/** A raw client on its own connection: the request's head, and `sent` bytes of its body. */
+function rawRequest(endpoint: string, body: string, sent = body.length) {
+  const socket = connect(Number(new URL(endpoint).port), '127.0.0.1');
+  socket.on('error', () => undefined);
+  socket.write(
+    'POST / HTTP/1.1\r\nhost: dynamodb\r\ncontent-type: application/x-amz-json-1.0\r\n' +
+      `x-amz-target: DynamoDB_20120810.GetItem\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n` +
+      body.slice(0, sent),
+  );
+  return socket;
+}
+
+/** Closes a raw client, and gives the proxy time to see its connection close. */
+async function hangUp(socket: ReturnType<typeof connect>): Promise<void> {
+  socket.destroy();
+  await delay(100);
+}
+
+interface Answered {
+  readonly status: number;
+  readonly body: string;
+}
+
+/** An ordinary request on a fresh connection: its status and body. */
+function getItem(endpoint: string): Promise<Answered> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      endpoint,
+      {
+        method: 'POST',
+        agent: false,
+        headers: {
+          'content-type': 'application/x-amz-json-1.0',
+          'x-amz-target': 'DynamoDB_20120810.GetItem',
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(GET_ITEM);
+  });
+}
+
+/**
+ * A client sends a whole request and hangs up while DynamoDB is still on it; DynamoDB then answers
+ * (the proxy holds an answer for a client that is gone), and another client asks.
+ */
+async function hangUpBeforeTheAnswer(
+  upstream: Awaited<ReturnType<typeof startSlowUpstream>>,
+  endpoint: string,
+): Promise<{ uncaught: unknown[]; next: Answered | undefined }> {
+  let next: Answered | undefined;
+  const uncaught = await uncaughtDuring(async () => {
+    const holding = upstream.hold();
+    const client = rawRequest(endpoint, GET_ITEM);
+    const answer = await holding;
+    await hangUp(client);
+    answer();
+    await delay(50);
+    next = await getItem(endpoint);
+  });
+  return { uncaught, next };
+}
+
+describe('DynamoDB proxy: a client that goes away (a killed execution environment)', () => {
+  it('a client gone before its answer is relayed gets none, the request still reaches DynamoDB, and the next one is served', async () => {
+    const upstream = await startSlowUpstream();
+    const running = await start([], upstream.endpoint);
+
+    const { uncaught, next } = await hangUpBeforeTheAnswer(upstream, running.endpoint);
+
+    expect(uncaught).toEqual([]);
+    expect(next).toEqual({ status: 200, body: '{}' });
+    expect(upstream.received).toEqual([GET_ITEM, GET_ITEM]);
+  });
+
+  it('a client gone mid-request: nothing is forwarded, and the next request is served', async () => {
+    const upstream = await startSlowUpstream();
+    const running = await start([meterPolicy(), faultPolicy({ seed: 'test', rate: 0 })], upstream.endpoint);
+    let next: Answered | undefined;
+
+    const uncaught = await uncaughtDuring(async () => {
+      await hangUp(rawRequest(running.endpoint, GET_ITEM, 10));
+      next = await getItem(running.endpoint);
+    });
+
+    expect(uncaught).toEqual([]);
+    expect(next?.status).toBe(200);
+    expect(upstream.received).toHaveLength(1);
+  });
+
+  it('with faults and the meter: a client gone before its lost response is answered, and the meter still counts it', async () => {
+    const upstream = await startSlowUpstream();
+    const meter = meterPolicy();
+    const faults = faultPolicy({ seed: 'test', rate: 0, faultFor: only('lost-response') });
+    const running = await start([meter, faults], upstream.endpoint);
+
+    const { uncaught, next } = await hangUpBeforeTheAnswer(upstream, running.endpoint);
+
+    expect(uncaught).toEqual([]);
+    expect(next?.status).toBe(200);
+    expect(faults.stats).toMatchObject({ requests: 2, lostResponses: 1 });
+    expect(meter.stats.byMode['at-least-once']?.GetItem).toMatchObject({ requests: 2, failed: 1 });
+  });
+
+  it('a policy that throws answers 502 in DynamoDB’s error shape, and the next request is served', async () => {
+    const upstream = await startSlowUpstream();
+    let calls = 0;
+    const faulty: ProxyPolicy = {
+      admit: () => {
+        calls += 1;
+        if (calls === 1) throw new Error('a bug in a policy');
+        return undefined;
+      },
+    };
+    const running = await start([faulty], upstream.endpoint);
+    const answers: Answered[] = [];
+
+    const uncaught = await uncaughtDuring(async () => {
+      answers.push(await getItem(running.endpoint));
+      answers.push(await getItem(running.endpoint));
+    });
+
+    expect(uncaught).toEqual([]);
+    expect(answers[0]?.status).toBe(502);
+    expect(JSON.parse(answers[0]?.body ?? '{}')).toMatchObject({
+      __type: 'com.amazonaws.dynamodb.v20120810#DynamoDbProxyError',
+      message: expect.stringContaining('a bug in a policy'),
+    });
+    expect(answers[1]).toEqual({ status: 200, body: '{}' });
+  });
+});
+
+describe('DynamoDB proxy: lifecycle', () => {
   it('stop() closes the listener and open keep-alive connections, and can be called again', async () => {
-    const running = await startDynamoDbFaultProxy({ target: emulator.endpoint, seed: 'test', rate: 0 });
+    const running = await startDynamoDbProxy({
+      target: emulator.endpoint,
+      policies: [meterPolicy(), faultPolicy({ seed: 'test', rate: 0 })],
+    });
     const client = clientOf(running);
     // Leaves a keep-alive connection open, which server.close() alone would wait for.
     await client.send(new DescribeTableCommand({ TableName: tableName }));
@@ -530,12 +867,7 @@ describe('DynamoDB fault proxy: lifecycle', () => {
   });
 
   it('answers 502 naming the target when DynamoDB is unreachable', async () => {
-    const unreachable = await startDynamoDbFaultProxy({
-      target: 'http://127.0.0.1:1',
-      seed: 'test',
-      rate: 0,
-    });
-    cleanups.push(() => unreachable.stop());
+    const unreachable = await start([faultPolicy({ seed: 'test', rate: 0 })], 'http://127.0.0.1:1');
     const client = clientOf(unreachable, 1);
 
     const error = await failure(client.send(new DescribeTableCommand({ TableName: tableName })));
