@@ -38,7 +38,7 @@ export function meterSqs(sqs: SQSClient, queueUrl: (mode: Mode) => string, modes
   const meter: SqsMeter & { stats: SqsMeterStats } = {
     stats: {},
     reset: () => {
-      for (const key of Object.keys(meter.stats)) delete meter.stats[key];
+      for (const key of Object.keys(meter.stats) as Mode[]) delete meter.stats[key];
     },
   };
   const modeOfUrl = new Map(modes.map((mode) => [queueUrl(mode), mode] as const));

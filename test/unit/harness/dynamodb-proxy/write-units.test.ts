@@ -4,7 +4,7 @@ import {
   readUnits,
   transactionalWriteUnits,
   writeUnits,
-} from '../../../../harness/benchmarks/write-units.js';
+} from '../../../../harness/dynamodb-proxy/write-units.js';
 
 describe('item size by DynamoDB’s rule (attribute names + values)', () => {
   it('counts a string as its UTF-8 bytes, names included', () => {
@@ -50,7 +50,7 @@ describe('capacity units', () => {
 
   it('a transaction takes 2 units per KB of each item: two small items are 4, not 2', () => {
     expect(transactionalWriteUnits([100, 200])).toBe(4);
-    // The case request-meter.ts documents: a 1.5 KB item and a small one.
+    // The case the meter (harness/dynamodb-proxy/meter.ts) documents: a 1.5 KB item and a small one.
     expect(transactionalWriteUnits([1536, 100])).toBe(6);
     expect(transactionalWriteUnits([1024, 1025])).toBe(2 + 4);
     expect(transactionalWriteUnits([])).toBe(0);
