@@ -1,22 +1,24 @@
 /**
- * The per-run HTML report in a real browser: Debian's chromium driven by playwright-core, on a
+ * The per-run HTML report in a real browser: a Chrome or Chromium found where people have one
+ * (CHROME_PATH, then the usual places: test/support/browser.ts) driven by playwright-core, on a
  * report from a real fixed-seed embedded run (emulators, handler processes, SIGKILLs, the verifier's
  * per-event detail). Checks what a reader relies on: the cells match the JSON, hover and keyboard
  * show an event, the page asks the network for nothing and logs no error. Screenshots land in
  * reports/screenshots/ (a test artifact, gitignored); with UPDATE_DOCS_SCREENSHOT=1 the README's
- * docs/report-screenshot.png is refreshed from the same page.
+ * docs/report-screenshot.png is refreshed from the same page. Without a browser the tests are
+ * skipped with one line that says how to get one; under CI=true they fail instead.
  */
 import { copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Mode } from '../../contract/topology.js';
 import type { DetailedReport } from '../../harness/report/html/render.js';
 import { writeRunReport } from '../../harness/report/html/write.js';
 import { PROJECT_ROOT } from '../../lib/bundling.js';
+import { launchBrowser, withoutBrowser } from '../support/browser.js';
 import { experimentConfig, replayCommand, runEmbedded } from '../support/embedded-run.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOTS = join(PROJECT_ROOT, 'reports', 'screenshots');
 
 const CONFIG = experimentConfig({
@@ -49,7 +51,9 @@ function expectedCells(report: DetailedReport, mode: Mode): Record<string, numbe
 }
 
 describe('the HTML report in a real browser', () => {
-  let browser: Browser;
+  let browser: Browser | undefined;
+  /** Why there is no browser to test with, when there is none (and CI is not set). */
+  let skipped: string | undefined;
   let page: Page;
   let report: DetailedReport;
   let fileUrl: string;
@@ -57,9 +61,22 @@ describe('the HTML report in a real browser', () => {
   const errors: string[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium)`);
+    // The browser first: without one, the run it would look at is not worth making.
+    const launched = await launchBrowser([
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ]);
+    if ('unavailable' in launched) {
+      const outcome = withoutBrowser('the HTML report browser test', launched.unavailable);
+      if (outcome.action === 'fail') throw new Error(outcome.message);
+      console.warn(outcome.message);
+      skipped = outcome.message;
+      return;
     }
+    browser = launched.browser;
     const built = await reportForTheBrowser();
     report = built.report;
     mkdirSync(SCREENSHOTS, { recursive: true });
@@ -68,18 +85,6 @@ describe('the HTML report in a real browser', () => {
     const htmlPath = await writeRunReport(report, { reportJsonPath: jsonPath, replayCommand: built.replay });
     fileUrl = `file://${htmlPath}`;
 
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-    });
     page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
     page.on('request', (request) => requests.push(request.url()));
     page.on('console', (message) => {
@@ -88,6 +93,10 @@ describe('the HTML report in a real browser', () => {
     page.on('pageerror', (error) => errors.push(String(error)));
     await page.goto(fileUrl, { waitUntil: 'load' });
   }, 240_000);
+
+  beforeEach(({ skip }) => {
+    if (skipped) skip(skipped);
+  });
 
   afterAll(async () => {
     await browser?.close();
