@@ -26,8 +26,11 @@ export function sqsRecord(
       SenderId: 'AIDAEXAMPLE',
       ApproximateFirstReceiveTimestamp: '1700000000001',
     },
-    messageAttributes: runId ? { runId: { stringValue: runId, dataType: 'String' } } : {},
+    messageAttributes: runId
+      ? { runId: { stringValue: runId, stringListValues: [], binaryListValues: [], dataType: 'String' } }
+      : {},
     md5OfBody: 'not-checked',
+    ...(runId ? { md5OfMessageAttributes: 'not-checked' } : {}),
     eventSource: 'aws:sqs',
     eventSourceARN: 'arn:aws:sqs:eu-west-1:123456789012:queue',
     awsRegion: 'eu-west-1',
