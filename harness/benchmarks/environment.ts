@@ -1,8 +1,8 @@
 import { MODE_NAMES, type Mode } from '../../contract/topology.js';
-import { DEFAULTS } from '../cli/cli-args.js';
 import { type EmbeddedEnvironment, startEmbeddedEnvironment } from '../environments/embedded.js';
 import type { ExperimentConfig } from '../experiment/experiment.js';
 import { NO_FAULTS } from '../faults/faults.js';
+import { DEFAULTS } from '../options/declaration.js';
 import type { FloorTarget } from './floor.js';
 
 /**

@@ -13,12 +13,12 @@ import type { ExperimentEnvironment } from '../environments/environment.js';
 import { newRunId, runExperiment } from '../experiment/experiment.js';
 import { describeSettings, reconcileWithEnvironment } from '../experiment/reconcile.js';
 import { replayCommand } from '../experiment/replay-command.js';
+import type { ParsedOptions } from '../options/parse.js';
+import { runEntryPoint } from '../options/run.js';
 import { openInBrowser, writeRunReport } from '../report/html/write.js';
 import { formatSummary } from '../report/terminal.js';
-import { type CliOptions, HELP, parseCliArgs, UsageError } from './cli-args.js';
+import { type CliOptions, cliOptionsOf } from './cli-args.js';
 import { createProgress } from './progress.js';
-
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 let environment: ExperimentEnvironment | undefined;
 /** Set while the environment starts, so a Ctrl-C then still stops what was started. */
@@ -43,22 +43,8 @@ function exitCode(signal: NodeJS.Signals): number {
   return signal === 'SIGINT' ? 130 : signal === 'SIGHUP' ? 129 : 143;
 }
 
-async function main(): Promise<number> {
-  let options: CliOptions;
-  try {
-    options = parseCliArgs(process.argv.slice(2));
-  } catch (error) {
-    if (error instanceof UsageError) {
-      process.stderr.write(`error: ${error.message}\n\nRun with --help for the options.\n`);
-      return 2;
-    }
-    throw error;
-  }
-  if (options.help) {
-    process.stdout.write(`${HELP}\n`);
-    return 0;
-  }
-
+async function main(parsed: ParsedOptions<'experiment'>): Promise<number> {
+  const options = cliOptionsOf(parsed);
   // SIGHUP: the terminal went away; clean up as for Ctrl-C.
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, (s) => void shutdown(s));
   // `npm run` and tsx each add a process above this one; if one of them is SIGKILLed, this process
@@ -116,8 +102,7 @@ async function main(): Promise<number> {
     progress.done();
     // While a signal stops the environment, the run fails on purpose: nothing to report.
     if (stopping) return 1;
-    process.stderr.write(`${describeFailure(error)}\n`);
-    return error instanceof UsageError ? 2 : 1;
+    throw error;
   } finally {
     if (!stopping)
       await environment?.stop().catch((error: unknown) => {
@@ -159,27 +144,9 @@ function startEnvironment(
   });
 }
 
-function describeFailure(error: unknown): string {
-  if (
-    error instanceof JavaMissingError ||
-    error instanceof DeployedEnvironmentError ||
-    error instanceof UsageError
-  ) {
-    return `error: ${error.message}`;
-  }
-  if (error instanceof Error)
-    return `error: ${error.name === 'Error' ? '' : `${error.name}: `}${error.message}`;
-  return `error: ${String(error)}`;
-}
-
-main().then(
-  (code) => {
-    if (!stopping) process.exit(code);
-  },
-  (error: unknown) => {
-    process.stderr.write(
-      `unexpected failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-    );
-    process.exit(1);
-  },
-);
+// Java missing, a stack not deployed or unreachable: the message says what to do, no class name.
+runEntryPoint('experiment', main, {
+  explained: [JavaMissingError, DeployedEnvironmentError],
+  // A signal is stopping the environment: shutdown() exits when it is done.
+  keepAlive: () => stopping,
+});

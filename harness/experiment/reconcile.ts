@@ -1,5 +1,5 @@
-import { UsageError } from '../cli/cli-args.js';
 import type { EnvironmentDescription } from '../environments/environment.js';
+import { UsageError } from '../options/usage-error.js';
 import type { ExperimentConfig } from './experiment.js';
 
 /**

@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { MODE_NAMES } from '../../../../contract/topology.js';
-import { DEFAULTS, parseCliArgs, UsageError } from '../../../../harness/cli/cli-args.js';
+import { parseCliArgs } from '../../../../harness/cli/cli-args.js';
+import { replayCommand } from '../../../../harness/experiment/replay-command.js';
 import { NO_FAULTS } from '../../../../harness/faults/faults.js';
+import { DEFAULTS } from '../../../../harness/options/declaration.js';
+import { UsageError } from '../../../../harness/options/usage-error.js';
 
 describe('experiment command-line options', () => {
   it('has the documented defaults', () => {
@@ -174,5 +177,38 @@ describe('experiment command-line options', () => {
   ])('refuses %o with a clear message', (argv, message) => {
     expect(() => parseCliArgs(argv)).toThrow(UsageError);
     expect(() => parseCliArgs(argv)).toThrow(message);
+  });
+});
+
+const argsOf = (command: string) => command.replace(/^npm run experiment -- /, '').split(' ');
+
+describe('the replay command of a run', () => {
+  it('parses back to the same configuration', () => {
+    const { config } = parseCliArgs([
+      '--seed',
+      's1',
+      '--messages',
+      '50',
+      '--batch-size',
+      '5',
+      '--modes',
+      'at-least-once,effectively-once',
+      '--poison-rate',
+      '0.1',
+      '--throttle-rate',
+      '0.2',
+      '--work-delay',
+      '500',
+      '--kill-rate',
+      '0.05',
+      '--max-receive-count',
+      '3',
+    ]);
+    expect(parseCliArgs(argsOf(replayCommand(config))).config).toEqual(config);
+  });
+
+  it('is accepted on a deployed target, without the local runtime’s flags', () => {
+    const { config } = parseCliArgs(['--seed', 's2', '--poison-rate', '0.1', '--kill-rate', '0.1']);
+    expect(() => parseCliArgs(argsOf(replayCommand(config, 'aws')))).not.toThrow();
   });
 });

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { MODE_NAMES } from '../../../../contract/topology.js';
-import { UsageError } from '../../../../harness/cli/cli-args.js';
 import type { EnvironmentDescription } from '../../../../harness/environments/environment.js';
 import type { ExperimentConfig } from '../../../../harness/experiment/experiment.js';
 import { reconcileWithEnvironment } from '../../../../harness/experiment/reconcile.js';
 import { NO_FAULTS } from '../../../../harness/faults/faults.js';
+import { UsageError } from '../../../../harness/options/usage-error.js';
 
 const settings = {
   batchSize: 10,

@@ -1,0 +1,551 @@
+/**
+ * Every command-line option of every entry point, declared once: its kind and range, its default
+ * per entry point, the targets that accept it and its help line. The parser (parse.ts), the
+ * `--help` texts (help.ts) and docs/options.md (markdown.ts) are all made from this table.
+ *
+ * Per-mode settings are read from contract/topology.ts and local timing from
+ * harness/environments/local-timing.ts, never restated here.
+ */
+import { MODE_NAMES, MODES, type Mode, type ModeSettings } from '../../contract/topology.js';
+import { crashTarget } from '../../functions/shared/crash.js';
+import { LOCALSTACK_DEFAULTS } from '../environments/deployed.js';
+import {
+  LOCAL_MAX_CONCURRENCY,
+  localVisibilityTimeoutSeconds,
+  MIN_LOCAL_VISIBILITY_TIMEOUT_SECONDS,
+} from '../environments/local-timing.js';
+import type { EntryPointName } from './entry-points.js';
+
+export const TARGETS = ['embedded', 'localstack', 'aws'] as const;
+export type Target = (typeof TARGETS)[number];
+
+/** How an option reads at one entry point. */
+export interface Use<V> {
+  /** The value when the option is not given. Without one, the entry point decides (`defaultText` says how). */
+  readonly default?: V;
+  /** The value under `--quick`, at an entry point that has it. */
+  readonly quick?: V;
+  /** How --help and the docs state the default, where the value alone does not say it all. */
+  readonly defaultText?: string;
+  /** The help line at this entry point, where it says more than the option's own. */
+  readonly help?: string;
+}
+
+type Uses<V> = { readonly [E in EntryPointName]?: Use<V> };
+
+/** The experiment's targets that accept an option, and what a refusal on another target says. */
+export interface TargetScope {
+  readonly only: readonly Target[];
+  /** Completes "--<option> …" for a target outside `only`. */
+  readonly refusal: (target: Target) => string;
+}
+
+interface Common {
+  /** What the value looks like in --help (`N`, `R`, `a,b`). */
+  readonly placeholder?: string;
+  readonly short?: string;
+  readonly help: string;
+  readonly group: GroupName;
+  /** @default every target */
+  readonly targets?: TargetScope;
+  /** Another option this one needs, given and not 0. */
+  readonly requires?: { readonly option: string; readonly why: string };
+}
+
+export type OptionDeclaration = Common &
+  (
+    | { readonly kind: 'flag'; readonly entryPoints: Uses<boolean> }
+    | {
+        readonly kind: 'integer';
+        readonly min: number;
+        readonly max: number;
+        readonly entryPoints: Uses<number>;
+      }
+    | { readonly kind: 'rate'; readonly entryPoints: Uses<number> }
+    | {
+        readonly kind: 'integers';
+        readonly min: number;
+        readonly max: number;
+        readonly entryPoints: Uses<readonly number[]>;
+      }
+    | { readonly kind: 'rates'; readonly entryPoints: Uses<readonly number[]> }
+    | { readonly kind: 'modes'; readonly entryPoints: Uses<readonly Mode[]> }
+    | { readonly kind: 'choice'; readonly choices: readonly string[]; readonly entryPoints: Uses<string> }
+    | {
+        readonly kind: 'text';
+        readonly pattern: RegExp;
+        /** What the pattern allows, in words. */
+        readonly shape: string;
+        readonly entryPoints: Uses<string>;
+      }
+  );
+
+/** Where an option stands in --help: each group under its heading, in this order. */
+export const GROUPS = {
+  target: { heading: 'Targets' },
+  deployed: {
+    heading: 'Deployed targets (aws, localstack)',
+    note:
+      'Crash rate, crash seed and batch size are deployment settings there: the run reads and prints them; ' +
+      'passing a different --crash-rate or --batch-size is refused with how to redeploy.',
+  },
+  run: { heading: 'Options' },
+  faults: {
+    heading:
+      'Faults (each drawn per event from --seed, the same schedule for every mode; counted in the report)',
+    note:
+      'Hot keys: --accounts 1 --concurrency 8 makes transactions conflict on AWS; DynamoDB Local serializes ' +
+      'them instead, so locally conflicts come from --throttle-rate. Retries are counted.',
+  },
+  general: { heading: 'Output and help' },
+} as const satisfies Record<string, { readonly heading: string; readonly note?: string }>;
+
+export type GroupName = keyof typeof GROUPS;
+
+/** A setting as contract/topology.ts gives it: the one value every mode shares, or each distinct one. */
+function topology(setting: keyof Pick<ModeSettings, 'batchSize' | 'maxConcurrency' | 'maxReceiveCount'>) {
+  const values = [...new Set(MODE_NAMES.map((mode) => MODES[mode][setting]))];
+  return { largest: Math.max(...values), text: `each mode's in contract/topology.ts: ${values.join('/')}` };
+}
+
+const LOCAL_RUNTIME: TargetScope = {
+  only: ['embedded'],
+  refusal: (target) =>
+    `is injected by the local Lambda runtime, so it applies to --target embedded only; on ${target} the ` +
+    'event source mapping and DynamoDB are the real ones (--poison-rate and --producer-duplicate-rate work ' +
+    'everywhere: the producer injects them)',
+};
+
+const EMBEDDED_SETTING: TargetScope = {
+  only: ['embedded'],
+  refusal: () =>
+    'applies to --target embedded only; a deployed stack runs with the settings in contract/topology.ts it ' +
+    'was deployed with (change them there and redeploy)',
+};
+
+const DEPLOYED: TargetScope = {
+  only: ['aws', 'localstack'],
+  refusal: () => 'applies to --target aws or localstack, not embedded',
+};
+
+const LOCALSTACK: TargetScope = {
+  only: ['localstack'],
+  refusal: (target) =>
+    target === 'aws'
+      ? 'applies to --target localstack; --target aws always talks to AWS'
+      : `applies to --target localstack, not ${target}`,
+};
+
+const ALL_MODES = { default: MODE_NAMES } as const;
+
+export const OPTIONS = {
+  target: {
+    kind: 'choice',
+    choices: TARGETS,
+    placeholder: 'T',
+    group: 'target',
+    help:
+      'where the consumers run. embedded: everything on this machine: fauxqs for SQS, DynamoDB Local (needs ' +
+      'Java 17+), the real handler bundles in child processes behind a local Lambda SQS event source mapping. ' +
+      'aws: a stack deployed with `npx cdk deploy` to an AWS account, with your AWS credentials (profile, SSO ' +
+      'or env) and region. localstack: a stack deployed to LocalStack with `npm run deploy:local` (see ' +
+      'localstack/README.md)',
+    entryPoints: { experiment: { default: 'embedded' } },
+  },
+  stack: {
+    kind: 'text',
+    pattern: /^[A-Za-z][A-Za-z0-9-]{0,127}$/,
+    shape: 'a CloudFormation stack name (letters, digits, -)',
+    placeholder: 'NAME',
+    group: 'deployed',
+    targets: DEPLOYED,
+    help: 'CloudFormation stack name',
+    entryPoints: { experiment: { default: 'DeliverySemantics' } },
+  },
+  region: {
+    kind: 'text',
+    pattern: /^[a-z]{2}(-[a-z]+)+-\d+$/,
+    shape: 'an AWS region like eu-west-1',
+    placeholder: 'REGION',
+    group: 'deployed',
+    targets: DEPLOYED,
+    help: 'AWS region',
+    entryPoints: {
+      experiment: {
+        defaultText: `AWS_REGION or your profile's; ${LOCALSTACK_DEFAULTS.region} for localstack`,
+      },
+    },
+  },
+  endpoint: {
+    kind: 'text',
+    pattern: /^https?:\/\/[^\s/]+/,
+    shape: 'a URL like http://localhost:4566',
+    placeholder: 'URL',
+    group: 'deployed',
+    targets: LOCALSTACK,
+    help: 'LocalStack endpoint',
+    entryPoints: { experiment: { defaultText: LOCALSTACK_DEFAULTS.endpoint } },
+  },
+  messages: {
+    kind: 'integer',
+    min: 1,
+    max: 1_000_000,
+    placeholder: 'N',
+    group: 'run',
+    help: 'messages per mode',
+    entryPoints: {
+      experiment: { default: 200 },
+      sweep: { default: 200, quick: 60, help: 'messages per mode per run' },
+      bench: { default: 600, quick: 200, help: 'messages per mode per run' },
+      'bench:scale': { default: 1000, help: 'messages of the scale point' },
+    },
+  },
+  accounts: {
+    kind: 'integer',
+    min: 1,
+    max: 100_000,
+    placeholder: 'K',
+    group: 'run',
+    help: 'accounts the amounts are spread over',
+    entryPoints: { experiment: { default: 10 } },
+  },
+  'crash-rate': {
+    kind: 'rate',
+    placeholder: 'R',
+    group: 'run',
+    help: "probability that a handler SIGKILLs itself at its mode's crash point, per message and delivery",
+    entryPoints: { experiment: { default: 0.02 } },
+  },
+  'batch-size': {
+    kind: 'integer',
+    min: 1,
+    max: 10_000,
+    placeholder: 'B',
+    group: 'run',
+    help: 'event source mapping batch size',
+    entryPoints: { experiment: { defaultText: topology('batchSize').text } },
+  },
+  seed: {
+    kind: 'text',
+    pattern: /^[A-Za-z0-9._:-]{1,40}$/,
+    shape: '1–40 of A-Z a-z 0-9 . _ : -',
+    placeholder: 'S',
+    group: 'run',
+    help: 'seeds the manifest (accounts, amounts) and the crash decisions: the same seed reproduces a run',
+    entryPoints: { experiment: { defaultText: 'random' } },
+  },
+  modes: {
+    kind: 'modes',
+    placeholder: 'a,b',
+    group: 'run',
+    help: 'modes to run',
+    entryPoints: {
+      experiment: ALL_MODES,
+      bench: { ...ALL_MODES, help: 'modes to measure' },
+      proofs: { ...ALL_MODES, help: 'modes to prove' },
+    },
+  },
+  concurrency: {
+    kind: 'integer',
+    min: 2,
+    max: 1000,
+    placeholder: 'C',
+    group: 'run',
+    targets: EMBEDDED_SETTING,
+    help:
+      "batches in flight per mode (the event source mapping's maximum concurrency); one DynamoDB Local " +
+      'serves every mode, so more callers only make each batch slower',
+    entryPoints: {
+      experiment: {
+        defaultText: `${LOCAL_MAX_CONCURRENCY}; deployed stacks: ${topology('maxConcurrency').text}`,
+      },
+    },
+  },
+  'visibility-timeout': {
+    kind: 'integer',
+    min: 3,
+    max: 43_200,
+    placeholder: 'S',
+    group: 'run',
+    targets: EMBEDDED_SETTING,
+    help:
+      'local queue visibility timeout in seconds; short, so crashed batches come back quickly; the local ' +
+      "function timeout is 2 s less (and the batching window's 1 s above batch 10)",
+    entryPoints: {
+      experiment: {
+        defaultText:
+          `⌈batch × concurrency / 10⌉ + 3, + 1 above batch 10, at least ${MIN_LOCAL_VISIBILITY_TIMEOUT_SECONDS}: ` +
+          `${localVisibilityTimeoutSeconds(topology('batchSize').largest, LOCAL_MAX_CONCURRENCY)} at ` +
+          `batch ${topology('batchSize').largest} × concurrency ${LOCAL_MAX_CONCURRENCY}`,
+      },
+    },
+  },
+  'max-receive-count': {
+    kind: 'integer',
+    min: 1,
+    max: 1000,
+    placeholder: 'N',
+    group: 'run',
+    targets: EMBEDDED_SETTING,
+    help: 'receives before a message moves to its DLQ (a lower value dead-letters poison sooner)',
+    entryPoints: { experiment: { defaultText: topology('maxReceiveCount').text } },
+  },
+  'cold-starts': {
+    kind: 'flag',
+    group: 'run',
+    targets: EMBEDDED_SETTING,
+    help:
+      'start each execution environment on its first invocation, as on-demand Lambda does (the first ' +
+      'batches then all cold-start at once)',
+    entryPoints: {
+      experiment: { defaultText: "off: every mode's environments are initialised before the first message" },
+    },
+  },
+  'poison-rate': {
+    kind: 'rate',
+    placeholder: 'R',
+    group: 'faults',
+    help:
+      'the producer sends an event as an invalid body instead (malformed JSON, a missing field, a wrong ' +
+      'type, a zero/negative/fractional/huge amount, an unknown field, a body near the 1 MiB limit of SQS); ' +
+      'never applied; dead-lettered after the max receive count by the work-first modes, lost by at-most-once',
+    entryPoints: { experiment: { default: 0 } },
+  },
+  'producer-duplicate-rate': {
+    kind: 'rate',
+    placeholder: 'R',
+    group: 'faults',
+    help:
+      'the producer sends an event twice (same event id, a new SQS message), as a retry after a lost ' +
+      'SendMessage response does',
+    entryPoints: { experiment: { default: 0 } },
+  },
+  'redelivery-rate': {
+    kind: 'rate',
+    placeholder: 'R',
+    group: 'faults',
+    targets: LOCAL_RUNTIME,
+    help:
+      'the event source mapping delivers a successfully processed record once more, as AWS documents it ' +
+      'may (at least once, even without errors)',
+    entryPoints: { experiment: { default: 0 } },
+  },
+  'throttle-rate': {
+    kind: 'rate',
+    placeholder: 'R',
+    group: 'faults',
+    targets: LOCAL_RUNTIME,
+    help:
+      "a handler's DynamoDB request is throttled, answered with a 5xx, applied with its response lost (the " +
+      'SDK retries it with the same ClientRequestToken), or a transaction is cancelled by a conflict; a ' +
+      'proxy in front of DynamoDB Local, the handler code unchanged',
+    entryPoints: { experiment: { default: 0 } },
+  },
+  'work-delay': {
+    kind: 'integer',
+    min: 0,
+    max: 900_000,
+    placeholder: 'MS',
+    group: 'faults',
+    targets: LOCAL_RUNTIME,
+    help:
+      "a slow invocation spends MS more before its work, and may outlive its messages' visibility timeout: " +
+      'the same message is then in two invocations at once',
+    entryPoints: { experiment: { default: 0 } },
+  },
+  'work-delay-rate': {
+    kind: 'rate',
+    placeholder: 'R',
+    group: 'faults',
+    targets: LOCAL_RUNTIME,
+    requires: { option: 'work-delay', why: 'how much slower a slow invocation is' },
+    help: 'share of invocations that are slow',
+    entryPoints: { experiment: { default: 0.2, defaultText: '0.2 with --work-delay, else 0' } },
+  },
+  'kill-rate': {
+    kind: 'rate',
+    placeholder: 'R',
+    group: 'faults',
+    targets: LOCAL_RUNTIME,
+    help:
+      'the environment is SIGKILLed at a random moment of an invocation (a timer, not a code point: also ' +
+      'while a transaction is in flight)',
+    entryPoints: { experiment: { default: 0 } },
+  },
+  'batch-sizes': {
+    kind: 'integers',
+    min: 1,
+    max: 10_000,
+    placeholder: 'a,b,…',
+    group: 'run',
+    help: 'batch sizes to try',
+    entryPoints: { sweep: { default: [1, 10, 50, 100], quick: [1, 10] } },
+  },
+  'crash-rates': {
+    kind: 'rates',
+    placeholder: 'a,b,…',
+    group: 'run',
+    help: 'crash rates to try',
+    entryPoints: { sweep: { default: [0.02, 0.05], quick: [0.02] } },
+  },
+  repeats: {
+    kind: 'integer',
+    min: 1,
+    max: 100,
+    placeholder: 'N',
+    group: 'run',
+    help: 'runs per setting; repeat r (1, 2, …) uses seed sweep-<r> at every batch size and crash rate',
+    entryPoints: { sweep: { default: 2, quick: 1 } },
+  },
+  repetitions: {
+    kind: 'integer',
+    min: 1,
+    max: 100,
+    placeholder: 'N',
+    group: 'run',
+    help: 'end-to-end and floor runs per grid cell and mode',
+    entryPoints: { bench: { default: 3, quick: 1 } },
+  },
+  scale: {
+    kind: 'integers',
+    min: 0,
+    max: 1_000_000,
+    placeholder: 'a,b',
+    group: 'run',
+    help:
+      'effectively-once alone at these numbers of messages, each in a fresh process (0: none; the 100,000 ' +
+      'point alone takes about 20 minutes here)',
+    entryPoints: { bench: { default: [1000, 10_000, 100_000], quick: [] } },
+  },
+  quick: {
+    kind: 'flag',
+    group: 'run',
+    help: 'a short run',
+    entryPoints: {
+      sweep: { help: 'a short sweep' },
+      bench: { help: 'batch 10 × concurrency 5 only, a metered run of 100 messages (under 2 minutes)' },
+    },
+  },
+  events: {
+    kind: 'integer',
+    min: 1,
+    max: 10_000_000,
+    placeholder: 'N',
+    group: 'run',
+    help: 'events per mode in the seeded ledger',
+    entryPoints: { 'bench:verifier': { default: 100_000 } },
+  },
+  runs: {
+    kind: 'integer',
+    min: 1,
+    max: 1000,
+    placeholder: 'N',
+    group: 'run',
+    help: 'runs per checkout',
+    entryPoints: { 'bench:default-run': { default: 10 } },
+  },
+  compare: {
+    kind: 'text',
+    pattern: /\S/,
+    shape: 'a directory',
+    placeholder: 'DIR',
+    group: 'run',
+    help:
+      "another checkout of this project (with node_modules): its runs alternate with this one's, the same " +
+      'seeds in the same order, and the ratio of medians is printed',
+    entryPoints: { 'bench:default-run': { defaultText: 'none' } },
+  },
+  'crash-at': {
+    kind: 'text',
+    pattern: /^[A-Za-z0-9._:-]{1,128}@[1-9][0-9]*$/,
+    shape: 'EVENT@RECEIVE, like evt-000000@1',
+    placeholder: 'E@N',
+    group: 'run',
+    help:
+      'the delivery to kill (the first delivery of the only event by default); a delivery that never ' +
+      'happens makes every verdict NOT PROVED',
+    entryPoints: { proofs: { default: crashTarget('evt-000000', 1) } },
+  },
+  check: {
+    kind: 'flag',
+    group: 'run',
+    help: 'write nothing; exit 1 if docs/options.md differs from the declaration',
+    entryPoints: { 'docs:options': {} },
+  },
+  json: {
+    kind: 'flag',
+    group: 'general',
+    help: 'print the report as JSON on stdout, nothing else',
+    entryPoints: { experiment: {} },
+  },
+  open: {
+    kind: 'flag',
+    group: 'general',
+    help: 'open the HTML report in a browser when the run is done (xdg-open, open or start)',
+    entryPoints: { experiment: {} },
+  },
+  help: {
+    kind: 'flag',
+    short: 'h',
+    group: 'general',
+    help: 'show this help',
+    entryPoints: {
+      experiment: {},
+      sweep: {},
+      bench: {},
+      'bench:verifier': {},
+      'bench:default-run': {},
+      proofs: {},
+      'docs:options': {},
+      'bench:scale': {},
+    },
+  },
+} as const satisfies Record<string, OptionDeclaration>;
+
+type Options = typeof OPTIONS;
+export type OptionName = keyof Options;
+
+/** The options an entry point accepts. */
+export type AcceptedBy<E extends EntryPointName> = {
+  [K in OptionName]: E extends keyof Options[K]['entryPoints'] ? K : never;
+}[OptionName];
+
+type ValueOf<D> = D extends { kind: 'flag' }
+  ? boolean
+  : D extends { kind: 'integer' | 'rate' }
+    ? number
+    : D extends { kind: 'integers' | 'rates' }
+      ? readonly number[]
+      : D extends { kind: 'modes' }
+        ? readonly Mode[]
+        : D extends { kind: 'choice'; choices: readonly (infer C)[] }
+          ? C
+          : string;
+
+type Defaulted<K extends OptionName, E> = Options[K] extends { kind: 'flag' }
+  ? true
+  : E extends keyof Options[K]['entryPoints']
+    ? Options[K]['entryPoints'][E] extends { default: unknown }
+      ? true
+      : false
+    : false;
+
+/** What an entry point reads: each accepted option's value, its default when not given. */
+export type OptionValues<E extends EntryPointName> = {
+  readonly [K in AcceptedBy<E>]: ValueOf<Options[K]> | (Defaulted<K, E> extends true ? never : undefined);
+};
+
+/** The experiment's defaults, for code that builds a configuration without a command line. */
+export const DEFAULTS = {
+  messages: OPTIONS.messages.entryPoints.experiment.default,
+  accounts: OPTIONS.accounts.entryPoints.experiment.default,
+  crashRate: OPTIONS['crash-rate'].entryPoints.experiment.default,
+  /** Each mode's topology batch size (the largest, where they differ). */
+  batchSize: topology('batchSize').largest,
+  /** At the default batch size and concurrency; see localVisibilityTimeoutSeconds for others. */
+  visibilityTimeoutSeconds: localVisibilityTimeoutSeconds(
+    topology('batchSize').largest,
+    LOCAL_MAX_CONCURRENCY,
+  ),
+  workDelayRate: OPTIONS['work-delay-rate'].entryPoints.experiment.default,
+} as const;

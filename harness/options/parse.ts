@@ -1,0 +1,132 @@
+/**
+ * The one parser: an entry point's command line read against the declaration, every value checked
+ * (range, choices, the targets that accept it, what it needs), defaults applied.
+ */
+import { type ParseArgsConfig, parseArgs } from 'node:util';
+import {
+  type AcceptedBy,
+  OPTIONS,
+  type OptionDeclaration,
+  type OptionName,
+  type OptionValues,
+  TARGETS,
+  type Target,
+} from './declaration.js';
+import { ENTRY_POINT_NAMES, ENTRY_POINTS, type EntryPoint, type EntryPointName } from './entry-points.js';
+import { UsageError } from './usage-error.js';
+import { type OptionValue, readValue, useAt } from './values.js';
+
+export interface ParsedOptions<E extends EntryPointName> {
+  readonly values: OptionValues<E>;
+  /** The options given on the command line (a default never contradicts a deployment). */
+  readonly explicit: ReadonlySet<OptionName>;
+  /** What followed a lone `--`, at an entry point that passes it on. */
+  readonly passThrough: readonly string[];
+}
+
+const OPTION_NAMES = Object.keys(OPTIONS) as OptionName[];
+
+/** The options an entry point accepts, in the declaration's order. */
+export function acceptedOptions<E extends EntryPointName>(entryPoint: E): AcceptedBy<E>[] {
+  return OPTION_NAMES.filter((name) => useAt(name, entryPoint) !== undefined) as AcceptedBy<E>[];
+}
+
+const declarationOf = (name: OptionName): OptionDeclaration => OPTIONS[name];
+
+/** Whether the command line asks for help (before a lone `--`): it wins over anything else on it. */
+export function wantsHelp(argv: readonly string[]): boolean {
+  const end = argv.indexOf('--');
+  return (end < 0 ? argv : argv.slice(0, end)).some((arg) => arg === '--help' || arg === '-h');
+}
+
+export function parseOptions<E extends EntryPointName>(
+  entryPoint: E,
+  argv: readonly string[],
+): ParsedOptions<E> {
+  const command: EntryPoint = ENTRY_POINTS[entryPoint];
+  const accepted: OptionName[] = acceptedOptions(entryPoint);
+  const options: ParseArgsConfig['options'] = Object.fromEntries(
+    accepted.map((name) => {
+      const declaration = declarationOf(name);
+      return [
+        name,
+        {
+          type: declaration.kind === 'flag' ? 'boolean' : 'string',
+          ...(declaration.short ? { short: declaration.short } : {}),
+        },
+      ];
+    }),
+  );
+  const parsed = (() => {
+    try {
+      return parseArgs({ args: [...argv], options, strict: true, allowPositionals: true, tokens: true });
+    } catch (error) {
+      throw new UsageError(explainParseError(error, entryPoint));
+    }
+  })();
+
+  const terminator = parsed.tokens.find((token) => token.kind === 'option-terminator');
+  const stray = parsed.tokens.find(
+    (token) => token.kind === 'positional' && (terminator === undefined || token.index < terminator.index),
+  );
+  if (stray?.kind === 'positional') {
+    const hint = command.passThrough ? ' (what is passed on goes after a lone --)' : '';
+    throw new UsageError(`unexpected argument "${stray.value}"${hint}`);
+  }
+  if (terminator && !command.passThrough) {
+    throw new UsageError(`${command.command} takes no arguments after a lone --`);
+  }
+
+  const given = parsed.values as Record<string, string | boolean | undefined>;
+  const explicit = new Set(accepted.filter((name) => given[name] !== undefined));
+  const quick = given.quick === true;
+  const values: Record<string, OptionValue | undefined> = {};
+  for (const name of accepted) {
+    const declaration = declarationOf(name);
+    const raw = given[name];
+    const use = useAt(name, entryPoint);
+    if (declaration.kind === 'flag') values[name] = raw === true;
+    else if (typeof raw === 'string') values[name] = readValue(name, declaration, raw);
+    else values[name] = quick && use?.quick !== undefined ? use.quick : use?.default;
+  }
+
+  const target = values.target;
+  if (typeof target === 'string' && (TARGETS as readonly string[]).includes(target)) {
+    for (const name of explicit) {
+      const scope = declarationOf(name).targets;
+      if (scope && !scope.only.includes(target as Target)) {
+        throw new UsageError(`--${name} ${scope.refusal(target as Target)}`);
+      }
+    }
+  }
+  for (const name of explicit) {
+    const needs = declarationOf(name).requires;
+    if (needs && !values[needs.option]) {
+      const placeholder = declarationOf(needs.option as OptionName).placeholder ?? '';
+      throw new UsageError(`--${name} needs --${needs.option} ${placeholder} (${needs.why})`);
+    }
+  }
+
+  return {
+    values: values as OptionValues<E>,
+    explicit,
+    passThrough: terminator ? argv.slice(terminator.index + 1) : [],
+  };
+}
+
+/** parseArgs' errors, said in this project's words where it helps (an option of another command). */
+function explainParseError(error: unknown, entryPoint: EntryPointName): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const code = (error as { code?: unknown }).code;
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    const option = /'(-[^']*)'/.exec(message)?.[1] ?? '';
+    const name = option.replace(/^-+/, '').replace(/=.*$/, '');
+    const elsewhere = (OPTION_NAMES as string[]).includes(name)
+      ? ENTRY_POINT_NAMES.filter((other) => useAt(name as OptionName, other) !== undefined)
+      : [];
+    return elsewhere.length > 0
+      ? `Unknown option '${option}': it is an option of ${elsewhere.map((other) => ENTRY_POINTS[other].command.replace(/ --$/, '')).join(', ')}, not of ${ENTRY_POINTS[entryPoint].command.replace(/ --$/, '')}`
+      : `Unknown option '${option}'`;
+  }
+  return message;
+}
