@@ -11,27 +11,13 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import type { Mode } from '../../contract/topology.js';
 import { PROJECT_ROOT } from '../../lib/bundling.js';
 import type { ExperimentReport, ModeReport } from '../experiment/experiment.js';
+import { type ParsedOptions, parseOptions } from '../options/parse.js';
+import { type Finished, runEntryPoint } from '../options/run.js';
+import { UsageError } from '../options/usage-error.js';
 import { violations } from '../report/terminal.js';
-
-const HELP = `Usage: npm run bench:default-run -- [--runs N] [--compare DIR] [-- experiment options]
-
-Runs \`npm run experiment -- --json\` N times in a row (default 10), each in a fresh process, and
-prints per run: wall time, the phases, timeouts, visibility overruns, and whether the modes kept
-their signatures: no impossible count (the table's ! marks), and with crashes at-most-once loses,
-at-least-once duplicates, effectively-once is exact, Powertools duplicates. Then the median wall
-time. Writes reports/bench-default-run-<ts>.json.
-
-  --runs N        runs per checkout (default 10)
-  --compare DIR   another checkout of this project (with node_modules): its runs alternate with
-                  this one's, the same seeds in the same order, and the ratio of medians is printed
-  -h, --help      this help
-Options after a lone -- go to every experiment (e.g. -- --seed d3 to fix the seed).
-Exit code 1 if any run failed, timed out an invocation, overran a visibility timeout or broke a
-signature.`;
 
 interface RunTiming {
   readonly checkout: string;
@@ -43,30 +29,20 @@ interface RunTiming {
   readonly problems: readonly string[];
 }
 
-function main(): number {
-  const { values, positionals } = parseArgs({
-    options: {
-      runs: { type: 'string' },
-      compare: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    allowPositionals: true,
-  });
-  if (values.help) {
-    process.stdout.write(`${HELP}\n`);
-    return 0;
+function main({ values: { runs, compare }, passThrough }: ParsedOptions<'bench:default-run'>): Finished {
+  // Refused now, not after ten failed runs; the compared checkout reads them with its own parser.
+  try {
+    parseOptions('experiment', passThrough);
+  } catch (error) {
+    if (error instanceof UsageError) throw new UsageError(`after --, for the experiment: ${error.message}`);
+    throw error;
   }
-  const runs = Number(values.runs ?? 10);
-  if (!Number.isInteger(runs) || runs < 1) {
-    process.stderr.write(`error: --runs must be a positive integer (got ${values.runs})\n`);
-    return 2;
-  }
-  const checkouts = [PROJECT_ROOT, ...(values.compare ? [resolve(values.compare)] : [])];
+  const checkouts = [PROJECT_ROOT, ...(compare ? [resolve(compare)] : [])];
   const timings: RunTiming[] = [];
   for (let index = 0; index < runs; index++) {
     const seed = `timing-${index + 1}`;
     for (const checkout of checkouts) {
-      const timing = timeOneRun(checkout, seed, positionals);
+      const timing = timeOneRun(checkout, seed, passThrough);
       timings.push(timing);
       const p = timing.phasesMs;
       process.stderr.write(
@@ -105,9 +81,8 @@ function main(): number {
     .replace(/[-:]/g, '')
     .replace(/\.\d+Z$/, 'Z');
   const path = join(reportsDir, `bench-default-run-${stamp}.json`);
-  writeFileSync(path, `${JSON.stringify({ runs, extraArgs: positionals, medians, timings }, null, 2)}\n`);
-  process.stdout.write(`report: ${relative(process.cwd(), path)}\n`);
-  return ownFailures.length === 0 ? 0 : 1;
+  writeFileSync(path, `${JSON.stringify({ runs, extraArgs: passThrough, medians, timings }, null, 2)}\n`);
+  return { exitCode: ownFailures.length === 0 ? 0 : 1, report: path };
 }
 
 function timeOneRun(checkout: string, seed: string, extraArgs: readonly string[]): RunTiming {
@@ -200,4 +175,4 @@ function median(values: readonly number[]): number {
 
 const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
-process.exitCode = main();
+runEntryPoint('bench:default-run', main);

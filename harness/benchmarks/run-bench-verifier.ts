@@ -4,8 +4,6 @@
  * the verifier bundle in a local execution environment and reports its time and peak memory, and
  * checks its counts against what was seeded.
  */
-
-import { parseArgs } from 'node:util';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import {
   applicationKey,
@@ -25,8 +23,8 @@ import {
 import { startEmbeddedEnvironment } from '../environments/embedded.js';
 import type { ExperimentEnvironment } from '../environments/environment.js';
 import { forEachConcurrently } from '../experiment/concurrently.js';
-
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+import type { ParsedOptions } from '../options/parse.js';
+import { runEntryPoint } from '../options/run.js';
 
 async function writeAll(env: ExperimentEnvironment, items: Record<string, unknown>[]): Promise<void> {
   await forEachConcurrently(chunks(items, 25), 8, async (chunk) => {
@@ -97,13 +95,7 @@ async function seedManifest(env: ExperimentEnvironment, runId: string, events: n
   });
 }
 
-async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { events: { type: 'string', default: '100000' } } });
-  const events = Number(values.events);
-  if (!Number.isInteger(events) || events < 1) {
-    process.stderr.write('usage: npm run bench:verifier -- [--events N]\n');
-    process.exit(2);
-  }
+async function main({ values: { events } }: ParsedOptions<'bench:verifier'>): Promise<number> {
   const env = await startEmbeddedEnvironment({
     modes: [],
     crashRate: 0,
@@ -143,11 +135,12 @@ async function main(): Promise<void> {
     );
     if (problems.length > 0) {
       process.stderr.write(`verifier counts differ from the seeded ledger:\n${problems.join('\n')}\n`);
-      process.exitCode = 1;
+      return 1;
     }
+    return 0;
   } finally {
     await env.stop();
   }
 }
 
-void main();
+runEntryPoint('bench:verifier', main);

@@ -18,10 +18,11 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { join, relative } from 'node:path';
-import { parseArgs } from 'node:util';
-import { MODE_NAMES, type Mode } from '../../contract/topology.js';
+import { join } from 'node:path';
+import type { Mode } from '../../contract/topology.js';
 import { PROJECT_ROOT } from '../../lib/bundling.js';
+import type { ParsedOptions } from '../options/parse.js';
+import { type Finished, runEntryPoint } from '../options/run.js';
 import { costPerMillion } from './cost-model.js';
 import { type CellResult, type GridCell, runCell } from './end-to-end.js';
 import { meteredRun } from './metered-run.js';
@@ -31,8 +32,6 @@ import { runScalePoint, type ScalePoint } from './scale.js';
 import { ratiosOf, targetsOf } from './summary.js';
 import { formatBench } from './table.js';
 
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-
 const FULL_GRID: readonly GridCell[] = [1, 10, 100].flatMap((batchSize) =>
   [2, 5].map((concurrency) => ({ batchSize, concurrency })),
 );
@@ -40,62 +39,9 @@ const QUICK_GRID: readonly GridCell[] = [{ batchSize: 10, concurrency: 5 }];
 
 const log = (message: string) => process.stderr.write(`bench: ${message}\n`);
 
-function parseBenchArgs() {
-  return parseArgs({
-    options: {
-      quick: { type: 'boolean', default: false },
-      repetitions: { type: 'string' },
-      messages: { type: 'string' },
-      scale: { type: 'string' },
-      modes: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  }).values;
-}
-
-const USAGE = `Usage: npm run bench -- [--quick] [--repetitions N] [--messages N] [--scale 1000,10000] [--modes a,b]
-
-  (no option)        the grid (batch 1, 10, 100 × concurrency 2, 5; 3 repetitions of 600 messages),
-                     the metered run, and effectively-once at 1,000 / 10,000 / 100,000 messages
-                     (the 100,000 point alone takes about 20 minutes here)
-  --quick            batch 10 × concurrency 5, one repetition of 200, no scale points (under 2 min)
-  --repetitions N    end-to-end and floor runs per grid cell and mode
-  --messages N       messages per mode per run
-  --scale a,b        scale points (0: none)
-  --modes a,b        modes to measure (default: all)
-Writes reports/bench-<timestamp>.json and prints the table.`;
-
-async function main(): Promise<void> {
-  let values: ReturnType<typeof parseBenchArgs>;
-  try {
-    values = parseBenchArgs();
-  } catch (error) {
-    process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n\n${USAGE}\n`);
-    process.exit(2);
-  }
-  if (values.help) {
-    process.stdout.write(`${USAGE}\n`);
-    return;
-  }
-  const quick = values.quick ?? false;
-  const repetitions = Number(values.repetitions ?? (quick ? 1 : 3));
-  const messages = Number(values.messages ?? (quick ? 200 : 600));
-  const scaleSizes = (values.scale ?? (quick ? '0' : '1000,10000,100000'))
-    .split(',')
-    .map(Number)
-    .filter((n) => n > 0);
-  const modes = (values.modes?.split(',') ?? MODE_NAMES) as Mode[];
-  if (
-    !Number.isInteger(repetitions) ||
-    repetitions < 1 ||
-    !Number.isInteger(messages) ||
-    messages < 1 ||
-    scaleSizes.some((n) => !Number.isInteger(n)) ||
-    modes.some((m) => !MODE_NAMES.includes(m))
-  ) {
-    process.stderr.write(`error: invalid option value\n\n${USAGE}\n`);
-    process.exit(2);
-  }
+async function main({ values }: ParsedOptions<'bench'>): Promise<Finished> {
+  const { quick, repetitions, messages, modes } = values;
+  const scaleSizes = values.scale.filter((size) => size > 0);
 
   const startedAt = new Date();
   const grid = quick ? QUICK_GRID : FULL_GRID;
@@ -139,7 +85,7 @@ async function main(): Promise<void> {
       modes: metered.modes,
       cancelledTransaction: metered.cancelled,
       notes: [
-        'Write units are counted per request by the documented rules (write-units.ts: 1 per KB of each item, 2 per KB of each item in a transaction). DynamoDB Local also returns ConsumedCapacity when asked (the meter asks): it matches the rules for PutItem and UpdateItem but reports 2 instead of 4 for a transaction of two small items, so reportedWriteUnits is kept beside it, not billed.',
+        'Write units are counted per request by the documented rules (harness/dynamodb-proxy/write-units.ts: 1 per KB of each item, 2 per KB of each item in a transaction). DynamoDB Local also returns ConsumedCapacity when asked (the meter asks): it matches the rules for PutItem and UpdateItem but reports 2 instead of 4 for a transaction of two small items, so reportedWriteUnits is kept beside it, not billed.',
         'A cancelled TransactWriteItems (a duplicate in effectively-once) returns no ConsumedCapacity from DynamoDB Local; counted here as if billed like the write it was (2 units per KB of each item). No duplicates occur in these runs (no crashes), so this never changes the table.',
         'at-most-once deletes its batch from its own code; its SQS deletes are one DeleteMessageBatch per 10 records of each invocation, from its invocations.',
         'Lambda GB-seconds are the local billed durations × the topology memory: an upper bound for AWS (a shared 2-core machine, DynamoDB Local behind them).',
@@ -166,19 +112,9 @@ async function main(): Promise<void> {
       .replace(/\.\d+Z$/, 'Z')}.json`,
   );
   writeFileSync(path, `${JSON.stringify(report, null, 2)}\n`);
-  process.stdout.write(`${formatBench(report, relative(process.cwd(), path))}\n`);
-  if (failures.length > 0) {
-    process.stderr.write(`bench: incomplete:\n  ${failures.join('\n  ')}\n`);
-    process.exitCode = 1;
-  }
+  process.stdout.write(`${formatBench(report)}\n`);
+  if (failures.length > 0) process.stderr.write(`bench: incomplete:\n  ${failures.join('\n  ')}\n`);
+  return { exitCode: failures.length > 0 ? 1 : 0, report: path };
 }
 
-main().then(
-  () => process.exit(process.exitCode ?? 0),
-  (error: unknown) => {
-    process.stderr.write(
-      `bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-    );
-    process.exit(1);
-  },
-);
+runEntryPoint('bench', main);

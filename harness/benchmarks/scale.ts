@@ -9,10 +9,10 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { MODES } from '../../contract/topology.js';
 import { PROJECT_ROOT } from '../../lib/bundling.js';
 import { newRunId, runExperiment } from '../experiment/experiment.js';
+import { runEntryPoint } from '../options/run.js';
 import { benchConfig, startBenchEnvironment } from './environment.js';
 
 export interface ScalePoint {
@@ -100,13 +100,5 @@ export function runScalePoint(messages: number): Promise<ScalePoint> {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-  const { values } = parseArgs({ options: { messages: { type: 'string', default: '1000' } } });
-  child(Number(values.messages)).then(
-    () => process.exit(0),
-    (error: unknown) => {
-      process.stderr.write(`scale run failed: ${error instanceof Error ? error.stack : String(error)}\n`);
-      process.exit(1);
-    },
-  );
+  runEntryPoint('bench:scale', ({ values }) => child(values.messages).then(() => 0));
 }

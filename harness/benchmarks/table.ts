@@ -5,8 +5,8 @@ const pad = (text: string | number, width: number) => String(text).padStart(widt
 const range = (s: { min: number; max: number }) => `${s.min}–${s.max}`;
 const mb = (kb: number | undefined) => (kb === undefined ? 'n/a' : `${Math.round(kb / 1024)} MB`);
 
-/** The bench's human-readable summary (stdout). */
-export function formatBench(report: BenchReport, path: string): string {
+/** The bench's human-readable summary (stdout); the runner prints the report's path after it. */
+export function formatBench(report: BenchReport): string {
   const lines: string[] = [];
   lines.push(
     `bench ${report.kind} — ${report.machine.cpus} CPUs (${report.machine.cpuModel}), Node ${report.machine.node}, ${report.startedAt}`,
@@ -66,7 +66,5 @@ export function formatBench(report: BenchReport, path: string): string {
   lines.push('targets:');
   for (const target of report.targets)
     lines.push(`  ${target.met ? 'met   ' : 'MISSED'} ${target.name}: ${target.measured}`);
-  lines.push('');
-  lines.push(`report: ${path}`);
   return lines.join('\n');
 }

@@ -5,41 +5,17 @@
  * deliveries per 1,000 messages, and throughput, against batch size.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
-import { parseArgs } from 'node:util';
+import { join } from 'node:path';
 import { MODE_NAMES, MODES } from '../../contract/topology.js';
 import { PROJECT_ROOT } from '../../lib/bundling.js';
-import { DEFAULTS } from '../cli/cli-args.js';
 import { startEmbeddedEnvironment } from '../environments/embedded.js';
 import { newRunId, runExperiment } from '../experiment/experiment.js';
 import { NO_FAULTS } from '../faults/faults.js';
+import { DEFAULTS } from '../options/declaration.js';
+import type { ParsedOptions } from '../options/parse.js';
+import { type Finished, runEntryPoint } from '../options/run.js';
 import { pointsOf, type SweepCell, type SweepPoint, summarise } from './sweep-data.js';
 import { renderSweepPage } from './sweep-page.js';
-
-const USAGE = `Usage: npm run sweep -- [options]
-
-  --batch-sizes a,b,…   batch sizes to try                     (default 1,10,50,100)
-  --crash-rates a,b,…   crash rates to try                     (default 0.02,0.05)
-  --repeats N           runs per setting; repeat r (1, 2, …) uses seed sweep-<r> at every batch size and
-                        crash rate, so the same events crash everywhere  (default 2)
-  --messages N          messages per mode per run              (default 200)
-  --quick               batch sizes 1,10, crash rate 0.02, 1 repeat, 60 messages
-Each run is a whole embedded experiment (a few tens of seconds; large batches with crashes take
-longer: a crash fails the whole batch). Writes reports/sweep-<timestamp>.json and .html.`;
-
-function list(
-  raw: string | undefined,
-  fallback: number[],
-  name: string,
-  valid: (n: number) => boolean,
-): number[] {
-  if (raw === undefined) return fallback;
-  const values = raw.split(',').map((value) => Number(value.trim()));
-  if (values.length === 0 || values.some((value) => !Number.isFinite(value) || !valid(value))) {
-    throw new Error(`--${name} takes a comma-separated list, got "${raw}"`);
-  }
-  return values;
-}
 
 function formatTable(cells: readonly SweepCell[]): string {
   const rows = [...cells]
@@ -80,9 +56,6 @@ function formatTable(cells: readonly SweepCell[]): string {
   return [line(header), widths.map((width) => '-'.repeat(width)).join('  '), ...rows.map(line)].join('\n');
 }
 
-// Node 20 is what these machines run; the SDK's notice about its future Node 22 floor is known.
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-
 /**
  * A batch of 100 records takes far longer than one of 10, and a function timeout sized for 10 would
  * kill it: timeouts, not crashes, would then draw the curve. As a team would size the function for
@@ -100,58 +73,8 @@ function visibilityFor(batchSize: number): number {
 const SWEEP_MIN_VISIBILITY_SECONDS = 10;
 const SWEEP_CONCURRENCY = MODES['effectively-once'].maxConcurrency;
 
-async function main(): Promise<number> {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({
-      options: {
-        'batch-sizes': { type: 'string' },
-        'crash-rates': { type: 'string' },
-        repeats: { type: 'string' },
-        messages: { type: 'string' },
-        quick: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
-  } catch (error) {
-    process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n\n${USAGE}\n`);
-    return 2;
-  }
-  if (values.help) {
-    process.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
-  const text = (name: string) => (typeof values[name] === 'string' ? (values[name] as string) : undefined);
-  let batchSizes: number[];
-  let crashRates: number[];
-  let repeats: number;
-  let messages: number;
-  try {
-    const quick = values.quick === true;
-    batchSizes = list(
-      text('batch-sizes'),
-      quick ? [1, 10] : [1, 10, 50, 100],
-      'batch-sizes',
-      (n) => Number.isInteger(n) && n >= 1 && n <= 10_000,
-    );
-    crashRates = list(
-      text('crash-rates'),
-      quick ? [0.02] : [0.02, 0.05],
-      'crash-rates',
-      (n) => n >= 0 && n <= 1,
-    );
-    [repeats = 1] = list(text('repeats'), [quick ? 1 : 2], 'repeats', (n) => Number.isInteger(n) && n >= 1);
-    [messages = 1] = list(
-      text('messages'),
-      [quick ? 60 : 200],
-      'messages',
-      (n) => Number.isInteger(n) && n >= 1,
-    );
-  } catch (error) {
-    process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n\n${USAGE}\n`);
-    return 2;
-  }
-
+async function main({ values }: ParsedOptions<'sweep'>): Promise<Finished> {
+  const { 'batch-sizes': batchSizes, 'crash-rates': crashRates, repeats, messages } = values;
   const settings = crashRates.flatMap((crashRate) =>
     batchSizes.flatMap((batchSize) =>
       Array.from({ length: repeats }, (_, repeat) => ({ crashRate, batchSize, repeat })),
@@ -211,16 +134,8 @@ async function main(): Promise<number> {
   const htmlPath = join(reportsDir, `sweep-${stamp}.html`);
   writeFileSync(jsonPath, `${JSON.stringify({ createdAt, command, messages, points, cells }, null, 2)}\n`);
   writeFileSync(htmlPath, await renderSweepPage({ createdAt, command, messages, cells, table }));
-  process.stdout.write(
-    `${table}\n\nsweep: ${relative(process.cwd(), htmlPath)} (data: ${relative(process.cwd(), jsonPath)})\n`,
-  );
-  return 0;
+  process.stdout.write(`${table}\n\n`);
+  return { report: jsonPath, page: htmlPath };
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exit(1);
-  },
-);
+runEntryPoint('sweep', main);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../support/cli.js';
+import { helpText } from '../../harness/options/help.js';
+import { runCli, runNpmScript } from '../support/cli.js';
 
 /**
  * The CLI's answers that come before any run: option errors, --help, and targets it cannot reach.
@@ -9,7 +10,8 @@ describe('npm run experiment (the CLI, as a child process): options and unreacha
   it('exits 2 with a clear message on an invalid option', async () => {
     const result = await runCli(['--crash-rate', 'lots']);
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain('--crash-rate must be a number from 0 to 1');
+    expect(result.stderr).toContain('--crash-rate must be a number from 0 to 1, got "lots"');
+    expect(result.stderr).toContain('Run `npm run experiment -- --help` for the options.');
     expect(result.stdout).toBe('');
   });
 
@@ -51,5 +53,32 @@ describe('npm run experiment (the CLI, as a child process): options and unreacha
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('LocalStack is not reachable at http://127.0.0.1:9');
     expect(result.stderr).toContain('npm run localstack:up');
+  });
+});
+
+/**
+ * Every `npm run` entry point answers the same way before it starts anything: its help on stdout
+ * and exit 0, or an invalid option's message and a hint on stderr and exit 2.
+ */
+describe.concurrent.each([
+  ['experiment', ['--messages', '0'], '--messages must be a whole number from 1 to 1,000,000, got "0"'],
+  ['sweep', ['--batch-sizes', '1,x'], '--batch-sizes must be a comma-separated list of whole numbers'],
+  ['bench', ['--scale', 'lots'], '--scale must be a comma-separated list of whole numbers from 0'],
+  ['bench:verifier', ['--events', '0'], '--events must be a whole number from 1 to 10,000,000, got "0"'],
+  ['bench:default-run', ['--', '--crash-rate', '2'], 'after --, for the experiment: --crash-rate must be'],
+  ['proofs', ['--crash-at', 'nowhere'], '--crash-at must be EVENT@RECEIVE, like evt-000000@1, got "nowhere"'],
+  ['docs:options', ['--nope'], "Unknown option '--nope'"],
+] as const)('npm run %s', (script, bad, message) => {
+  it('--help prints the help made from the option declaration and exits 0', async () => {
+    const result = await runNpmScript(script, ['--help']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain(helpText(script));
+  });
+
+  it(`exits 2 on ${bad.join(' ')}, saying what is wrong and where the options are`, async () => {
+    const result = await runNpmScript(script, [...bad]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`error: ${message}`);
+    expect(result.stderr).toContain(`Run \`npm run ${script} -- --help\` for the options.`);
   });
 });
