@@ -1,5 +1,6 @@
 import type { Mode } from '../../contract/topology.js';
 import type { BenchReport } from './report.js';
+import { MODE_RATIOS, modeRatioText, targetsNotMeasured } from './summary.js';
 
 const pad = (text: string | number, width: number) => String(text).padStart(width);
 const range = (s: { min: number; max: number }) => `${s.min}–${s.max}`;
@@ -28,7 +29,7 @@ export function formatBench(report: BenchReport): string {
     const r = report.ratios.find((x) => x.batchSize === cell.batchSize && x.concurrency === cell.concurrency);
     if (r)
       lines.push(
-        `${''.padStart(11)}effectively-once ÷ at-least-once ${r.effectivelyOnceOverAtLeastOnce}, powertools-idempotency ÷ effectively-once ${r.powertoolsOverEffectivelyOnce}`,
+        `${''.padStart(11)}${MODE_RATIOS.map((which) => `${which.numerator} ÷ ${which.denominator} ${modeRatioText(r, which)}`).join(', ')}`,
       );
   }
   lines.push('');
@@ -66,5 +67,7 @@ export function formatBench(report: BenchReport): string {
   lines.push('targets:');
   for (const target of report.targets)
     lines.push(`  ${target.met ? 'met   ' : 'MISSED'} ${target.name}: ${target.measured}`);
+  for (const target of targetsNotMeasured(report.ratios))
+    lines.push(`  n/a    ${target.name}: ${target.measured}`);
   return lines.join('\n');
 }

@@ -2,7 +2,16 @@ import { describe, expect, it } from 'vitest';
 import type { CellModeResult, CellResult } from '../../../../harness/benchmarks/end-to-end.js';
 import type { CellRatios } from '../../../../harness/benchmarks/report.js';
 import type { ScalePoint } from '../../../../harness/benchmarks/scale.js';
-import { ratio, ratiosOf, spread, targetsOf } from '../../../../harness/benchmarks/summary.js';
+import {
+  MODE_RATIOS,
+  modeRatioText,
+  notMeasured,
+  ratio,
+  ratiosOf,
+  spread,
+  targetsNotMeasured,
+  targetsOf,
+} from '../../../../harness/benchmarks/summary.js';
 
 describe('spread', () => {
   it('takes the middle value of an odd count, and keeps the runs in their order', () => {
@@ -81,6 +90,45 @@ describe('ratiosOf a grid cell', () => {
     expect(ratios.endToEndOverFloor).toEqual({ 'effectively-once': 0.8 });
     expect(ratios.effectivelyOnceOverAtLeastOnce).toBe(0); // at-least-once not measured: ÷ 0
     expect(ratios.powertoolsOverEffectivelyOnce).toBe(0);
+  });
+});
+
+describe('a ratio between modes that were not all measured', () => {
+  const only = (modes: CellResult['modes']) => ratiosOf(cell(10, 5, modes));
+  const [effectivelyOverAtLeast, powertoolsOverEffectively] = MODE_RATIOS;
+
+  it('is not a number: it says which modes were not run', () => {
+    const ratios = only({ 'effectively-once': result(90, 100) });
+    expect(notMeasured(ratios, ['effectively-once', 'at-least-once'])).toBe(
+      'not measured (at-least-once was not run)',
+    );
+    expect(notMeasured(ratios, ['at-most-once', 'at-least-once'])).toBe(
+      'not measured (at-most-once and at-least-once were not run)',
+    );
+    expect(modeRatioText(ratios, effectivelyOverAtLeast)).toBe('not measured (at-least-once was not run)');
+    expect(modeRatioText(ratios, powertoolsOverEffectively)).toBe(
+      'not measured (powertools-idempotency was not run)',
+    );
+  });
+
+  it('is the number when both were measured', () => {
+    const ratios = only({ 'at-least-once': result(100, 200), 'effectively-once': result(90, 100) });
+    expect(notMeasured(ratios, ['effectively-once', 'at-least-once'])).toBeUndefined();
+    expect(modeRatioText(ratios, effectivelyOverAtLeast)).toBe('0.9');
+  });
+
+  it('leaves its target unchecked, neither met nor MISSED, and says why', () => {
+    const ratios = [only({ 'effectively-once': result(90, 100) })];
+    expect(targetsOf(ratios, []).map((target) => target.name)).toEqual([
+      'effectively-once end to end ≥ 60% of its floor (batch 10, concurrency 5)',
+    ]);
+    expect(targetsNotMeasured(ratios)).toEqual([
+      {
+        name: 'effectively-once ≥ 85% of at-least-once (batch 10, concurrency 5)',
+        met: false,
+        measured: 'not measured (at-least-once was not run)',
+      },
+    ]);
   });
 });
 

@@ -149,7 +149,7 @@ describe('the bench table (stdout)', () => {
     for (const index of [0, 1, 3, 4, 5, 6, 7]) expect(values[index], columns[index]).toBe(ends[index]);
     expect(line.indexOf('at-least-once')).toBe(header.indexOf('mode'));
     expect(lines).toContain(
-      '           effectively-once ÷ at-least-once 0.9, powertools-idempotency ÷ effectively-once 0',
+      '           effectively-once ÷ at-least-once 0.9, powertools-idempotency ÷ effectively-once not measured (powertools-idempotency was not run)',
     );
   });
 
@@ -257,5 +257,29 @@ describe('the bench table (stdout)', () => {
       '  met    effectively-once end to end ≥ 60% of its floor (batch 10, concurrency 5): 90%',
       '  met    effectively-once ≥ 85% of at-least-once (batch 10, concurrency 5): 90%',
     ]);
+  });
+
+  it('prints no number for a ratio or target whose modes were not measured, and says which was not run', () => {
+    const endToEnd = [
+      {
+        batchSize: 10,
+        concurrency: 5,
+        batchingWindowSeconds: 0,
+        messages: 200,
+        repetitions: 1,
+        modes: { 'effectively-once': result([90], [100]) },
+      },
+    ];
+    const ratios = endToEnd.map(ratiosOf);
+    const lines = formatBench(report({ endToEnd, ratios, targets: targetsOf(ratios, []) })).split('\n');
+    expect(lines).toContain(
+      '           effectively-once ÷ at-least-once not measured (at-least-once was not run), ' +
+        'powertools-idempotency ÷ effectively-once not measured (powertools-idempotency was not run)',
+    );
+    expect(lines.slice(lines.indexOf('targets:') + 1)).toEqual([
+      '  met    effectively-once end to end ≥ 60% of its floor (batch 10, concurrency 5): 90%',
+      '  n/a    effectively-once ≥ 85% of at-least-once (batch 10, concurrency 5): not measured (at-least-once was not run)',
+    ]);
+    expect(lines.join('\n')).not.toMatch(/MISSED|÷ at-least-once 0/);
   });
 });
