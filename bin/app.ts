@@ -1,11 +1,12 @@
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { deploymentSettingsFromContext } from '../contract/deployment-settings.js';
+import { DEFAULT_STACK_NAME } from '../contract/stack-outputs.js';
 import { DeliverySemanticsStack } from '../lib/delivery-semantics-stack.js';
 
 const app = new App();
 const settings = deploymentSettingsFromContext((key) => app.node.tryGetContext(key));
-const stackName = String(app.node.tryGetContext('stackName') ?? 'DeliverySemantics');
+const stackName = String(app.node.tryGetContext('stackName') ?? DEFAULT_STACK_NAME);
 
 // cdk-nag's AWS Solutions rules run on every synth and deploy: a violation fails it.
 Validations.of(app).addPlugins(new AwsSolutionsChecks(app));

@@ -1,5 +1,8 @@
 import type { Mode } from './topology.js';
 
+/** The stack's name unless `-c stackName=…` says otherwise; the experiment's `--stack-name` default. */
+export const DEFAULT_STACK_NAME = 'DeliverySemantics';
+
 /**
  * The stack's CloudFormation output keys, shared by the stack (which writes them) and the
  * experiment driver (which reads them with DescribeStacks), so the two cannot drift apart.

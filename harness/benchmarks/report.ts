@@ -10,8 +10,10 @@ export interface CellRatios {
   readonly concurrency: number;
   /** Median end to end ÷ median floor, per mode. */
   readonly endToEndOverFloor: Partial<Record<Mode, number>>;
-  readonly effectivelyOnceOverAtLeastOnce: number;
-  readonly powertoolsOverEffectivelyOnce: number;
+  /** Median end to end of effectively-once ÷ at-least-once; null when either was not run. */
+  readonly effectivelyOnceOverAtLeastOnce: number | null;
+  /** Median end to end of powertools-idempotency ÷ effectively-once; null when either was not run. */
+  readonly powertoolsOverEffectivelyOnce: number | null;
 }
 
 export interface Target {

@@ -11,7 +11,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
-import type { Mode } from '../../contract/topology.js';
+import { MODES, type Mode } from '../../contract/topology.js';
 import { PROJECT_ROOT } from '../../lib/bundling.js';
 import type { ExperimentReport, ModeReport } from '../experiment/experiment.js';
 import { type ParsedOptions, parseOptions } from '../options/parse.js';
@@ -125,7 +125,7 @@ function timeOneRun(checkout: string, seed: string, extraArgs: readonly string[]
     if (broken.length > 0) problems.push(`${mode}: ${broken.join(', ')} impossible`);
     // With crashes, each mode's signature must show: a mode that stopped crashing would pass unseen.
     if (outcome.crashes > 0) {
-      const signature = SIGNATURES[mode];
+      const signature = signatureOf(mode);
       if (!signature.holds(outcome)) problems.push(`${mode}: ${signature.expected}`);
     }
   }
@@ -140,22 +140,21 @@ function timeOneRun(checkout: string, seed: string, extraArgs: readonly string[]
   };
 }
 
-/** What a crash does to each mode of the default run (README, the mode table). */
-const SIGNATURES: Record<Mode, { expected: string; holds: (outcome: ModeReport) => boolean }> = {
-  'at-most-once': { expected: 'crashed, yet lost nothing', holds: (outcome) => outcome.lost > 0 },
-  'at-least-once': {
-    expected: 'crashed, yet duplicated nothing',
-    holds: (outcome) => outcome.duplicated > 0,
-  },
-  'effectively-once': {
+/**
+ * What a crash must do to a mode in the default run, from its promises (contract/topology.ts): the
+ * loss or the duplicate it does not promise against must show, and a mode that promises both must
+ * be exact. So a mode that silently stopped crashing, or a guard that stopped guarding, fails here.
+ */
+function signatureOf(mode: Mode): { expected: string; holds: (outcome: ModeReport) => boolean } {
+  const { noLoss, noDuplicates } = MODES[mode].promises;
+  if (!noLoss) return { expected: 'crashed, yet lost nothing', holds: (outcome) => outcome.lost > 0 };
+  if (!noDuplicates)
+    return { expected: 'crashed, yet duplicated nothing', holds: (outcome) => outcome.duplicated > 0 };
+  return {
     expected: 'not exact',
     holds: (outcome) => outcome.duplicated === 0 && outcome.lost === 0 && outcome.driftCents === 0,
-  },
-  'powertools-idempotency': {
-    expected: 'crashed after a credit, yet duplicated nothing',
-    holds: (outcome) => outcome.duplicated > 0,
-  },
-};
+  };
+}
 
 function label(checkout: string): string {
   return checkout === PROJECT_ROOT ? 'this checkout' : relative(PROJECT_ROOT, checkout) || checkout;

@@ -9,9 +9,6 @@ import type { FaultSettings } from '../faults/faults.js';
 import { DEFAULTS, type OptionName, type Target } from '../options/declaration.js';
 import { type ParsedOptions, parseOptions } from '../options/parse.js';
 
-// Tests outside harness/ still read DEFAULTS from here; harness code imports it from harness/options/.
-export { DEFAULTS } from '../options/declaration.js';
-
 export interface CliOptions {
   readonly json: boolean;
   /** Open the HTML report in a browser when the run is done. */

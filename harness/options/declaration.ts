@@ -1,3 +1,4 @@
+import { DEFAULT_STACK_NAME } from '../../contract/stack-outputs.js';
 /**
  * Every command-line option of every entry point, declared once: its kind and range, its default
  * per entry point, the targets that accept it and its help line. The parser (parse.ts), the
@@ -160,7 +161,7 @@ export const OPTIONS = {
     group: 'deployed',
     targets: DEPLOYED,
     help: 'CloudFormation stack name',
-    entryPoints: { experiment: { default: 'DeliverySemantics' } },
+    entryPoints: { experiment: { default: DEFAULT_STACK_NAME } },
   },
   region: {
     kind: 'text',

@@ -6,12 +6,12 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { modeOutputs, STACK_OUTPUTS } from '../../contract/stack-outputs.js';
 import { MODE_NAMES, MODES, TOPOLOGY_VERSION } from '../../contract/topology.js';
-import { DEFAULTS } from '../../harness/cli/cli-args.js';
 import { connectDeployedEnvironment, type DeployedClients } from '../../harness/environments/deployed.js';
 import { StackVersionError, VerifierInvocationError } from '../../harness/environments/deployed-errors.js';
 import { type EmbeddedEnvironment, startEmbeddedEnvironment } from '../../harness/environments/embedded.js';
 import { newRunId, runExperiment } from '../../harness/experiment/experiment.js';
 import { NO_FAULTS } from '../../harness/faults/faults.js';
+import { DEFAULTS } from '../../harness/options/declaration.js';
 
 /**
  * The deployed environment's real paths — SendMessageBatch, GetQueueAttributes, the manifest write

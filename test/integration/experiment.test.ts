@@ -2,12 +2,12 @@ import { paginateQuery } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it } from 'vitest';
 import { partitionKey } from '../../contract/ledger-keys.js';
 import { MODE_NAMES, type Mode } from '../../contract/topology.js';
-import { DEFAULTS } from '../../harness/cli/cli-args.js';
 import { startEmbeddedEnvironment } from '../../harness/environments/embedded.js';
 import type { ExperimentEnvironment } from '../../harness/environments/environment.js';
 import { type ExperimentConfig, newRunId, runExperiment } from '../../harness/experiment/experiment.js';
 import { buildManifest } from '../../harness/experiment/producer.js';
 import { NO_FAULTS } from '../../harness/faults/faults.js';
+import { DEFAULTS } from '../../harness/options/declaration.js';
 
 const quiet = { phase: () => undefined };
 

@@ -12,9 +12,9 @@ import {
   writeManifestSummary,
 } from '../../functions/shared/manifest.js';
 import { EVENT_ID_ATTRIBUTE, RUN_ID_ATTRIBUTE } from '../../functions/shared/message.js';
-import { DEFAULTS } from '../../harness/cli/cli-args.js';
 import { type EmbeddedEnvironment, startEmbeddedEnvironment } from '../../harness/environments/embedded.js';
 import { runExperiment } from '../../harness/experiment/experiment.js';
+import { DEFAULTS } from '../../harness/options/declaration.js';
 import { experimentConfig } from '../support/embedded-run.js';
 
 const RUN = 'verifier-it';

@@ -1,5 +1,4 @@
 import { MODE_NAMES } from '../../contract/topology.js';
-import { DEFAULTS } from '../../harness/cli/cli-args.js';
 import { type EmbeddedEnvironment, startEmbeddedEnvironment } from '../../harness/environments/embedded.js';
 import {
   LOCAL_MAX_CONCURRENCY,
@@ -12,6 +11,7 @@ import {
   runExperiment,
 } from '../../harness/experiment/experiment.js';
 import { type FaultSettings, NO_FAULTS } from '../../harness/faults/faults.js';
+import { DEFAULTS } from '../../harness/options/declaration.js';
 
 export type RunOverrides = Partial<Omit<ExperimentConfig, 'faults'>> & {
   readonly faults?: Partial<FaultSettings>;

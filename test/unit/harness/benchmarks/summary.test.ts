@@ -81,15 +81,15 @@ describe('ratiosOf a grid cell', () => {
     });
   });
 
-  it('uses the median of the repetitions, and 0 for a mode that was not measured', () => {
+  it('uses the median of the repetitions, and no number for a ratio with a mode that was not measured', () => {
     const ratios = ratiosOf(
       cell(1, 2, {
         'effectively-once': { ...result(0, 0), endToEnd: spread([50, 90, 80]), floor: spread([100, 100]) },
       }),
     );
     expect(ratios.endToEndOverFloor).toEqual({ 'effectively-once': 0.8 });
-    expect(ratios.effectivelyOnceOverAtLeastOnce).toBe(0); // at-least-once not measured: ÷ 0
-    expect(ratios.powertoolsOverEffectivelyOnce).toBe(0);
+    expect(ratios.effectivelyOnceOverAtLeastOnce).toBeNull(); // at-least-once not measured: no number
+    expect(ratios.powertoolsOverEffectivelyOnce).toBeNull();
   });
 });
 
