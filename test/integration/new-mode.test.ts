@@ -1,0 +1,81 @@
+import { execFile } from 'node:child_process';
+import { cp, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../../lib/bundling.js';
+
+const run = promisify(execFile);
+
+/** A mode that exists only in this test's copy of the project. */
+const MODE = 'throwaway-mode';
+
+const ENTRY = `  '${MODE}': {
+    ...consumerDefaults,
+    summary: 'credits like at-least-once; added by a test to show what a new mode takes',
+    crashPoint: 'the event had been applied, the batch not yet acknowledged',
+    reportBatchItemFailures: true,
+    deletesOwnBatch: false,
+    promises: { noLoss: true, noDuplicates: false },
+    proof: {
+      counts: { crashes: 1, duplicated: 1, extraApplications: 1, lost: 0 },
+      story: 'was applied, the process was killed, and the redelivery applied it again',
+      expected: 'the crash to land after the credit and the redelivery to credit again',
+    },
+  },
+`;
+
+/**
+ * "A new mode is one entry in contract/topology.ts and one handler file" (docs/design.md, "Adding a
+ * mode"), done for real on a copy of the project: nothing else is edited, the copy type-checks, and
+ * `npm run proofs` kills the new mode's consumer at its crash point over the emulators and proves
+ * the entry's proof.
+ */
+describe('adding a mode', () => {
+  let copy: string;
+
+  beforeAll(async () => {
+    copy = await mkdtemp(join(tmpdir(), 'new-mode-'));
+    for (const dir of ['bin', 'contract', 'functions', 'harness', 'lib']) {
+      await cp(join(PROJECT_ROOT, dir), join(copy, dir), { recursive: true });
+    }
+    for (const file of ['package.json', 'tsconfig.json', 'cdk.json']) {
+      await cp(join(PROJECT_ROOT, file), join(copy, file));
+    }
+    await symlink(join(PROJECT_ROOT, 'node_modules'), join(copy, 'node_modules'), 'dir');
+
+    const topologyFile = join(copy, 'contract/topology.ts');
+    const topology = await readFile(topologyFile, 'utf8');
+    const end = '} as const satisfies Record<string, ModeSettings>;';
+    expect(topology).toContain(end);
+    await writeFile(topologyFile, topology.replace(end, `${ENTRY}${end}`));
+
+    const handler = await readFile(join(copy, 'functions/at-least-once.ts'), 'utf8');
+    expect(handler).toContain("readConsumerConfig('at-least-once')");
+    await writeFile(
+      join(copy, `functions/${MODE}.ts`),
+      handler.replace("readConsumerConfig('at-least-once')", `readConsumerConfig('${MODE}')`),
+    );
+  });
+
+  afterAll(async () => {
+    if (copy) await rm(copy, { recursive: true, force: true });
+  });
+
+  it('type-checks with one topology entry and one handler file', async () => {
+    await expect(
+      run(join(copy, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.json', '--noEmit'], { cwd: copy }),
+    ).resolves.toBeDefined();
+  }, 120_000);
+
+  it('is proved by npm run proofs with a real crash at its crash point', async () => {
+    const { stdout } = await run(
+      join(copy, 'node_modules/.bin/tsx'),
+      ['harness/proofs/run-proofs.ts', '--modes', MODE],
+      { cwd: copy, env: { ...process.env, NO_COLOR: '1' } },
+    );
+    expect(stdout).toMatch(new RegExp(`PROVED ${MODE}: \\S+ was applied, the process was killed`));
+    expect(stdout).not.toMatch(/NOT PROVED/);
+  }, 120_000);
+});
