@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 
 /**
- * Crash injection (DESIGN: crash model). Whether to crash is a pure function of
+ * Crash injection (docs/design.md, "Crash model"). Whether to crash is a pure function of
  * (seed, eventId, receive count): a run is reproducible, and a redelivery gets a fresh draw.
  */
 export function crashDraw(seed: string, eventId: string, receiveCount: number): number {

@@ -2,7 +2,7 @@ import { EVENT_STATES, type EventState } from './event-details.js';
 import type { ManifestEvent } from './manifest.js';
 import { payloadHash } from './message.js';
 
-/** The per-run, per-mode outcome the verifier reports (DESIGN: outcome definitions), all by event id. */
+/** The per-run, per-mode outcome the verifier reports (docs/design.md, "Outcome definitions"), all by event id. */
 export interface ModeOutcome {
   /** Events in the producer's manifest (poison included). */
   readonly produced: number;

@@ -1,8 +1,8 @@
 import { crashDraw } from '../../functions/shared/crash.js';
 
 /**
- * The faults an experiment can inject besides the handlers' own crash points (DESIGN: fault
- * model). Every one is drawn from the run's seed, keyed on the event (never on an SQS message id,
+ * The faults an experiment can inject besides the handlers' own crash points (docs/design.md,
+ * "Fault model"). Every one is drawn from the run's seed, keyed on the event (never on an SQS message id,
  * which differs between modes), so every mode gets the same schedule. They live in the producer
  * and the local runtime; the handler code stays exactly what is deployed.
  */

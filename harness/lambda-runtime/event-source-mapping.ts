@@ -11,7 +11,7 @@ import { TimelineRecorder } from './timeline.js';
 export const MAX_BATCH_PAYLOAD_BYTES = 6 * 1024 * 1024;
 
 /**
- * Faults the mapping injects (DESIGN: fault model), each drawn from the seed and keyed on the
+ * Faults the mapping injects (docs/design.md, "Fault model"), each drawn from the seed and keyed on the
  * event and its receive count, so every mode gets the same schedule. All rates default to 0.
  */
 export interface MappingFaults {

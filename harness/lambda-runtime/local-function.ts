@@ -6,7 +6,7 @@ import {
   type InvocationResult,
 } from './execution-environment.js';
 
-/** Faults injected into one invocation (DESIGN: fault model); both optional. */
+/** Faults injected into one invocation (docs/design.md, "Fault model"); both optional. */
 export interface FunctionInvokeOptions {
   /**
    * An injected kill: the environment is SIGKILLed at this fraction, in [0, 1), of the function's
