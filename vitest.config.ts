@@ -43,6 +43,7 @@ const RUNS = [
   'test/integration/proofs.test.ts',
   'test/integration/cli.test.ts',
   'test/integration/bench.test.ts',
+  'test/integration/new-mode.test.ts',
 ];
 
 /**

@@ -1,6 +1,6 @@
 import type { Mode } from './topology.js';
 
-/** The stack's name unless `-c stackName=…` says otherwise; the experiment's `--stack-name` default. */
+/** The stack's name unless `-c stackName=…` says otherwise; the experiment's `--stack` default. */
 export const DEFAULT_STACK_NAME = 'DeliverySemantics';
 
 /**

@@ -154,6 +154,12 @@ export const MODES = {
 
 export type Mode = keyof typeof MODES;
 
+/**
+ * What a mode's name may look like: it names queues, functions, ledger partitions and Powertools'
+ * key prefix, and the DynamoDB proxy finds it in requests with this pattern.
+ */
+export const MODE_NAME_PATTERN = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
+
 export const MODE_NAMES = Object.keys(MODES) as Mode[];
 
 export function isMode(value: string): value is Mode {

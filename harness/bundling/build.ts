@@ -1,15 +1,15 @@
 /**
  * `npm run build`: bundles every handler into dist/functions/ exactly as the stack deploys it
- * (lib/bundling.ts), and prints the sizes, so the artifact can be inspected without `cdk synth`.
+ * (lib/bundling.ts, for the Lambda runtime's Node), and prints the sizes, so the artifact can be inspected without `cdk synth`.
  */
 import { statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { MODE_NAMES } from '../../contract/topology.js';
-import { PROJECT_ROOT } from '../../lib/bundling.js';
+import { BUNDLING, PROJECT_ROOT } from '../../lib/bundling.js';
 import { bundleHandlers } from './bundle.js';
 
 const outdir = join(PROJECT_ROOT, 'dist', 'functions');
-const bundles = await bundleHandlers([...MODE_NAMES, 'verifier'], { outdir });
+const bundles = await bundleHandlers([...MODE_NAMES, 'verifier'], { outdir, target: BUNDLING.target });
 const width = Math.max(...Object.keys(bundles.handlers).map((name) => name.length));
 for (const [name, path] of Object.entries(bundles.handlers)) {
   const kb = (statSync(path).size / 1024).toFixed(0);

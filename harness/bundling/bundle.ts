@@ -30,7 +30,11 @@ const UNOWNED_STALE_AFTER_MS = 24 * 60 * 60 * 1000;
  */
 export async function bundleHandlers(
   names: readonly string[],
-  options: { readonly outdir?: string } = {},
+  options: {
+    readonly outdir?: string;
+    /** esbuild's target for the handlers. @default the Node running this process (the local runtime's) */
+    readonly target?: string;
+  } = {},
 ): Promise<Bundles> {
   let outdir = options.outdir;
   let unregister = (): void => undefined;
@@ -40,7 +44,7 @@ export async function bundleHandlers(
     // Exit hooks do not run on SIGKILL; the watchdog removes the folder then.
     unregister = registerWithWatchdog({ dir: outdir });
   }
-  const builds = buildOptions(names);
+  const builds = buildOptions(names, options.target ?? LOCAL_TARGET);
   try {
     if (options.outdir === undefined) {
       // The run's own folder holds links to the cached bundles, so the watchdog can remove it
@@ -79,7 +83,7 @@ export async function bundleHandlers(
 const LOCAL_TARGET = `node${process.versions.node}`;
 
 /** The handlers' build (as the stack's NodejsFunction does it, for the local Node) and the worker's. */
-function buildOptions(names: readonly string[]): BuildOptions[] {
+function buildOptions(names: readonly string[], target: string): BuildOptions[] {
   return [
     {
       absWorkingDir: PROJECT_ROOT,
@@ -87,7 +91,7 @@ function buildOptions(names: readonly string[]): BuildOptions[] {
       bundle: true,
       platform: BUNDLING.platform,
       format: BUNDLING.format,
-      target: LOCAL_TARGET,
+      target,
       minify: BUNDLING.minify,
       sourcemap: BUNDLING.sourcemap,
       mainFields: [...BUNDLING.mainFields],

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { MODE_NAMES, type Mode } from '../../contract/topology.js';
+import { isMode, MODE_NAME_PATTERN, type Mode } from '../../contract/topology.js';
 
 /** What a request is counted under when its body names no mode (control-plane calls, the run manifest). */
 export const NO_MODE = 'other';
@@ -11,19 +11,16 @@ export function targetOperation(headers: IncomingHttpHeaders): string {
   return value?.slice(value.lastIndexOf('.') + 1) ?? '';
 }
 
-const LEDGER_PARTITION = /MODE#([a-z-]+)/;
+const NAME = MODE_NAME_PATTERN.source.replace(/^\^|\$$/g, '');
+const LEDGER_PARTITION = new RegExp(`MODE#(${NAME})`);
 /** Powertools' idempotency record: its `id` is `<keyPrefix>#<hash>`, and the handlers' prefix is the mode. */
-const IDEMPOTENCY_KEY = /"id":\{"S":"([a-z-]+)#/;
+const IDEMPOTENCY_KEY = new RegExp(`"id":\\{"S":"(${NAME})#`);
 
 /** The mode a request is about: the ledger's partition key names it, Powertools' record key starts with it. */
 export function modeOf(body: Buffer): Mode | typeof NO_MODE {
   const text = body.toString('utf8');
   const mode = LEDGER_PARTITION.exec(text)?.[1] ?? IDEMPOTENCY_KEY.exec(text)?.[1];
   return mode !== undefined && isMode(mode) ? mode : NO_MODE;
-}
-
-function isMode(name: string): name is Mode {
-  return (MODE_NAMES as readonly string[]).includes(name);
 }
 
 export type JsonObject = Record<string, unknown>;

@@ -1,4 +1,3 @@
-import { DEFAULT_STACK_NAME } from '../../contract/stack-outputs.js';
 /**
  * Every command-line option of every entry point, declared once: its kind and range, its default
  * per entry point, the targets that accept it and its help line. The parser (parse.ts), the
@@ -7,6 +6,7 @@ import { DEFAULT_STACK_NAME } from '../../contract/stack-outputs.js';
  * Per-mode settings are read from contract/topology.ts and local timing from
  * harness/environments/local-timing.ts, never restated here.
  */
+import { DEFAULT_STACK_NAME } from '../../contract/stack-outputs.js';
 import { MODE_NAMES, MODES, type Mode, type ModeSettings } from '../../contract/topology.js';
 import { crashTarget } from '../../functions/shared/crash.js';
 import { LOCALSTACK_DEFAULTS } from '../environments/deployed.js';
@@ -165,7 +165,7 @@ export const OPTIONS = {
   },
   region: {
     kind: 'text',
-    pattern: /^[a-z]{2}(-[a-z]+)+-\d+$/,
+    pattern: /^[a-z]{2,4}(-[a-z]+)+-\d+$/,
     shape: 'an AWS region like eu-west-1',
     placeholder: 'REGION',
     group: 'deployed',

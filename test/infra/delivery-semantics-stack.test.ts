@@ -12,6 +12,7 @@ import {
 } from '../../contract/deployment-settings.js';
 import { partitionKey } from '../../contract/ledger-keys.js';
 import { MODE_NAMES, MODES, type Mode, type ModeSettings, STORAGE } from '../../contract/topology.js';
+import { BUNDLING } from '../../lib/bundling.js';
 import { DeliverySemanticsStack, IDEMPOTENCY_RECORD_ACTIONS } from '../../lib/delivery-semantics-stack.js';
 
 function synth(settings: DeploymentSettings = { crashRate: 0, crashSeed: 'seed' }): {
@@ -103,6 +104,14 @@ describe('DeliverySemanticsStack', () => {
     expect(MODES['effectively-once'].reportBatchItemFailures).toBe(true);
     expect(MODES['powertools-idempotency'].reportBatchItemFailures).toBe(true);
     expect(MODES['at-most-once'].reportBatchItemFailures).toBe(false);
+  });
+
+  it('bundles for the Node of the runtime it pins (nodejs24.x, esbuild target node24)', () => {
+    expect(BUNDLING.target).toBe('node24');
+    const runtimes = Object.values(template.findResources('AWS::Lambda::Function')).map(
+      (fn) => (fn as { Properties: { Runtime?: string } }).Properties.Runtime,
+    );
+    expect(new Set(runtimes)).toEqual(new Set(['nodejs24.x']));
   });
 
   it.each(MODE_NAMES)(
