@@ -32,7 +32,10 @@ interface RunTiming {
 function main({ values: { runs, compare }, passThrough }: ParsedOptions<'bench:default-run'>): Finished {
   // Refused now, not after ten failed runs; the compared checkout reads them with its own parser.
   try {
-    parseOptions('experiment', passThrough);
+    const { values } = parseOptions('experiment', passThrough);
+    // Each run would print the experiment's help instead of a report, and count as failed.
+    if (values.help) throw new UsageError('--help is not a run option (it would replace every report)');
+    if (values.json) throw new UsageError('--json is not needed: the bench passes it to every run');
   } catch (error) {
     if (error instanceof UsageError) throw new UsageError(`after --, for the experiment: ${error.message}`);
     throw error;
