@@ -42,6 +42,6 @@ describe('npm run proofs (single-message demonstrations, real SIGKILLs, counted 
   it('refuses a malformed crash target with exit 2', async () => {
     const { code, stderr } = await proofs(['--crash-at', 'evt-000000']);
     expect(code).toBe(2);
-    expect(stderr).toMatch(/--crash-at must look like evt-000000@1/);
+    expect(stderr).toMatch(/--crash-at must be EVENT@RECEIVE, like evt-000000@1, got "evt-000000"/);
   });
 });
