@@ -120,6 +120,8 @@ export function deliveryOf(
  * If this write fails the handler throws before touching anything, so the batch is retried whole.
  */
 export async function countDeliveries(deps: ConsumerDeps, records: readonly SQSRecord[]): Promise<void> {
+  // Before any work: the crash draws need each record's redrive count (a malformed one fails the batch).
+  deps.crash.observe?.(records);
   const perRun = new Map<string, number>();
   for (const record of records) {
     const runId = runIdOf(record);

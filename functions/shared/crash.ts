@@ -1,16 +1,28 @@
 import { createHash } from 'node:crypto';
+import type { SQSRecord } from 'aws-lambda';
+import { receiveCountOf, recordAttribution, redriveCountOf } from './message.js';
 
 /**
  * Crash injection (docs/design.md, "Crash model"). Whether to crash is a pure function of
- * (seed, eventId, receive count): a run is reproducible, and a redelivery gets a fresh draw.
+ * (seed, eventId, receive count, redrive count): a run is reproducible, a redelivery gets a fresh
+ * draw (its receive count differs), and so does a redriven copy, whose receive count starts over
+ * but whose redrive count is one higher (docs/redrive.md). A redrive count of 0 — a message never
+ * redriven — draws exactly what it drew before redrive counts existed, so seeds replay unchanged.
  */
-export function crashDraw(seed: string, eventId: string, receiveCount: number): number {
-  const digest = createHash('sha256').update(`${seed}\0${eventId}\0${receiveCount}`).digest();
+export function crashDraw(seed: string, eventId: string, receiveCount: number, redriveCount = 0): number {
+  const redrive = redriveCount > 0 ? `\0${redriveCount}` : '';
+  const digest = createHash('sha256').update(`${seed}\0${eventId}\0${receiveCount}${redrive}`).digest();
   return digest.readUInt32BE(0) / 0x1_0000_0000;
 }
 
-export function shouldCrash(rate: number, seed: string, eventId: string, receiveCount: number): boolean {
-  return rate > 0 && crashDraw(seed, eventId, receiveCount) < rate;
+export function shouldCrash(
+  rate: number,
+  seed: string,
+  eventId: string,
+  receiveCount: number,
+  redriveCount = 0,
+): boolean {
+  return rate > 0 && crashDraw(seed, eventId, receiveCount, redriveCount) < rate;
 }
 
 /** Ends the process the way an OOM kill or a pod kill does: no catch, no finally, no flush. */
@@ -27,11 +39,22 @@ export interface CrashPoint {
   /** The event id, or the message id when the body did not parse. */
   readonly key: string;
   readonly receiveCount: number;
+  /**
+   * How often the message was redriven from its DLQ. Unset: the count observe() read from the
+   * invocation's record of this key and receive count (0 if none).
+   */
+  readonly redriveCount?: number;
   /** Where in the handler the crash lands, for the log line written just before it. */
   readonly where: string;
 }
 
 export interface CrashInjector {
+  /**
+   * Reads the redrive counts of an invocation's records (strictly: a malformed one throws), so a
+   * crash point that names only its event and receive count draws with its copy's redrive count.
+   * Called once per invocation, before any work (countDeliveries does); it forgets the previous one.
+   */
+  observe?(records: readonly SQSRecord[]): void;
   /** Returns if there is no crash; otherwise records it and never returns. */
   maybeCrash(point: CrashPoint): Promise<void>;
 }
@@ -52,10 +75,27 @@ export function createCrashInjector(options: {
   readonly kill?: Kill;
 }): CrashInjector {
   const kill = options.kill ?? killSelf;
+  /** The invocation's redrive counts by crashTarget(key, receive count). */
+  let redriveCounts = new Map<string, number>();
   return {
+    observe(records) {
+      const counts = new Map<string, number>();
+      for (const record of records) {
+        const target = crashTarget(
+          recordAttribution(record).eventId ?? record.messageId,
+          receiveCountOf(record),
+        );
+        // Two copies of one event at one receive count in one batch: the most redriven one decides.
+        counts.set(target, Math.max(counts.get(target) ?? 0, redriveCountOf(record)));
+      }
+      redriveCounts = counts;
+    },
     async maybeCrash(point) {
-      const chosen = options.at?.has(crashTarget(point.key, point.receiveCount)) ?? false;
-      if (!chosen && !shouldCrash(options.rate, options.seed, point.key, point.receiveCount)) return;
+      const target = crashTarget(point.key, point.receiveCount);
+      const chosen = options.at?.has(target) ?? false;
+      const redriveCount = point.redriveCount ?? redriveCounts.get(target) ?? 0;
+      if (!chosen && !shouldCrash(options.rate, options.seed, point.key, point.receiveCount, redriveCount))
+        return;
       await options.record(point).catch(() => undefined);
       kill();
     },

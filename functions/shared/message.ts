@@ -130,3 +130,43 @@ export function receiveCountOf(record: SQSRecord): number {
   }
   return count;
 }
+
+/**
+ * The message attribute a redrive by this project's harness adds to the copy it sends back to the
+ * source queue (docs/redrive.md): how often the message was redriven, a String attribute holding a
+ * whole number. The body is never touched. SQS's own StartMessageMoveTask keeps attributes
+ * unchanged, so on AWS it stays absent (or as it was).
+ */
+export const REDRIVE_COUNT_ATTRIBUTE = 'redriveCount';
+
+const REDRIVE_COUNT = /^(0|[1-9][0-9]{0,8})$/;
+
+/**
+ * A redrive count as an attribute carries it (data type and string value): absent is 0, anything
+ * but a String or Number attribute holding a whole number is an InvalidRecordError, never 0.
+ */
+export function parseRedriveCount(
+  attribute:
+    | { readonly dataType?: string | undefined; readonly stringValue?: string | undefined }
+    | undefined,
+  messageId: string | undefined,
+): number {
+  if (attribute === undefined) return 0;
+  const { dataType, stringValue } = attribute;
+  if (
+    (dataType !== 'String' && dataType !== 'Number') ||
+    stringValue === undefined ||
+    !REDRIVE_COUNT.test(stringValue)
+  ) {
+    throw new InvalidRecordError(
+      `message ${messageId ?? '(no id)'} has a malformed ${REDRIVE_COUNT_ATTRIBUTE} attribute ` +
+        `(${dataType ?? 'no data type'} ${JSON.stringify(stringValue)}): a whole number as a String attribute is expected`,
+    );
+  }
+  return Number(stringValue);
+}
+
+/** How often a Lambda SQS record was redriven: 0 without the attribute; a malformed one throws. */
+export function redriveCountOf(record: Pick<SQSRecord, 'messageId' | 'messageAttributes'>): number {
+  return parseRedriveCount(record.messageAttributes?.[REDRIVE_COUNT_ATTRIBUTE], record.messageId);
+}

@@ -46,15 +46,24 @@ export function anyFault(faults: FaultSettings): boolean {
 }
 
 /**
- * A number in [0, 1) that depends only on (seed, fault kind, key, n): the same event gets the same
- * draw in every mode and every replay of the seed, and each kind of fault draws independently.
- * `n` is usually the receive count, so a redelivery gets a fresh draw.
+ * A number in [0, 1) that depends only on (seed, fault kind, key, n, redrive count): the same event
+ * gets the same draw in every mode and every replay of the seed, and each kind of fault draws
+ * independently. `n` is usually the receive count, so a redelivery gets a fresh draw; the redrive
+ * count (the copy's redriveCount attribute, 0 when absent) makes a redriven copy, whose receive
+ * count starts over, draw afresh too. At 0 the draw is the one from before redrive counts existed.
  */
-export function faultDraw(seed: string, kind: string, key: string, n = 0): number {
-  return crashDraw(`${seed}\0${kind}`, key, n);
+export function faultDraw(seed: string, kind: string, key: string, n = 0, redriveCount = 0): number {
+  return crashDraw(`${seed}\0${kind}`, key, n, redriveCount);
 }
 
-/** Whether a fault of `kind` with probability `rate` hits (seed, key, n). */
-export function faultHits(rate: number, seed: string, kind: string, key: string, n = 0): boolean {
-  return rate > 0 && faultDraw(seed, kind, key, n) < rate;
+/** Whether a fault of `kind` with probability `rate` hits (seed, key, n, redrive count). */
+export function faultHits(
+  rate: number,
+  seed: string,
+  kind: string,
+  key: string,
+  n = 0,
+  redriveCount = 0,
+): boolean {
+  return rate > 0 && faultDraw(seed, kind, key, n, redriveCount) < rate;
 }

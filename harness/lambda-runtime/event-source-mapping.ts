@@ -1,6 +1,7 @@
 import { type Message, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
 import { deleteRecords } from '../../functions/shared/delete-records.js';
+import { redriveCountOf } from '../../functions/shared/message.js';
 import { faultDraw, faultHits } from '../faults/faults.js';
 import { INIT_TIMEOUT, InitError } from './execution-environment.js';
 import type { FunctionInvokeOptions, LocalFunction } from './local-function.js';
@@ -12,7 +13,8 @@ export const MAX_BATCH_PAYLOAD_BYTES = 6 * 1024 * 1024;
 
 /**
  * Faults the mapping injects (docs/design.md, "Fault model"), each drawn from the seed and keyed on the
- * event and its receive count, so every mode gets the same schedule. All rates default to 0.
+ * event, its receive count and its redrive count, so every mode gets the same schedule. All rates
+ * default to 0.
  */
 export interface MappingFaults {
   readonly seed: string;
@@ -282,12 +284,13 @@ export class LocalEventSourceMapping {
     if (!faults || !first) return {};
     const key = faultKeyOf(first);
     const n = receiveCountOf(first);
-    const kill = faultHits(faults.killRate ?? 0, faults.seed, 'kill', key, n);
+    const r = this.redriveCount(first);
+    const kill = faultHits(faults.killRate ?? 0, faults.seed, 'kill', key, n, r);
     const slow =
-      (faults.workDelayMs ?? 0) > 0 && faultHits(faults.workDelayRate ?? 0, faults.seed, 'slow', key, n);
+      (faults.workDelayMs ?? 0) > 0 && faultHits(faults.workDelayRate ?? 0, faults.seed, 'slow', key, n, r);
     if (slow) this.stats.slowInvocations += 1;
     return {
-      ...(kill ? { killAtFraction: faultDraw(faults.seed, 'kill-at', key, n) } : {}),
+      ...(kill ? { killAtFraction: faultDraw(faults.seed, 'kill-at', key, n, r) } : {}),
       // The invocation's timeout grows by the delay, so it can outlive its messages' visibility.
       // On AWS the function timeout must not exceed the visibility timeout, yet an invocation
       // still outlives its messages' visibility: their clock starts at the receive, before the
@@ -306,7 +309,8 @@ export class LocalEventSourceMapping {
     for (const record of deleted) {
       if (this.isCopy.has(record)) continue;
       const n = receiveCountOf(record);
-      if (!faultHits(faults.redeliveryRate, faults.seed, 'redelivery', faultKeyOf(record), n)) continue;
+      const r = this.redriveCount(record);
+      if (!faultHits(faults.redeliveryRate, faults.seed, 'redelivery', faultKeyOf(record), n, r)) continue;
       const copy: SQSRecord = {
         ...record,
         attributes: { ...record.attributes, ApproximateReceiveCount: String(n + 1) },
@@ -317,6 +321,19 @@ export class LocalEventSourceMapping {
       this.stats.pendingRedeliveries += 1;
       // Counted before the batch leaves inFlight, so a drain never sees a gap between the two.
       this.stats.inFlight += 1;
+    }
+  }
+
+  /**
+   * The record's redrive count, part of every fault draw so a redriven copy (receive count started
+   * over) draws afresh. Malformed, it is a bug of whoever sent it: fatal for the run, drawn as 0.
+   */
+  private redriveCount(record: SQSRecord): number {
+    try {
+      return redriveCountOf(record);
+    } catch (error) {
+      this.options.onFatal(error instanceof Error ? error : new Error(String(error)));
+      return 0;
     }
   }
 

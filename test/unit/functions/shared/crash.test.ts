@@ -7,8 +7,12 @@ import {
   createCrashInjector,
   shouldCrash,
 } from '../../../../functions/shared/crash.js';
+import { InvalidRecordError } from '../../../../functions/shared/errors.js';
 import { expiresAt } from '../../../../functions/shared/ledger.js';
+import { REDRIVE_COUNT_ATTRIBUTE, redriveCountOf } from '../../../../functions/shared/message.js';
+import { faultDraw } from '../../../../harness/faults/faults.js';
 import { consumerDeps, Killed, NOW } from '../../../support/consumer-deps.js';
+import { messageBody, sqsRecord } from '../../../support/sqs-events.js';
 
 describe('crash decision', () => {
   it('is deterministic for the same seed, event and receive count', () => {
@@ -152,5 +156,84 @@ describe('crash record of a consumer', () => {
 
     expect(deps.kills).toBe(1);
     expect(ddb.commandCalls(UpdateCommand)).toHaveLength(0);
+  });
+});
+
+describe('a redriven copy draws afresh', () => {
+  const withRedrive = (record: ReturnType<typeof sqsRecord>, value: string, dataType = 'String') => ({
+    ...record,
+    messageAttributes: {
+      ...record.messageAttributes,
+      [REDRIVE_COUNT_ATTRIBUTE]: { stringValue: value, stringListValues: [], binaryListValues: [], dataType },
+    },
+  });
+
+  it('draws what it always drew at redrive count 0, and something else at 1 and 2', () => {
+    expect(crashDraw('s', 'evt-1', 1, 0)).toBe(crashDraw('s', 'evt-1', 1));
+    const draws = new Set([
+      crashDraw('s', 'evt-1', 1),
+      crashDraw('s', 'evt-1', 1, 1),
+      crashDraw('s', 'evt-1', 1, 2),
+    ]);
+    expect(draws.size).toBe(3);
+    // The fault draws of the local runtime too.
+    expect(faultDraw('s', 'kill', 'evt-1', 1, 0)).toBe(faultDraw('s', 'kill', 'evt-1', 1));
+    expect(faultDraw('s', 'kill', 'evt-1', 1, 1)).not.toBe(faultDraw('s', 'kill', 'evt-1', 1));
+  });
+
+  it('an event dead-lettered by two crashes is not dead-lettered again by the same two', () => {
+    // At rate 0.1, find events that crash at receives 1 and 2: without the redrive count, their
+    // redriven copies (receive count 1, 2 again) would crash the same way, forever.
+    const ids = Array.from({ length: 5000 }, (_, index) => `evt-${index}`);
+    const twice = ids.filter((id) => shouldCrash(0.1, 'r1', id, 1) && shouldCrash(0.1, 'r1', id, 2));
+    expect(twice.length).toBeGreaterThan(20);
+    const again = twice.filter((id) => shouldCrash(0.1, 'r1', id, 1, 1) && shouldCrash(0.1, 'r1', id, 2, 1));
+    expect(again.length).toBeLessThan(twice.length / 5);
+  });
+
+  it('reads the redrive count from the invocation’s records: the same draw in every mode, whatever the message id', async () => {
+    const killedAt = async (record: ReturnType<typeof sqsRecord>) => {
+      const keys: string[] = [];
+      const injector = createCrashInjector({
+        rate: 0.5,
+        seed: 'modes',
+        record: async () => undefined,
+        kill: () => {
+          throw new Killed('drawn');
+        },
+      });
+      injector.observe?.([record]);
+      for (let index = 0; index < 40; index += 1) {
+        const key = `evt-${index}`;
+        // Only the observed record's event carries the attribute; the others draw at redrive count 0.
+        const crashed = await injector
+          .maybeCrash({ runId: 'r', key, receiveCount: 1, where: 'test' })
+          .then(() => false)
+          .catch(() => true);
+        if (crashed) keys.push(key);
+      }
+      return keys;
+    };
+    const body = messageBody({ eventId: 'evt-3' });
+    const plain = await killedAt(sqsRecord(body, { messageId: 'm-a' }));
+    const redriven = await killedAt(withRedrive(sqsRecord(body, { messageId: 'm-b' }), '1'));
+    const redrivenElsewhere = await killedAt(withRedrive(sqsRecord(body, { messageId: 'm-c' }), '1'));
+    expect(redriven).toEqual(redrivenElsewhere);
+    expect(plain.filter((key) => key !== 'evt-3')).toEqual(redriven.filter((key) => key !== 'evt-3'));
+    expect(plain.includes('evt-3')).toBe(shouldCrash(0.5, 'modes', 'evt-3', 1, 0));
+    expect(redriven.includes('evt-3')).toBe(shouldCrash(0.5, 'modes', 'evt-3', 1, 1));
+  });
+
+  it('reads the attribute strictly: absent is 0, malformed throws', () => {
+    const record = sqsRecord(messageBody());
+    expect(redriveCountOf(record)).toBe(0);
+    expect(redriveCountOf(withRedrive(record, '3'))).toBe(3);
+    expect(redriveCountOf(withRedrive(record, '2', 'Number'))).toBe(2);
+    for (const bad of ['', ' 1', '-1', '1.5', 'one', '01', '1e3']) {
+      expect(() => redriveCountOf(withRedrive(record, bad))).toThrow(InvalidRecordError);
+    }
+    expect(() => redriveCountOf(withRedrive(record, '1', 'Binary'))).toThrow(/malformed redriveCount/);
+    const injector = createCrashInjector({ rate: 1, seed: 's', record: async () => undefined });
+    expect(() => injector.observe?.([withRedrive(record, 'x')])).toThrow(InvalidRecordError);
   });
 });
