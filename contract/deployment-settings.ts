@@ -22,6 +22,12 @@ export interface DeploymentSettings {
    * @default the topology's maxReceiveCount per mode
    */
   readonly maxReceiveCount?: number;
+  /**
+   * An email address subscribed to the alarm topic (every mode's DLQ alarm). SNS sends it a
+   * confirmation mail first; nothing is delivered until someone confirms.
+   * @default no subscription: subscribe the team's own endpoint to the `AlarmTopicArn` output
+   */
+  readonly alarmEmail?: string;
 }
 
 export const DEFAULT_DEPLOYMENT: DeploymentSettings = { crashRate: 0, crashSeed: 'seed' };
@@ -36,6 +42,7 @@ export function deploymentSettingsFromContext(get: (key: string) => unknown): De
   const crashSeed = get('crashSeed');
   const batchSize = optionalNumber(get, 'batchSize');
   const maxReceiveCount = optionalNumber(get, 'maxReceiveCount');
+  const alarmEmail = optionalEmail(get, 'alarmEmail');
   if (crashRate !== undefined && !(crashRate >= 0 && crashRate <= 1)) {
     throw new InvalidSettingError(
       `context crashRate=${crashRate} must be between 0 and 1 (e.g. -c crashRate=0.02)`,
@@ -60,7 +67,29 @@ export function deploymentSettingsFromContext(get: (key: string) => unknown): De
     crashSeed: typeof crashSeed === 'string' ? crashSeed : DEFAULT_DEPLOYMENT.crashSeed,
     ...(batchSize !== undefined ? { batchSize } : {}),
     ...(maxReceiveCount !== undefined ? { maxReceiveCount } : {}),
+    ...(alarmEmail !== undefined ? { alarmEmail } : {}),
   };
+}
+
+/**
+ * A plain `local@domain.tld` address, as SNS's email protocol takes it: no display name, no spaces,
+ * one `@`, a dot in the domain, at most 254 characters (RFC 5321's path limit). A typo caught here
+ * stops the synth; caught by SNS it would be a subscription nobody ever confirms, and an alarm that
+ * reaches no one.
+ */
+const EMAIL = /^[^\s@<>(),;:"[\]]+@[^\s@<>(),;:"[\]]+\.[^\s@<>(),;:"[\].]+$/;
+
+function optionalEmail(get: (key: string) => unknown, key: string): string | undefined {
+  const raw = get(key);
+  if (raw === undefined) return undefined;
+  const value = typeof raw === 'string' ? raw.trim() : raw;
+  if (typeof value !== 'string' || value.length > 254 || !EMAIL.test(value)) {
+    throw new InvalidSettingError(
+      `context ${key}=${JSON.stringify(raw)} is not an email address ` +
+        `(e.g. -c ${key}=oncall@example.com; leave it out to subscribe later)`,
+    );
+  }
+  return value;
 }
 
 function optionalNumber(get: (key: string) => unknown, key: string): number | undefined {

@@ -13,6 +13,8 @@ export const STACK_OUTPUTS = {
   crashRate: 'CrashRate',
   crashSeed: 'CrashSeed',
   topologyVersion: 'TopologyVersion',
+  /** The SNS topic every mode's DLQ alarm notifies: subscribe the team that runs the redrive to it. */
+  alarmTopicArn: 'AlarmTopicArn',
 } as const;
 
 /** `at-most-once` → `AtMostOnce`: the construct id prefix of a mode's resources and outputs. */

@@ -7,12 +7,17 @@ import {
   type StackProps,
   Validations,
 } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { type DeploymentSettings, resolveModeSettings } from '../contract/deployment-settings.js';
@@ -35,10 +40,12 @@ export interface DeliverySemanticsStackProps extends StackProps {
   readonly settings: DeploymentSettings;
 }
 
-/** What one mode deploys: its queue pair and its consumer. */
+/** What one mode deploys: its queue pair, its consumer, and the alarm on its DLQ. */
 export interface ModeResources {
   readonly queue: sqs.Queue;
   readonly deadLetterQueue: sqs.Queue;
+  /** In ALARM while the DLQ holds a visible message; notifies {@link DeliverySemanticsStack.alarmTopic}. */
+  readonly deadLetterAlarm: cloudwatch.Alarm;
   readonly consumer: NodejsFunction;
   readonly settings: ModeSettings;
 }
@@ -73,6 +80,10 @@ export class DeliverySemanticsStack extends Stack {
   public readonly idempotencyTable: dynamodb.Table | undefined;
   public readonly modes: Readonly<Record<Mode, ModeResources>>;
   public readonly verifier: NodejsFunction;
+  /** The one topic every DLQ alarm notifies (SSE with {@link alarmTopicKey}, TLS only). */
+  public readonly alarmTopic: sns.Topic;
+  /** The customer managed key of {@link alarmTopic}, used by nothing else. */
+  public readonly alarmTopicKey: kms.Key;
 
   constructor(scope: Construct, id: string, props: DeliverySemanticsStackProps) {
     super(scope, id, props);
@@ -100,6 +111,8 @@ export class DeliverySemanticsStack extends Stack {
         })
       : undefined;
 
+    ({ topic: this.alarmTopic, key: this.alarmTopicKey } = this.addAlarmTopic(props.settings.alarmEmail));
+
     const modes = {} as Record<Mode, ModeResources>;
     for (const mode of MODE_NAMES) {
       modes[mode] = this.addMode(mode, resolveModeSettings(mode, props.settings), props.settings);
@@ -113,6 +126,7 @@ export class DeliverySemanticsStack extends Stack {
     output(STACK_OUTPUTS.crashRate, String(props.settings.crashRate));
     output(STACK_OUTPUTS.crashSeed, props.settings.crashSeed);
     output(STACK_OUTPUTS.topologyVersion, TOPOLOGY_VERSION);
+    output(STACK_OUTPUTS.alarmTopicArn, this.alarmTopic.topicArn);
     for (const mode of MODE_NAMES) {
       const { queue, deadLetterQueue, consumer, settings } = this.modes[mode];
       const keys = modeOutputs(mode);
@@ -176,7 +190,125 @@ export class DeliverySemanticsStack extends Stack {
 
     if (!settings.deletesOwnBatch) this.denyDeleteFromFunctionCode(consumer, queue);
 
-    return { queue, deadLetterQueue, consumer, settings };
+    const deadLetterAlarm = this.addDeadLetterAlarm(mode, deadLetterQueue);
+
+    return { queue, deadLetterQueue, deadLetterAlarm, consumer, settings };
+  }
+
+  /** `<stack>-<mode>-dead-letters`: readable in the notification, and matched by the topic policy. */
+  private deadLetterAlarmName(mode: Mode): string {
+    return `${this.stackName}-${mode}-dead-letters`;
+  }
+
+  /**
+   * The runbook (downstream outage → DLQ → alarm → fix → redrive) starts with someone being told.
+   *
+   * - `ApproximateNumberOfMessagesVisible` of the mode's DLQ (namespace AWS/SQS, dimension
+   *   QueueName), `Maximum` over 60 s, ≥ 1, one datapoint out of one. SQS sends its metrics once a
+   *   minute, so 60 s is the finest period that has data; `Maximum` because one message is enough;
+   *   one of one because a dead-lettered message does not go away by itself (the DLQ keeps it 14
+   *   days), so there is no noise to average out and no reason to wait: every message in a DLQ is
+   *   an event a person must decide on (redrive, or not).
+   * - `treatMissingData: notBreaching`. CloudWatch stops receiving SQS metrics for a queue that has
+   *   been inactive (empty, untouched) for six hours; a DLQ that holds a message is not inactive.
+   *   Missing data therefore means an empty, idle DLQ: OK, not INSUFFICIENT_DATA (an alarm that
+   *   sits in INSUFFICIENT_DATA most of its life teaches people to ignore it), and never ALARM.
+   * - The alarm action and the OK action go to the one topic: "a DLQ has messages", and later "it
+   *   is empty again" (after the redrive, or a purge). The verifier reads the DLQs and releases
+   *   what it read at once (visibility 0), so a minute's sample can rarely see 0 and send an OK
+   *   followed by a second ALARM; that is noise on the topic, not a missed alarm.
+   */
+  private addDeadLetterAlarm(mode: Mode, deadLetterQueue: sqs.Queue): cloudwatch.Alarm {
+    const alarm = new cloudwatch.Alarm(this, `${modeId(mode)}DeadLetterAlarm`, {
+      alarmName: this.deadLetterAlarmName(mode),
+      alarmDescription:
+        `${mode}: its dead-letter queue holds messages. They exhausted maxReceiveCount: the handler ` +
+        'failed on every receive (is the downstream table available?). Fix the cause, then redrive ' +
+        '(docs/deploying.md, "When a DLQ alarm fires").',
+      metric: deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+        period: Duration.minutes(1),
+        statistic: cloudwatch.Stats.MAXIMUM,
+      }),
+      threshold: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      datapointsToAlarm: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    alarm.addAlarmAction(new SnsAction(this.alarmTopic));
+    alarm.addOkAction(new SnsAction(this.alarmTopic));
+    return alarm;
+  }
+
+  /**
+   * One topic for every mode's DLQ alarm, encrypted with its own customer managed key, TLS only.
+   *
+   * Why a customer managed key: CloudWatch publishes alarm notifications as the service principal
+   * `cloudwatch.amazonaws.com`, and to publish to an SSE topic it must be allowed `kms:Decrypt` and
+   * `kms:GenerateDataKey*` on the topic's key in that key's policy. The AWS managed key
+   * `alias/aws/sns` has a policy nobody can change, so a topic encrypted with it never receives
+   * CloudWatch's notifications: the alarm fires and reaches no one.
+   * Sources: Amazon SNS, "Enable compatibility between event sources from AWS services and
+   * encrypted topics", https://docs.aws.amazon.com/sns/latest/dg/sns-key-management.html#compatibility-with-aws-services ;
+   * the same rule for another service principal, with "you can't modify the AWS managed key for
+   * Amazon SNS": https://docs.aws.amazon.com/sms-voice/latest/userguide/configuration-sets-sns-creating-role.html ;
+   * CloudWatch, "Notifying users on alarm changes":
+   * https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/Notify_Users_Alarm_Changes.html
+   *
+   * The key statement has no condition, as AWS's documented statement: the key encrypts this topic
+   * and nothing else, so the grant lets CloudWatch encrypt and decrypt this topic's messages only.
+   * (Scoping it with `kms:EncryptionContext:aws:sns:topicArn` would need the topic's ARN inside the
+   * key's policy, a circular reference, or a fixed topic name.) The key rotates yearly.
+   *
+   * The topic policy: `enforceSSL` adds a Deny of `sns:Publish` when `aws:SecureTransport` is false.
+   * A TopicPolicy replaces the topic's default policy, which is what let same-account principals
+   * publish; so CloudWatch gets an explicit Allow, bound to this account (`aws:SourceAccount`) and
+   * to this stack's alarms (`aws:SourceArn` = `…:alarm:<stack>-*`), as AWS's re:Post article on
+   * alarms that do not notify shows: https://repost.aws/knowledge-center/cloudwatch-receive-sns-for-alarm-trigger
+   */
+  private addAlarmTopic(email: string | undefined): { topic: sns.Topic; key: kms.Key } {
+    const key = new kms.Key(this, 'AlarmTopicKey', {
+      description: `${this.stackName}: encrypts the DLQ alarm topic; CloudWatch alarms may use it to publish`,
+      enableKeyRotation: true,
+      pendingWindow: Duration.days(7),
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    key.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'CloudWatchAlarmsPublishToTheEncryptedTopic',
+        effect: iam.Effect.ALLOW,
+        principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
+        actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+        resources: ['*'],
+      }),
+    );
+    const topic = new sns.Topic(this, 'AlarmTopic', {
+      displayName: `${this.stackName}: dead-letter queue alarms`,
+      masterKey: key,
+      enforceSSL: true,
+    });
+    topic.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'ThisStacksAlarmsPublish',
+        effect: iam.Effect.ALLOW,
+        principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
+        actions: ['sns:Publish'],
+        resources: [topic.topicArn],
+        conditions: {
+          StringEquals: { 'aws:SourceAccount': this.account },
+          ArnLike: {
+            'aws:SourceArn': this.formatArn({
+              service: 'cloudwatch',
+              resource: 'alarm',
+              resourceName: `${this.stackName}-*`,
+              arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+            }),
+          },
+        },
+      }),
+    );
+    if (email !== undefined) topic.addSubscription(new EmailSubscription(email));
+    return { topic, key };
   }
 
   /**

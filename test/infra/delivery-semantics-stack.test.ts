@@ -11,6 +11,7 @@ import {
   InvalidSettingError,
 } from '../../contract/deployment-settings.js';
 import { partitionKey } from '../../contract/ledger-keys.js';
+import { STACK_OUTPUTS } from '../../contract/stack-outputs.js';
 import { MODE_NAMES, MODES, type Mode, type ModeSettings, STORAGE } from '../../contract/topology.js';
 import { BUNDLING } from '../../lib/bundling.js';
 import { DeliverySemanticsStack, IDEMPOTENCY_RECORD_ACTIONS } from '../../lib/delivery-semantics-stack.js';
@@ -33,11 +34,11 @@ describe('DeliverySemanticsStack', () => {
     ({ template, stack } = synth());
   });
 
-  it('deploys a queue and a DLQ per mode, 5 functions, 4 event source mappings and 2 tables', () => {
-    expect(MODE_NAMES).toHaveLength(4);
-    template.resourceCountIs('AWS::SQS::Queue', 8);
-    template.resourceCountIs('AWS::Lambda::Function', 5);
-    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 4);
+  it('deploys a queue and a DLQ per mode, a function per mode and the verifier, a mapping per mode and 2 tables', () => {
+    expect(MODE_NAMES.length).toBeGreaterThanOrEqual(4);
+    template.resourceCountIs('AWS::SQS::Queue', 2 * MODE_NAMES.length);
+    template.resourceCountIs('AWS::Lambda::Function', MODE_NAMES.length + 1);
+    template.resourceCountIs('AWS::Lambda::EventSourceMapping', MODE_NAMES.length);
     // The ledger, and Powertools' idempotency records.
     template.resourceCountIs('AWS::DynamoDB::Table', 2);
   });
@@ -435,7 +436,10 @@ describe('DeliverySemanticsStack', () => {
       context: { 'aws:cdk:bundling-stacks': [] },
       outdir: mkdtempSync(join(tmpdir(), 'nag-')),
     });
-    new DeliverySemanticsStack(app, 'Nag', { settings: { crashRate: 0, crashSeed: 'seed' } });
+    // With an email subscription, so the nag rules see the whole alarm path (topic, key, subscription).
+    new DeliverySemanticsStack(app, 'Nag', {
+      settings: { crashRate: 0, crashSeed: 'seed', alarmEmail: 'oncall@example.com' },
+    });
     Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
     // Synth throws "Validation failed" and lists the violations if any rule is broken.
     expect(() => app.synth()).not.toThrow();
@@ -460,6 +464,7 @@ describe('DeliverySemanticsStack', () => {
         'CrashRate',
         'CrashSeed',
         'TopologyVersion',
+        'AlarmTopicArn',
       ]),
     );
   });
@@ -479,6 +484,183 @@ describe('DeliverySemanticsStack', () => {
     });
     custom.hasResourceProperties('AWS::SQS::Queue', {
       RedrivePolicy: Match.objectLike({ maxReceiveCount: 3 }),
+    });
+  });
+
+  describe('DLQ alarms: one per mode, to one encrypted, TLS-only topic', () => {
+    const logicalId = (construct: { node: { defaultChild?: unknown } }): string =>
+      stack.getLogicalId(construct.node.defaultChild as never);
+    const topicRef = () => ({ Ref: logicalId(stack.alarmTopic) });
+
+    it.each(MODE_NAMES)(
+      '%s: alarms when its DLQ has ≥ 1 visible message, notifying the topic on ALARM and OK',
+      (mode) => {
+        const alarm = template.toJSON().Resources[logicalId(stack.modes[mode].deadLetterAlarm)];
+        expect(alarm).toMatchObject({
+          Type: 'AWS::CloudWatch::Alarm',
+          Properties: {
+            AlarmName: `Test-${mode}-dead-letters`,
+            Namespace: 'AWS/SQS',
+            MetricName: 'ApproximateNumberOfMessagesVisible',
+            // The mode's own DLQ, not its source queue.
+            Dimensions: [
+              {
+                Name: 'QueueName',
+                Value: { 'Fn::GetAtt': [logicalId(stack.modes[mode].deadLetterQueue), 'QueueName'] },
+              },
+            ],
+            Statistic: 'Maximum',
+            Period: 60,
+            Threshold: 1,
+            ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+            EvaluationPeriods: 1,
+            DatapointsToAlarm: 1,
+            TreatMissingData: 'notBreaching',
+            AlarmActions: [topicRef()],
+            OKActions: [topicRef()],
+          },
+        });
+        expect(alarm.Properties.AlarmDescription).toContain(mode);
+      },
+    );
+
+    it('has exactly one alarm per mode, each on a different DLQ, and one topic', () => {
+      const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm'));
+      const queues = alarms.map((alarm) => JSON.stringify(alarm.Properties.Dimensions));
+      expect(new Set(queues).size).toBe(MODE_NAMES.length);
+      expect(alarms).toHaveLength(MODE_NAMES.length);
+      expect(Object.keys(template.findResources('AWS::SNS::Topic'))).toEqual([logicalId(stack.alarmTopic)]);
+    });
+
+    it('encrypts the topic with its own customer managed key, rotated, never alias/aws/sns', () => {
+      const resources = template.toJSON().Resources;
+      const topic = resources[logicalId(stack.alarmTopic)];
+      expect(topic.Properties.KmsMasterKeyId).toEqual({
+        'Fn::GetAtt': [logicalId(stack.alarmTopicKey), 'Arn'],
+      });
+      expect(JSON.stringify(topic)).not.toContain('alias/aws/sns');
+      expect(resources[logicalId(stack.alarmTopicKey)]).toMatchObject({
+        Type: 'AWS::KMS::Key',
+        Properties: { EnableKeyRotation: true },
+      });
+    });
+
+    it('lets CloudWatch use the key (kms:Decrypt, kms:GenerateDataKey*): without it alarms cannot publish', () => {
+      const key = template.toJSON().Resources[logicalId(stack.alarmTopicKey)];
+      const statements = key.Properties.KeyPolicy.Statement as Array<Record<string, unknown>>;
+      const forCloudWatch = statements.filter(
+        (statement) =>
+          JSON.stringify(statement.Principal) === JSON.stringify({ Service: 'cloudwatch.amazonaws.com' }),
+      );
+      expect(forCloudWatch).toEqual([
+        {
+          Sid: 'CloudWatchAlarmsPublishToTheEncryptedTopic',
+          Effect: 'Allow',
+          Principal: { Service: 'cloudwatch.amazonaws.com' },
+          Action: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+          Resource: '*',
+        },
+      ]);
+    });
+
+    it('denies publishing without TLS and lets only this stack’s alarms publish', () => {
+      const policies = Object.values(template.findResources('AWS::SNS::TopicPolicy'));
+      expect(policies).toHaveLength(1);
+      const policy = policies[0];
+      expect(policy?.Properties.Topics).toEqual([topicRef()]);
+      const statements = policy?.Properties.PolicyDocument.Statement;
+      expect(statements).toContainEqual(
+        expect.objectContaining({
+          Effect: 'Deny',
+          Principal: '*',
+          Action: 'sns:Publish',
+          Resource: topicRef(),
+          Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+        }),
+      );
+      // enforceSSL's policy replaces the topic's default one: CloudWatch needs an explicit Allow.
+      expect(statements).toContainEqual({
+        Sid: 'ThisStacksAlarmsPublish',
+        Effect: 'Allow',
+        Principal: { Service: 'cloudwatch.amazonaws.com' },
+        Action: 'sns:Publish',
+        Resource: topicRef(),
+        Condition: {
+          StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } },
+          ArnLike: {
+            'aws:SourceArn': {
+              'Fn::Join': [
+                '',
+                [
+                  'arn:',
+                  { Ref: 'AWS::Partition' },
+                  ':cloudwatch:',
+                  { Ref: 'AWS::Region' },
+                  ':',
+                  { Ref: 'AWS::AccountId' },
+                  ':alarm:Test-*',
+                ],
+              ],
+            },
+          },
+        },
+      });
+      // Every alarm's name matches that pattern.
+      for (const alarm of Object.values(template.findResources('AWS::CloudWatch::Alarm'))) {
+        expect(alarm.Properties.AlarmName).toMatch(/^Test-/);
+      }
+    });
+
+    it('outputs the topic ARN', () => {
+      template.hasOutput(STACK_OUTPUTS.alarmTopicArn, { Value: topicRef() });
+    });
+
+    it('subscribes no one unless alarmEmail is set', () => {
+      template.resourceCountIs('AWS::SNS::Subscription', 0);
+    });
+
+    it('subscribes the alarmEmail address (from context) to the topic', () => {
+      const settings = deploymentSettingsFromContext((key) =>
+        key === 'alarmEmail' ? ' oncall@example.com ' : undefined,
+      );
+      expect(settings.alarmEmail).toBe('oncall@example.com');
+      const { template: subscribed, stack: withEmail } = synth(settings);
+      const subscriptions = Object.values(subscribed.findResources('AWS::SNS::Subscription'));
+      expect(subscriptions).toEqual([
+        expect.objectContaining({
+          Properties: {
+            Protocol: 'email',
+            Endpoint: 'oncall@example.com',
+            TopicArn: { Ref: withEmail.getLogicalId(withEmail.alarmTopic.node.defaultChild as never) },
+          },
+        }),
+      ]);
+    });
+
+    it.each([
+      'oncall',
+      'oncall@',
+      '@example.com',
+      'oncall@example',
+      'on call@example.com',
+      'a@b@example.com',
+      'Team <oncall@example.com>',
+      'oncall@example.com,other@example.com',
+      `${'a'.repeat(250)}@example.com`,
+      '',
+    ])('refuses alarmEmail=%j at synth with a clear message', (alarmEmail) => {
+      const read = () =>
+        deploymentSettingsFromContext((key) => (key === 'alarmEmail' ? alarmEmail : undefined));
+      expect(read).toThrow(InvalidSettingError);
+      expect(read).toThrow(
+        /context alarmEmail=.* is not an email address \(e\.g\. -c alarmEmail=oncall@example\.com/,
+      );
+    });
+
+    it('refuses a non-string alarmEmail from cdk.json', () => {
+      expect(() => deploymentSettingsFromContext((key) => (key === 'alarmEmail' ? 42 : undefined))).toThrow(
+        /alarmEmail=42 is not an email address/,
+      );
     });
   });
 
