@@ -70,6 +70,12 @@ export interface ModeSettings {
    * @default false: idempotency state, if any, lives in the ledger
    */
   readonly idempotencyTable?: boolean;
+  /**
+   * Whether a run includes the mode when `--modes` is not given ({@link DEFAULT_MODES}: the default
+   * of the experiment's and the bench's `--modes`); `npm run proofs` proves every mode.
+   * @default true
+   */
+  readonly inDefaultRun?: boolean;
 }
 
 const consumerDefaults = {
@@ -150,6 +156,29 @@ export const MODES = {
         'the crash to land before COMPLETED and the redelivery, after the in-progress expiry, to credit again',
     },
   },
+  'powertools-message-id': {
+    ...consumerDefaults,
+    summary:
+      "applies each message inside a Powertools makeIdempotent call keyed on the SQS messageId, as Powertools' SQS batch example is (INPROGRESS, work, COMPLETED), then Lambda deletes the batch",
+    crashPoint: 'the credit was durable, the idempotency record of the message id not yet COMPLETED',
+    reportBatchItemFailures: true,
+    deletesOwnBatch: false,
+    idempotencyTable: true,
+    inDefaultRun: false,
+    // No duplicates is not promised, for two reasons: the crash gap of powertools-idempotency (the
+    // idempotency record and the credit are two writes), and the key. The messageId names one SQS
+    // message, not one event: a producer re-send of an event is another message with another
+    // messageId, and so is every copy a DLQ redrive sends back, so each is credited again. Nothing
+    // is lost: the message is deleted only after a successful return.
+    promises: { noLoss: true, noDuplicates: false },
+    proof: {
+      counts: { crashes: 1, duplicated: 1, extraApplications: 1, lost: 0 },
+      story:
+        'was credited, the process was killed before Powertools marked its message id COMPLETED, the INPROGRESS record expired with the invocation, and the redelivery (the same message id) credited it again',
+      expected:
+        'the crash to land before COMPLETED and the redelivery, after the in-progress expiry, to credit again',
+    },
+  },
 } as const satisfies Record<string, ModeSettings>;
 
 export type Mode = keyof typeof MODES;
@@ -161,6 +190,11 @@ export type Mode = keyof typeof MODES;
 export const MODE_NAME_PATTERN = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
 
 export const MODE_NAMES = Object.keys(MODES) as Mode[];
+
+/** The modes a run includes when `--modes` is not given: those not set `inDefaultRun: false`. */
+export const DEFAULT_MODES: readonly Mode[] = MODE_NAMES.filter(
+  (mode) => (MODES[mode] as ModeSettings).inDefaultRun !== false,
+);
 
 export function isMode(value: string): value is Mode {
   return Object.hasOwn(MODES, value);

@@ -67,6 +67,7 @@ export function cliOptionsOf({ values, explicit }: ParsedOptions<'experiment'>):
         localVisibilityTimeoutSeconds(batchSize ?? DEFAULTS.batchSize, concurrency ?? LOCAL_MAX_CONCURRENCY),
       maxReceiveCount: values['max-receive-count'],
       faults,
+      ...(values.redrive ? { redrive: { afterSeconds: values['redrive-after'] } } : {}),
     },
   };
 }

@@ -20,6 +20,11 @@ export class EndpointUnreachableError extends DeployedEnvironmentError {
   override readonly name = 'EndpointUnreachableError';
 }
 
+/** The endpoint has no DLQ redrive (StartMessageMoveTask): --redrive is refused with what to do. */
+export class RedriveUnsupportedError extends DeployedEnvironmentError {
+  override readonly name = 'RedriveUnsupportedError';
+}
+
 export class VerifierInvocationError extends DeployedEnvironmentError {
   override readonly name = 'VerifierInvocationError';
 }

@@ -6,7 +6,7 @@ import {
   type InvokeCommandOutput,
   LambdaClient,
 } from '@aws-sdk/client-lambda';
-import { SQSClient } from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { modeOutputs, STACK_OUTPUTS } from '../../contract/stack-outputs.js';
 import { MODE_NAMES, type Mode, TOPOLOGY_VERSION } from '../../contract/topology.js';
@@ -14,11 +14,13 @@ import type { VerifierResult } from '../../functions/verifier.js';
 import {
   DeployedEnvironmentError,
   explainAwsError,
+  RedriveUnsupportedError,
   StackVersionError,
   VerifierInvocationError,
 } from './deployed-errors.js';
 import type { EffectiveModeSettings, ExperimentEnvironment, VerifierInvocation } from './environment.js';
 import { readQueueDepth } from './queue-depth.js';
+import { type MoveTaskOptions, redriveWithMoveTask } from './redrive.js';
 
 export interface DeployedOptions {
   readonly target: 'aws' | 'localstack';
@@ -31,6 +33,8 @@ export interface DeployedOptions {
   readonly onStatus?: (message: string) => void;
   /** Overrides the drain policy derived from the deployment (tests use a short one). */
   readonly drainPolicy?: ExperimentEnvironment['drainPolicy'];
+  /** How the redrive's move task is polled (tests poll fast). */
+  readonly moveTask?: MoveTaskOptions;
 }
 
 /** Injectable for tests; built from the options otherwise. */
@@ -145,6 +149,7 @@ export async function connectDeployedEnvironment(
     );
     const modes = {} as Record<Mode, EffectiveModeSettings>;
     const queueUrls = {} as Record<Mode, string>;
+    const deadLetterQueueUrls = {} as Record<Mode, string>;
     for (const [index, mode] of MODE_NAMES.entries()) {
       const keys = modeOutputs(mode);
       const configuration = configurations[index];
@@ -156,6 +161,7 @@ export async function connectDeployedEnvironment(
         );
       }
       queueUrls[mode] = output(keys.queueUrl);
+      deadLetterQueueUrls[mode] = output(keys.deadLetterQueueUrl);
       modes[mode] = {
         batchSize: Number(output(keys.batchSize)),
         maxBatchingWindowSeconds: Number(output(keys.maxBatchingWindow)),
@@ -182,6 +188,29 @@ export async function connectDeployedEnvironment(
           return await readQueueDepth(clients.sqs, queueUrls[mode]);
         } catch (error) {
           throw explain(error);
+        }
+      },
+      deadLetterQueueDepth: async (mode) => {
+        try {
+          return await readQueueDepth(clients.sqs, deadLetterQueueUrls[mode]);
+        } catch (error) {
+          throw explain(error);
+        }
+      },
+      redrive: async (mode) => {
+        try {
+          const { Attributes } = await clients.sqs.send(
+            new GetQueueAttributesCommand({
+              QueueUrl: deadLetterQueueUrls[mode],
+              AttributeNames: ['QueueArn'],
+            }),
+          );
+          const arn = Attributes?.QueueArn;
+          if (!arn) throw new Error(`SQS returned no QueueArn for ${deadLetterQueueUrls[mode]}`);
+          return await redriveWithMoveTask(clients.sqs, arn, options.moveTask);
+        } catch (error) {
+          const explained = explainRedriveError(error, options.target, options.endpoint);
+          throw explained === error ? explain(error) : explained;
         }
       },
       invokeVerifier: async (runId, verifyModes, verifierOptions = {}): Promise<VerifierInvocation> => {
@@ -228,4 +257,32 @@ export function maxMemoryUsedKb(logResult: string | undefined): number | undefin
   if (!logResult) return undefined;
   const match = /Max Memory Used: (\d+) MB/.exec(Buffer.from(logResult, 'base64').toString('utf8'));
   return match?.[1] ? Number(match[1]) * 1024 : undefined;
+}
+
+/**
+ * An endpoint that does not know StartMessageMoveTask (an old LocalStack, another emulator) says so
+ * plainly; anything else is explained like every other call to the deployment.
+ */
+export function explainRedriveError(
+  error: unknown,
+  target: 'aws' | 'localstack',
+  endpoint?: string,
+): unknown {
+  if (!(error instanceof Error)) return error;
+  const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+  if (
+    /UnsupportedOperation|InvalidAction|NotImplemented|UnknownOperation/i.test(error.name) ||
+    /not (yet )?(implemented|supported)/i.test(error.message) ||
+    status === 501
+  ) {
+    return new RedriveUnsupportedError(
+      `--redrive needs SQS's StartMessageMoveTask and ListMessageMoveTasks, which ${
+        target === 'localstack'
+          ? `the LocalStack at ${endpoint ?? LOCALSTACK_DEFAULTS.endpoint}`
+          : 'this endpoint'
+      } does not support (${error.name}: ${error.message}). LocalStack 4.14.0, which localstack/README.md pins, does; ` +
+        'run without --redrive, or redrive from the SQS console.',
+    );
+  }
+  return error;
 }

@@ -35,6 +35,7 @@ import {
   type ProvisionedQueues,
 } from './provision.js';
 import { readQueueDepth } from './queue-depth.js';
+import { redriveByCopy } from './redrive.js';
 import { Teardown } from './teardown.js';
 
 export interface EmbeddedOptions {
@@ -197,6 +198,9 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
       drainPolicy: { pollMs: 250, stablePolls: 3 },
       queueUrl: (mode) => queues[mode].queueUrl,
       queueDepth: (mode) => readQueueDepth(clients.sqs, queues[mode].queueUrl),
+      deadLetterQueueDepth: (mode) => readQueueDepth(clients.sqs, queues[mode].deadLetterQueueUrl),
+      // fauxqs has no message move task: the harness moves the messages itself, as SQS would.
+      redrive: (mode) => redriveByCopy(clients.sqs, queues[mode].deadLetterQueueUrl, queues[mode].queueUrl),
       liveStats: (mode) => liveStatsOf(consumers, dataPath, mode),
       invokeVerifier: async (runId, modes, verifierOptions = {}): Promise<VerifierInvocation> => {
         const result = await verifier.invoke({ runId, modes, ...verifierOptions });

@@ -86,6 +86,14 @@ export interface ExperimentEnvironment {
   queueUrl(mode: Mode): string;
   /** Visible + in-flight (+ delayed) messages of a mode's source queue. */
   queueDepth(mode: Mode): Promise<{ readonly visible: number; readonly inFlight: number }>;
+  /** Visible + in-flight messages of a mode's DLQ. */
+  deadLetterQueueDepth(mode: Mode): Promise<{ readonly visible: number; readonly inFlight: number }>;
+  /**
+   * Moves every message of the mode's DLQ back to its source queue, as a DLQ redrive does (a new
+   * message: a new MessageId, the receive count starting over); returns how many were moved.
+   * docs/redrive.md says how each target does it.
+   */
+  redrive(mode: Mode): Promise<number>;
   /** Consumer-side live stats, if this environment runs the consumers in-process. */
   liveStats?(mode: Mode): LiveModeStats;
   /** The modes this environment runs consumers for. */

@@ -14,6 +14,7 @@ import type {
 import type { FaultSettings } from '../faults/faults.js';
 import { type DrainSnapshot, drainStallMs, waitUntilDrained } from './drain.js';
 import { buildManifest, produce } from './producer.js';
+import { type ModeRedrive, redriveCounts } from './redrive.js';
 
 export interface ExperimentConfig {
   readonly messages: number;
@@ -28,6 +29,11 @@ export interface ExperimentConfig {
   readonly maxReceiveCount?: number | undefined;
   /** Faults injected besides the handlers' crash points; all zero by default. */
   readonly faults: FaultSettings;
+  /**
+   * After the first drain and verification, move every mode's DLQ back to its source queue, drain
+   * and verify again (docs/redrive.md). Unset: no redrive.
+   */
+  readonly redrive?: { readonly afterSeconds: number } | undefined;
 }
 
 export interface ModeReport extends ModeOutcome {
@@ -37,6 +43,8 @@ export interface ModeReport extends ModeOutcome {
   readonly runtime?: LiveModeStats;
   /** Every event's outcome in this mode, aligned with the report's manifest (small runs only). */
   readonly events?: ModeEventDetails;
+  /** With --redrive: what the redrive did, and the outcome after it (the fields above are before it). */
+  readonly redrive?: ModeRedrive;
 }
 
 export interface ExperimentReport {
@@ -58,6 +66,16 @@ export interface ExperimentReport {
   readonly manifest?: ManifestDetails;
   /** Why the report has no per-event detail (a run too large for one verifier response). */
   readonly eventsOmitted?: string;
+  /** With --redrive: when it started and where its time went (each mode's counts are in modes). */
+  readonly redrive?: {
+    readonly afterSeconds: number;
+    readonly phasesMs: {
+      readonly wait: number;
+      readonly move: number;
+      readonly drain: number;
+      readonly verify: number;
+    };
+  };
 }
 
 export interface ExperimentProgress {
@@ -113,15 +131,7 @@ export async function runExperiment(
 
   progress.phase('waiting until every queue is drained');
   const drainStart = Date.now();
-  const drainedAfter = await waitUntilDrained(env, config.modes, {
-    ...env.drainPolicy,
-    // No limit on a drain that progresses, however long: give up only when nothing changes.
-    stallMs: drainStallMs(
-      Object.fromEntries(config.modes.map((mode) => [mode, env.description.modes[mode]])),
-      config.faults.workDelayMs,
-    ),
-    onTick: (snapshot) => progress.drain?.(snapshot),
-  });
+  const drainedAfter = await drain(env, config, progress);
   const drainMs = Date.now() - drainStart;
 
   progress.phase('verifying');
@@ -143,6 +153,13 @@ export async function runExperiment(
       ...(runtime !== undefined ? { runtime } : {}),
     };
   }
+  const redrive = config.redrive
+    ? await redriveAndVerifyAgain(env, config, runId, progress, {
+        afterSeconds: config.redrive.afterSeconds,
+        firstDrainEndedAt: drainStart + drainMs,
+        before: modes,
+      })
+    : undefined;
   return {
     runId,
     target: env.description.target,
@@ -157,5 +174,87 @@ export async function runExperiment(
     },
     ...(verification.result.manifest ? { manifest: verification.result.manifest } : {}),
     ...(verification.result.eventsOmitted ? { eventsOmitted: verification.result.eventsOmitted } : {}),
+    ...(redrive ? { redrive: redrive.section } : {}),
+  };
+}
+
+/** Waits until every mode's queue is drained; no limit while it progresses, gives up when nothing changes. */
+function drain(
+  env: ExperimentEnvironment,
+  config: ExperimentConfig,
+  progress: ExperimentProgress,
+): Promise<Record<Mode, number>> {
+  return waitUntilDrained(env, config.modes, {
+    ...env.drainPolicy,
+    stallMs: drainStallMs(
+      Object.fromEntries(config.modes.map((mode) => [mode, env.description.modes[mode]])),
+      config.faults.workDelayMs,
+    ),
+    onTick: (snapshot) => progress.drain?.(snapshot),
+  });
+}
+
+/**
+ * The redrive (docs/redrive.md): `afterSeconds` after the first drain ended, every mode's DLQ goes
+ * back to its source queue, then the queues are drained and verified again. Each mode's report gets
+ * the counts and the outcome after it (`before` is completed in place).
+ */
+async function redriveAndVerifyAgain(
+  env: ExperimentEnvironment,
+  config: ExperimentConfig,
+  runId: string,
+  progress: ExperimentProgress,
+  input: {
+    readonly afterSeconds: number;
+    readonly firstDrainEndedAt: number;
+    readonly before: Partial<Record<Mode, ModeReport>>;
+  },
+): Promise<{ section: NonNullable<ExperimentReport['redrive']> }> {
+  const waitStart = Date.now();
+  const waitMs = input.firstDrainEndedAt + input.afterSeconds * 1000 - waitStart;
+  if (waitMs > 0) {
+    progress.phase(
+      `waiting ${Math.ceil(waitMs / 1000)} s before the redrive (--redrive-after ${input.afterSeconds})`,
+    );
+    await new Promise((resolve) => setTimeout(resolve, waitMs));
+  }
+  const moveStart = Date.now();
+  const depths = await Promise.all(config.modes.map((mode) => env.deadLetterQueueDepth(mode)));
+  const waiting = depths.map((depth) => depth.visible + depth.inFlight);
+  const total = waiting.reduce((sum, count) => sum + count, 0);
+  const nonEmpty = waiting.filter((count) => count > 0).length;
+  progress.phase(
+    `redriving ${total} messages from ${nonEmpty} DLQ${nonEmpty === 1 ? '' : 's'}` +
+      (total > 0
+        ? ` (${config.modes.map((mode, index) => `${mode} ${waiting[index]}`).join(', ')})`
+        : ': nothing was dead-lettered'),
+  );
+  // One mode after the other: a deployed account allows only so many move tasks at once.
+  const moved: Partial<Record<Mode, number>> = {};
+  for (const mode of config.modes) moved[mode] = await env.redrive(mode);
+  const moveMs = Date.now() - moveStart;
+
+  progress.phase('waiting until every queue is drained again (after the redrive)');
+  const drainStart = Date.now();
+  await drain(env, config, progress);
+  const drainMs = Date.now() - drainStart;
+
+  progress.phase('verifying again (after the redrive)');
+  const verifyStart = Date.now();
+  const verification = await env.invokeVerifier(runId, config.modes);
+  const verifyMs = Date.now() - verifyStart;
+
+  for (const mode of config.modes) {
+    const before = input.before[mode];
+    const after = verification.result.modes[mode];
+    if (!before || !after) throw new Error(`the verifier returned no outcome for ${mode} after the redrive`);
+    const redrive: ModeRedrive = { ...redriveCounts(before, after, moved[mode] ?? 0), after };
+    input.before[mode] = { ...before, redrive };
+  }
+  return {
+    section: {
+      afterSeconds: input.afterSeconds,
+      phasesMs: { wait: Math.max(0, waitMs), move: moveMs, drain: drainMs, verify: verifyMs },
+    },
   };
 }

@@ -18,6 +18,9 @@ export function replayCommand(cfg: ExperimentConfig, target = 'embedded'): strin
     ...(cfg.modes.length < MODE_NAMES.length ? [`--modes ${cfg.modes.join(',')}`] : []),
     ...(faults.poisonRate ? [`--poison-rate ${faults.poisonRate}`] : []),
     ...(faults.producerDuplicateRate ? [`--producer-duplicate-rate ${faults.producerDuplicateRate}`] : []),
+    ...(cfg.redrive
+      ? [`--redrive${cfg.redrive.afterSeconds > 0 ? ` --redrive-after ${cfg.redrive.afterSeconds}` : ''}`]
+      : []),
     ...(local
       ? [
           ...(cfg.concurrency !== undefined ? [`--concurrency ${cfg.concurrency}`] : []),

@@ -7,7 +7,7 @@
  * harness/environments/local-timing.ts, never restated here.
  */
 import { DEFAULT_STACK_NAME } from '../../contract/stack-outputs.js';
-import { MODE_NAMES, MODES, type Mode, type ModeSettings } from '../../contract/topology.js';
+import { DEFAULT_MODES, MODE_NAMES, MODES, type Mode, type ModeSettings } from '../../contract/topology.js';
 import { crashTarget } from '../../functions/shared/crash.js';
 import { LOCALSTACK_DEFAULTS } from '../environments/deployed.js';
 import {
@@ -138,6 +138,8 @@ const LOCALSTACK: TargetScope = {
 };
 
 const ALL_MODES = { default: MODE_NAMES } as const;
+/** The modes of a run without `--modes`: the topology's default run (`inDefaultRun`). */
+const DEFAULT_RUN_MODES = { default: DEFAULT_MODES } as const;
 
 export const OPTIONS = {
   target: {
@@ -241,8 +243,8 @@ export const OPTIONS = {
     group: 'run',
     help: 'modes to run',
     entryPoints: {
-      experiment: ALL_MODES,
-      bench: { ...ALL_MODES, help: 'modes to measure' },
+      experiment: DEFAULT_RUN_MODES,
+      bench: { ...DEFAULT_RUN_MODES, help: 'modes to measure' },
       proofs: { ...ALL_MODES, help: 'modes to prove' },
     },
   },

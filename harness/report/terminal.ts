@@ -120,6 +120,66 @@ export function formatTable(report: Pick<ExperimentReport, 'modes'>): string {
   return alignedTable([...RESULT_COLUMNS], rows);
 }
 
+export const REDRIVE_COLUMNS = [
+  'mode',
+  'dead-lettered before',
+  'redriven',
+  'applied after the redrive',
+  'duplicated by the redrive',
+  'dead-lettered again',
+  'lost',
+  'unexpected',
+  'drift',
+  'consistent',
+] as const;
+
+/**
+ * The redrive table's cells per mode (REDRIVE_COLUMNS order), for the modes that were redriven;
+ * marked as the result table is, from the outcome after the redrive.
+ */
+export function redriveRows(report: Pick<ExperimentReport, 'modes'>): ResultCell[][] {
+  return modeRows(report).flatMap(([mode, m]) => {
+    const r = m.redrive;
+    if (!r) return [];
+    const flagged = violations(mode, { ...m, ...r.after });
+    const cell = (text: string, impossible = false): ResultCell => ({ text, impossible });
+    return [
+      [
+        cell(mode),
+        cell(String(r.deadLetteredBefore)),
+        cell(String(r.redriven)),
+        cell(String(r.appliedAfterRedrive)),
+        cell(String(r.duplicatedByRedrive), r.duplicatedByRedrive > 0 && flagged.has('duplicated')),
+        cell(String(r.deadLetteredAgain)),
+        cell(String(r.lost), flagged.has('lost')),
+        cell(String(r.after.unexpected), flagged.has('unexpected')),
+        cell(money(r.after.driftCents), flagged.has('driftCents')),
+        r.after.consistent ? cell('yes') : cell('NO', true),
+      ],
+    ];
+  });
+}
+
+/** The table after the redrive, when the run had one. */
+export function formatRedriveTable(report: Pick<ExperimentReport, 'modes'>): string | undefined {
+  const rows = redriveRows(report);
+  if (rows.length === 0) return undefined;
+  return alignedTable(
+    [...REDRIVE_COLUMNS],
+    rows.map((cells) => cells.map(({ text, impossible }) => (impossible ? `${text} !` : text))),
+  );
+}
+
+/** `after the redrive (5 s after the first drain; move 0.4 s, drain 9.8 s, verify 1.1 s):`. */
+export function redriveHeading(report: Pick<ExperimentReport, 'redrive'>): string {
+  const r = report.redrive;
+  if (!r) return 'after the redrive:';
+  const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+  const when =
+    r.afterSeconds > 0 ? `${r.afterSeconds} s after the first drain` : 'right after the first drain';
+  return `after the redrive (${when}; move ${s(r.phasesMs.move)}, drain ${s(r.phasesMs.drain)}, verify ${s(r.phasesMs.verify)}):`;
+}
+
 export const FAULT_COLUMNS = [
   'poison',
   're-sent',
@@ -175,6 +235,7 @@ export function formatSummary(report: ExperimentReport, reportPath: string, html
   const c = report.config;
   const seconds = (report.durationMs / 1000).toFixed(1);
   const faults = formatFaultTable(report);
+  const redrive = formatRedriveTable(report);
   return [
     `run ${report.runId} on ${report.target}: ${c.messages} messages × ${Object.keys(report.modes).length} modes, ` +
       `${c.accounts} accounts, crash rate ${c.crashRate}, seed ${c.seed}, ${seconds} s${phases(report)}`,
@@ -183,6 +244,7 @@ export function formatSummary(report: ExperimentReport, reportPath: string, html
     '',
     formatTable(report),
     '',
+    ...(redrive ? [redriveHeading(report), redrive, ''] : []),
     ...(faults ? [faults, ''] : []),
     ...notes(report),
     `report: ${reportPath}`,

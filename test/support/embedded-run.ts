@@ -6,6 +6,7 @@ import {
 } from '../../harness/environments/local-timing.js';
 import {
   type ExperimentConfig,
+  type ExperimentProgress,
   type ExperimentReport,
   newRunId,
   runExperiment,
@@ -47,6 +48,7 @@ export function experimentConfig(overrides: RunOverrides = {}): ExperimentConfig
 export async function runEmbedded(
   cfg: ExperimentConfig,
   started: (env: EmbeddedEnvironment) => void = () => undefined,
+  progress: ExperimentProgress = { phase: () => undefined },
 ): Promise<{ runId: string; report: ExperimentReport; env: EmbeddedEnvironment }> {
   const env = await startEmbeddedEnvironment({
     modes: cfg.modes,
@@ -60,7 +62,7 @@ export async function runEmbedded(
   });
   started(env);
   const runId = newRunId(cfg.seed);
-  const report = await runExperiment(env, cfg, runId, { phase: () => undefined });
+  const report = await runExperiment(env, cfg, runId, progress);
   return { runId, report, env };
 }
 

@@ -23,7 +23,7 @@ import { escapeHtml, jsonForScript, money, plural } from './html.js';
 import { PAGE_SCRIPT } from './page-script.js';
 import { STATE_STYLES } from './states.js';
 import { PAGE_CSS } from './styles.js';
-import { faultTable, runFacts, settingsTable, summaryTable } from './summary.js';
+import { faultTable, redriveTable, runFacts, settingsTable, summaryTable } from './summary.js';
 
 /** A mode's report, with the reason its per-event detail is absent if the report says one. */
 export interface ModeReportWithDetails extends ModeReport {
@@ -92,7 +92,7 @@ ${legend()}
 ${sections.join('\n')}
 <section class="card" aria-labelledby="numbers-title">
 <h2 id="numbers-title">The numbers</h2>
-<div class="tables">${summaryTable(report)}${faultTable(report)}${settingsTable(report)}</div>
+<div class="tables">${summaryTable(report)}${redriveTable(report)}${faultTable(report)}${settingsTable(report)}</div>
 <h3>The run</h3>
 ${runFacts(report)}
 </section>

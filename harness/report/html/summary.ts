@@ -5,7 +5,16 @@
 import type { Mode } from '../../../contract/topology.js';
 import type { ExperimentReport, ModeReport } from '../../experiment/experiment.js';
 import { anyFault } from '../../faults/faults.js';
-import { describeFaults, FAULT_COLUMNS, faultRows, RESULT_COLUMNS, resultRows } from '../terminal.js';
+import {
+  describeFaults,
+  FAULT_COLUMNS,
+  faultRows,
+  REDRIVE_COLUMNS,
+  RESULT_COLUMNS,
+  redriveHeading,
+  redriveRows,
+  resultRows,
+} from '../terminal.js';
 import { escapeHtml } from './html.js';
 
 const modeEntries = (report: Pick<ExperimentReport, 'modes'>): [Mode, ModeReport][] =>
@@ -41,6 +50,26 @@ export function summaryTable(report: Pick<ExperimentReport, 'modes'>): string {
     ),
   );
   return table('What the verifier counted, by event id (the terminal table)', [...RESULT_COLUMNS], rows);
+}
+
+/**
+ * With --redrive: the terminal's table after the redrive (the grids above show the first drain).
+ * Empty without one.
+ */
+export function redriveTable(report: Pick<ExperimentReport, 'modes' | 'redrive'>): string {
+  const rows = redriveRows(report).map((cells) =>
+    cells.map(({ text, impossible }) =>
+      impossible
+        ? `<mark title="a correct run cannot produce this">${escapeHtml(text)} !</mark>`
+        : escapeHtml(text),
+    ),
+  );
+  if (rows.length === 0) return '';
+  return table(
+    `${redriveHeading(report).replace(/:$/, '')}: every DLQ moved back to its source queue, drained and verified again (the grids show the first drain)`,
+    [...REDRIVE_COLUMNS],
+    rows,
+  );
 }
 
 /** What was injected and what the runtime saw, per mode (the terminal's fault table). */

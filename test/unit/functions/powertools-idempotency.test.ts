@@ -17,15 +17,35 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { COUNTERS, counterKey, crashKey } from '../../../contract/ledger-keys.js';
 import { STORAGE } from '../../../contract/topology.js';
-import {
-  createIdempotency,
-  type PowertoolsConsumerDeps,
-  processBatch,
-} from '../../../functions/powertools-idempotency.js';
+import * as byEventId from '../../../functions/powertools-idempotency.js';
+import * as byMessageId from '../../../functions/powertools-message-id.js';
+import type { MessageBody } from '../../../functions/shared/message.js';
+import type { PowertoolsConsumerDeps } from '../../../functions/shared/powertools.js';
 import { consumerDeps, IDEMPOTENCY_TABLE, NOW } from '../../support/consumer-deps.js';
 import { messageBody, sqsEvent, sqsRecord } from '../../support/sqs-events.js';
 
-const MODE = 'powertools-idempotency';
+/** The Powertools modes: one consumer (functions/shared/powertools.ts), two keys. */
+const POWERTOOLS_MODES = {
+  'powertools-idempotency': byEventId,
+  'powertools-message-id': byMessageId,
+} as const;
+type PowertoolsMode = keyof typeof POWERTOOLS_MODES;
+
+/** What sets the two apart: the key, and the configuration that goes with it. */
+const KEYED = {
+  'powertools-idempotency': {
+    // Powertools' key: `<prefix>#` + base64 MD5 of the JSON of what eventKeyJmesPath selects.
+    keyOf: (_record: SQSRecord, body: MessageBody) => JSON.stringify([body.runId, body.eventId]),
+    expirySeconds: STORAGE.ledgerTtlSeconds,
+    validatesPayload: true,
+  },
+  'powertools-message-id': {
+    keyOf: (record: SQSRecord) => JSON.stringify(record.messageId),
+    expirySeconds: 3600, // Powertools' default, as in its docs' SQS batch example
+    validatesPayload: false,
+  },
+} as const satisfies Record<PowertoolsMode, unknown>;
+const { processBatch } = byEventId;
 const REMAINING_MS = 5_000;
 
 /** A complete Lambda context: Powertools reads getRemainingTimeInMillis for the in-progress expiry. */
@@ -46,7 +66,7 @@ const context: Context = {
 
 type Item = NonNullable<PutItemCommandInput['Item']>;
 
-describe('powertools-idempotency consumer', () => {
+describe.each(Object.keys(POWERTOOLS_MODES) as PowertoolsMode[])('%s consumer', (MODE) => {
   const ddb = mockClient(DynamoDBDocumentClient); // the ledger (shared/ledger.ts)
   const raw = mockClient(DynamoDBClient); // Powertools' DynamoDBPersistenceLayer
   /** Every write, ledger and idempotency table alike, in the order it was sent. */
@@ -58,7 +78,7 @@ describe('powertools-idempotency consumer', () => {
     options: Parameters<typeof consumerDeps>[1] = {},
   ): PowertoolsConsumerDeps & { kills: number } =>
     Object.assign(consumerDeps(MODE, options), {
-      idempotency: createIdempotency(IDEMPOTENCY_TABLE, new DynamoDBClient({})),
+      idempotency: POWERTOOLS_MODES[MODE].createIdempotency(IDEMPOTENCY_TABLE, new DynamoDBClient({})),
       processor: new BatchProcessor(EventType.SQS),
     });
 
@@ -123,46 +143,84 @@ describe('powertools-idempotency consumer', () => {
     expect(put?.args[0].input).toMatchObject({
       TableName: IDEMPOTENCY_TABLE,
       Item: {
-        id: { S: expect.stringMatching(/^powertools-idempotency#/) },
+        id: { S: expect.stringMatching(new RegExp(`^${MODE}#`)) },
         status: { S: 'INPROGRESS' },
         // registerLambdaContext: now + the invocation's remaining time, in milliseconds.
         in_progress_expiration: { N: String(NOW + REMAINING_MS) },
-        // The record outlives every redelivery of its message, like the ledger's markers.
-        expiration: { N: String(NOW / 1000 + STORAGE.ledgerTtlSeconds) },
-        validation: { S: expect.any(String) },
+        // powertools-idempotency: the record outlives every redelivery of its message, like the
+        // ledger's markers; powertools-message-id: Powertools' default hour.
+        expiration: { N: String(NOW / 1000 + KEYED[MODE].expirySeconds) },
       },
       ConditionExpression: expect.stringContaining('attribute_not_exists(#id)'),
     });
+    expect(put?.args[0].input.Item?.validation !== undefined).toBe(KEYED[MODE].validatesPayload);
   });
 
-  it('keys on the event id within its run: two SQS messages of one event share a key, another event does not', async () => {
+  it("keys on its key: which SQS messages share the first one's", async () => {
     const body = messageBody();
     const first = sqsRecord(body);
-    const resent = sqsRecord(body); // a producer re-send: another SQS message id, the same event
+    const redelivered = sqsRecord(body, { receiveCount: 2, messageId: first.messageId }); // SQS again
+    const resent = sqsRecord(body); // a producer re-send (or a redrive's copy): another message id
     const reused = sqsRecord({ ...body, accountId: 'acct-9', amountCents: 7 }); // same id, other payload
     const other = sqsRecord(messageBody());
     const otherRun = sqsRecord({ ...body, runId: 'run-2' });
     expect(resent.messageId).not.toBe(first.messageId);
 
-    for (const record of [first, resent, reused, other, otherRun]) {
+    for (const record of [first, redelivered, resent, reused, other, otherRun]) {
       await processBatch(sqsEvent(record), context, consumer());
     }
 
-    const [a, b, c, d, e] = puts.map((item) => item.id?.S);
-    // Powertools' key: `<prefix>#` + base64 MD5 of the JSON of what eventKeyJmesPath selects.
-    const digest = createHash('md5')
-      .update(JSON.stringify([body.runId, body.eventId]))
-      .digest('base64');
-    expect(a).toBe(`${MODE}#${digest}`);
-    expect(b).toBe(a);
-    expect(c).toBe(a); // the payload is validated, not part of the key
-    expect(d).not.toBe(a);
-    expect(e).not.toBe(a);
+    const [a, ...rest] = puts.map((item) => item.id?.S);
+    expect(a).toBe(`${MODE}#${createHash('md5').update(KEYED[MODE].keyOf(first, body)).digest('base64')}`);
+    const byEvent = MODE === 'powertools-idempotency';
+    // The payload is validated by powertools-idempotency, not part of its key.
+    expect(rest.map((id) => id === a)).toEqual([true, byEvent, byEvent, false, false]);
   });
 
-  it('does not apply again an event whose idempotency record is COMPLETED, and counts the suppressed duplicate', async () => {
+  // Against a store that remembers: a COMPLETED key is found by the next conditional PutItem.
+  it.each([
+    ['an SQS redelivery (the same message id)', 'redelivery', 1, 1],
+    ['a producer re-send (the same event, another message id)', 'resend', 1, 2],
+    ["a DLQ redrive's copy (another message id, the receive count starting over)", 'redrive', 1, 2],
+  ] as const)(
+    '%s: credits by powertools-idempotency %i, by powertools-message-id %i',
+    async (_name, copy, byEvent, byMessage) => {
+      const stored = new Map<string, Item>();
+      raw.on(PutItemCommand).callsFake((input: PutItemCommandInput) => {
+        const id = input.Item?.id?.S ?? '';
+        const old = stored.get(id);
+        if (old?.status?.S === 'COMPLETED') throw existing(old, 'COMPLETED');
+        if (input.Item) stored.set(id, input.Item);
+        return {};
+      });
+      raw.on(UpdateItemCommand).callsFake((input: UpdateItemCommandInput) => {
+        const id = input.Key?.id?.S ?? '';
+        const old = stored.get(id);
+        if (old)
+          stored.set(id, { ...old, status: { S: 'COMPLETED' }, data: { M: { outcome: { S: 'applied' } } } });
+        return {};
+      });
+      const body = messageBody();
+      const first = sqsRecord(body);
+      const again =
+        copy === 'redelivery'
+          ? sqsRecord(body, { receiveCount: 2, messageId: first.messageId })
+          : sqsRecord(body);
+
+      for (const record of [first, again]) {
+        expect(await processBatch(sqsEvent(record), context, consumer())).toEqual({ batchItemFailures: [] });
+      }
+
+      expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(
+        MODE === 'powertools-idempotency' ? byEvent : byMessage,
+      );
+    },
+  );
+
+  it('does not apply again a delivery whose idempotency record is COMPLETED, and counts the suppressed duplicate', async () => {
     const body = messageBody();
-    await processBatch(sqsEvent(sqsRecord(body)), context, consumer());
+    const first = sqsRecord(body);
+    await processBatch(sqsEvent(first), context, consumer());
     const [stored] = puts;
     if (!stored) throw new Error('no INPROGRESS record was written');
     raw
@@ -170,7 +228,7 @@ describe('powertools-idempotency consumer', () => {
       .rejects(existing(stored, 'COMPLETED', { data: { M: { outcome: { S: 'applied' } } } }));
     writes = [];
 
-    const redelivery = sqsRecord(body, { receiveCount: 2 });
+    const redelivery = sqsRecord(body, { receiveCount: 2, messageId: first.messageId });
     const result = await processBatch(sqsEvent(redelivery), context, consumer());
 
     expect(result).toEqual({ batchItemFailures: [] });
@@ -183,13 +241,14 @@ describe('powertools-idempotency consumer', () => {
 
   it('fails a redelivery while another invocation holds the record INPROGRESS (not expired): nothing applied', async () => {
     const body = messageBody();
-    await processBatch(sqsEvent(sqsRecord(body)), context, consumer());
+    const first = sqsRecord(body);
+    await processBatch(sqsEvent(first), context, consumer());
     const [stored] = puts;
     if (!stored) throw new Error('no INPROGRESS record was written');
     raw.on(PutItemCommand).rejects(existing(stored, 'INPROGRESS'));
     writes = [];
 
-    const concurrent = sqsRecord(body);
+    const concurrent = sqsRecord(body, { messageId: first.messageId }); // e.g. a visibility overrun
     const result = await processBatch(sqsEvent(concurrent), context, consumer());
 
     // IdempotencyAlreadyInProgressError: SQS brings the message back after the visibility timeout.
@@ -197,20 +256,24 @@ describe('powertools-idempotency consumer', () => {
     expect(writes).toEqual([`counter ${counterKey(COUNTERS.deliveries)}`]);
   });
 
-  it('fails a reused event id with another amount (payload validation) and applies nothing', async () => {
-    const body = messageBody({ amountCents: 100 });
-    await processBatch(sqsEvent(sqsRecord(body)), context, consumer());
-    const [stored] = puts;
-    if (!stored) throw new Error('no INPROGRESS record was written');
-    raw.on(PutItemCommand).rejects(existing(stored, 'COMPLETED'));
-    writes = [];
+  // powertools-message-id validates nothing: one SQS message id has one body.
+  it.runIf(KEYED[MODE].validatesPayload)(
+    'fails a reused event id with another amount (payload validation) and applies nothing',
+    async () => {
+      const body = messageBody({ amountCents: 100 });
+      await processBatch(sqsEvent(sqsRecord(body)), context, consumer());
+      const [stored] = puts;
+      if (!stored) throw new Error('no INPROGRESS record was written');
+      raw.on(PutItemCommand).rejects(existing(stored, 'COMPLETED'));
+      writes = [];
 
-    const reuse = sqsRecord({ ...body, amountCents: 999 });
-    const result = await processBatch(sqsEvent(reuse), context, consumer());
+      const reuse = sqsRecord({ ...body, amountCents: 999 });
+      const result = await processBatch(sqsEvent(reuse), context, consumer());
 
-    expect(result).toEqual({ batchItemFailures: [{ itemIdentifier: reuse.messageId }] });
-    expect(writes).toEqual([`counter ${counterKey(COUNTERS.deliveries)}`]);
-  });
+      expect(result).toEqual({ batchItemFailures: [{ itemIdentifier: reuse.messageId }] });
+      expect(writes).toEqual([`counter ${counterKey(COUNTERS.deliveries)}`]);
+    },
+  );
 
   it('reports an invalid body as a failed item: no idempotency record, no credit; the others still apply', async () => {
     const bad = sqsRecord(JSON.stringify({ ...messageBody(), amountCents: 1.5 }));

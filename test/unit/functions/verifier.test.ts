@@ -24,6 +24,7 @@ const DLQ = {
   'at-least-once': 'https://sqs.local/alo-dlq',
   'effectively-once': 'https://sqs.local/eo-dlq',
   'powertools-idempotency': 'https://sqs.local/pti-dlq',
+  'powertools-message-id': 'https://sqs.local/ptm-dlq',
 } as const;
 
 type Item = Record<string, unknown>;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MODE_NAMES } from '../../../../contract/topology.js';
+import { DEFAULT_MODES } from '../../../../contract/topology.js';
 import { parseCliArgs } from '../../../../harness/cli/cli-args.js';
 import { replayCommand } from '../../../../harness/experiment/replay-command.js';
 import { NO_FAULTS } from '../../../../harness/faults/faults.js';
@@ -17,7 +17,7 @@ describe('experiment command-line options', () => {
       accounts: 10,
       crashRate: 0.02,
       batchSize: undefined,
-      modes: MODE_NAMES,
+      modes: DEFAULT_MODES,
       visibilityTimeoutSeconds: DEFAULTS.visibilityTimeoutSeconds,
     });
     expect(config.seed).toMatch(/^[a-z0-9]+$/);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MODE_NAMES } from '../../../../contract/topology.js';
+import { DEFAULT_MODES, MODE_NAMES } from '../../../../contract/topology.js';
 import { parseOptions, wantsHelp } from '../../../../harness/options/parse.js';
 import { UsageError } from '../../../../harness/options/usage-error.js';
 
@@ -23,7 +23,7 @@ describe('the option parser', () => {
       messages: 50, // given beats --quick
       repetitions: 1,
       scale: [],
-      modes: MODE_NAMES,
+      modes: DEFAULT_MODES,
     });
     expect(parseOptions('bench', []).values).toMatchObject({ messages: 600, scale: [1000, 10_000, 100_000] });
     expect(parseOptions('bench:scale', []).values.messages).toBe(1000);

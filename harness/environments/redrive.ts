@@ -1,0 +1,172 @@
+/**
+ * Moving a DLQ's messages back to their source queue (docs/redrive.md): by copy on the emulator,
+ * which has no message move task, and with SQS's own StartMessageMoveTask on a deployed stack.
+ */
+import {
+  DeleteMessageBatchCommand,
+  ListMessageMoveTasksCommand,
+  type Message,
+  type MessageAttributeValue,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+  type SQSClient,
+  StartMessageMoveTaskCommand,
+} from '@aws-sdk/client-sqs';
+import { parseRedriveCount, REDRIVE_COUNT_ATTRIBUTE } from '../../functions/shared/message.js';
+import { DeployedEnvironmentError } from './deployed-errors.js';
+
+/** The attributes of the copy a redrive sends: the message's own, with its redrive count one higher. */
+export function redrivenAttributes(message: Message): Record<string, MessageAttributeValue> {
+  const attributes: Record<string, MessageAttributeValue> = {};
+  for (const [name, value] of Object.entries(message.MessageAttributes ?? {})) {
+    attributes[name] = {
+      DataType: value.DataType,
+      ...(value.StringValue !== undefined ? { StringValue: value.StringValue } : {}),
+      ...(value.BinaryValue !== undefined ? { BinaryValue: value.BinaryValue } : {}),
+    };
+  }
+  const previous = message.MessageAttributes?.[REDRIVE_COUNT_ATTRIBUTE];
+  const count = parseRedriveCount(
+    previous && { dataType: previous.DataType, stringValue: previous.StringValue },
+    message.MessageId,
+  );
+  attributes[REDRIVE_COUNT_ATTRIBUTE] = { DataType: 'String', StringValue: String(count + 1) };
+  return attributes;
+}
+
+/**
+ * A redrive by copy, as SQS's move task does it: receive from the DLQ, send each message to the
+ * source with the same body and attributes (SQS gives it a new MessageId, and its receive count
+ * starts over), and delete it from the DLQ only once its send succeeded. A harness killed between
+ * the two leaves the message in both queues (a copy the consumers' dedupe absorbs), never in neither.
+ * Unlike SQS, it adds a redriveCount attribute, so the copy's crash and fault draws differ.
+ * Returns how many messages were moved; a send SQS refuses is an error (the message stays in the DLQ).
+ */
+export async function redriveByCopy(
+  sqs: SQSClient,
+  deadLetterQueueUrl: string,
+  sourceQueueUrl: string,
+): Promise<number> {
+  let moved = 0;
+  // The emulator keeps one copy of a queue: a short poll that returns nothing means empty. Twice, to be sure.
+  for (let empty = 0; empty < 2; ) {
+    const { Messages = [] } = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: deadLetterQueueUrl,
+        MaxNumberOfMessages: 10,
+        WaitTimeSeconds: 0,
+        VisibilityTimeout: 60,
+        MessageAttributeNames: ['All'],
+      }),
+    );
+    if (Messages.length === 0) {
+      empty += 1;
+      continue;
+    }
+    empty = 0;
+    const entries = Messages.map((message, index) => ({
+      Id: String(index),
+      MessageBody: required(message.Body, 'Body', message),
+      MessageAttributes: redrivenAttributes(message),
+    }));
+    const sent = await sqs.send(new SendMessageBatchCommand({ QueueUrl: sourceQueueUrl, Entries: entries }));
+    const succeeded = (sent.Successful ?? []).map((entry) => Number(entry.Id));
+    if (succeeded.length > 0) {
+      const deleted = await sqs.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: deadLetterQueueUrl,
+          Entries: succeeded.map((index) => ({
+            Id: String(index),
+            ReceiptHandle: required(Messages[index]?.ReceiptHandle, 'ReceiptHandle', Messages[index]),
+          })),
+        }),
+      );
+      const notDeleted = deleted.Failed ?? [];
+      if (notDeleted.length > 0) {
+        throw new Error(
+          `redrive: ${notDeleted.length} message(s) were sent back to ${sourceQueueUrl} but not deleted from ` +
+            `${deadLetterQueueUrl} (${notDeleted.map((entry) => entry.Code ?? entry.Message).join(', ')}): they are in both`,
+        );
+      }
+      moved += succeeded.length;
+    }
+    const failed = sent.Failed ?? [];
+    if (failed.length > 0) {
+      throw new Error(
+        `redrive: SQS refused to send ${failed.length} message(s) back to ${sourceQueueUrl} ` +
+          `(${failed.map((entry) => `${entry.Code}: ${entry.Message}`).join('; ')}); they stay in ${deadLetterQueueUrl}`,
+      );
+    }
+  }
+  return moved;
+}
+
+function required(value: string | undefined, what: string, message: Message | undefined): string {
+  if (value === undefined)
+    throw new Error(`redrive: SQS returned a message without ${what} (${message?.MessageId})`);
+  return value;
+}
+
+/** A message move task that ended without moving everything: FAILED or CANCELLED, with SQS's reason. */
+export class MessageMoveTaskError extends DeployedEnvironmentError {
+  override readonly name = 'MessageMoveTaskError';
+}
+
+export interface MoveTaskOptions {
+  /** How often to ask ListMessageMoveTasks. @default 2000 */
+  readonly pollMs?: number;
+  /** Give up when the moved count has not changed for this long. @default 300000 */
+  readonly stallMs?: number;
+  readonly sleep?: (ms: number) => Promise<void>;
+}
+
+/**
+ * SQS's own DLQ redrive: StartMessageMoveTask with the DLQ as source and no destination (back to
+ * each message's original source queue), polled with ListMessageMoveTasks until it is COMPLETED.
+ * FAILED or CANCELLED is a MessageMoveTaskError naming SQS's reason. Returns the messages moved.
+ */
+export async function redriveWithMoveTask(
+  sqs: SQSClient,
+  deadLetterQueueArn: string,
+  options: MoveTaskOptions = {},
+): Promise<number> {
+  const pollMs = options.pollMs ?? 2000;
+  const stallMs = options.stallMs ?? 300_000;
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const { TaskHandle } = await sqs.send(new StartMessageMoveTaskCommand({ SourceArn: deadLetterQueueArn }));
+  let lastMoved = -1;
+  let lastChange = Date.now();
+  for (;;) {
+    await sleep(pollMs);
+    const { Results = [] } = await sqs.send(
+      new ListMessageMoveTasksCommand({ SourceArn: deadLetterQueueArn, MaxResults: 1 }),
+    );
+    // The most recent task first: ours (only one task can be active per source queue).
+    const task = Results[0];
+    if (task === undefined) {
+      throw new MessageMoveTaskError(
+        `the move task ${TaskHandle ?? ''} of ${deadLetterQueueArn} is not listed`,
+      );
+    }
+    const moved = task.ApproximateNumberOfMessagesMoved ?? 0;
+    switch (task.Status) {
+      case 'COMPLETED':
+        return moved;
+      case 'FAILED':
+      case 'CANCELLED':
+        throw new MessageMoveTaskError(
+          `the redrive of ${deadLetterQueueArn} ended ${task.Status} after moving ${moved} of ` +
+            `${task.ApproximateNumberOfMessagesToMove ?? '?'} messages: ${task.FailureReason ?? 'no reason given'}`,
+        );
+      default:
+        if (moved !== lastMoved) {
+          lastMoved = moved;
+          lastChange = Date.now();
+        } else if (Date.now() - lastChange > stallMs) {
+          throw new MessageMoveTaskError(
+            `the redrive of ${deadLetterQueueArn} is ${task.Status} but moved nothing for ${Math.round(stallMs / 1000)} s`,
+          );
+        }
+    }
+  }
+}

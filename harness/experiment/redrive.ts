@@ -1,0 +1,41 @@
+/**
+ * What a DLQ redrive did to a mode, from the verifier's outcome before it and after it
+ * (docs/redrive.md). Every count comes from the id join's outcome counts, never from the queues'
+ * approximate numbers: an event's applications only grow, so the growth of the applied events is
+ * exactly the dead-lettered events the redrive got applied, and the growth of the extra
+ * applications is exactly the duplicates it added.
+ */
+import type { ModeOutcome } from '../../functions/shared/outcome.js';
+
+export interface RedriveCounts {
+  /** Events dead-lettered (never applied) when the first drain was verified. */
+  readonly deadLetteredBefore: number;
+  /** Messages moved from the DLQ back to the source queue (applied-and-dead-lettered ones included). */
+  readonly redriven: number;
+  /** Events that were dead-lettered before the redrive and are applied after it. */
+  readonly appliedAfterRedrive: number;
+  /** Extra applications the redrive added: redriven copies of events that had been applied already. */
+  readonly duplicatedByRedrive: number;
+  /** Events in the DLQ again after the second drain, never applied (counted as such, not as lost). */
+  readonly deadLetteredAgain: number;
+  /** Events lost after the redrive: neither applied nor in the DLQ (the redrive itself must add none). */
+  readonly lost: number;
+}
+
+/** A mode's redrive: the counts, and the verifier's whole outcome after the second drain. */
+export interface ModeRedrive extends RedriveCounts {
+  readonly after: ModeOutcome;
+}
+
+const applied = (outcome: ModeOutcome) => outcome.appliedOnce + outcome.duplicated;
+
+export function redriveCounts(before: ModeOutcome, after: ModeOutcome, redriven: number): RedriveCounts {
+  return {
+    deadLetteredBefore: before.deadLettered,
+    redriven,
+    appliedAfterRedrive: applied(after) - applied(before),
+    duplicatedByRedrive: after.extraApplications - before.extraApplications,
+    deadLetteredAgain: after.deadLettered,
+    lost: after.lost,
+  };
+}

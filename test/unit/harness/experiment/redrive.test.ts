@@ -1,0 +1,127 @@
+import { describe, expect, it } from 'vitest';
+import type { ModeOutcome } from '../../../../functions/shared/outcome.js';
+import type { ExperimentReport } from '../../../../harness/experiment/experiment.js';
+import { redriveCounts } from '../../../../harness/experiment/redrive.js';
+import { NO_FAULTS } from '../../../../harness/faults/faults.js';
+import { formatRedriveTable, formatSummary } from '../../../../harness/report/terminal.js';
+
+const before: ModeOutcome = {
+  produced: 100,
+  poison: 0,
+  producerDuplicates: 0,
+  deliveries: 130,
+  appliedOnce: 80,
+  duplicated: 4,
+  extraApplications: 5,
+  deadLettered: 16,
+  deadLetteredCents: 8_000,
+  lost: 0,
+  unexpected: 0,
+  payloadMismatches: 0,
+  conflictingReuse: 0,
+  expectedCents: 50_000,
+  actualCents: 44_000,
+  driftCents: -6_000,
+  ledgerCents: 44_000,
+  consistent: true,
+  crashes: 9,
+  suppressedDuplicates: 0,
+  retriedCancellations: 0,
+  appliedAndDeadLettered: 6,
+  deadLetteredUnreadable: 0,
+};
+
+describe('what a redrive did, from the outcomes before and after it', () => {
+  it('counts the dead-lettered events it got applied, the duplicates it added and what is dead-lettered again', () => {
+    // 16 dead-lettered + 6 applied-and-dead-lettered were redriven: 14 of the 16 applied (one of them
+    // twice), 2 dead-lettered again; the 6 already applied were applied again (at-least-once).
+    const after: ModeOutcome = {
+      ...before,
+      deliveries: 160,
+      appliedOnce: 80 + 14 - 7,
+      duplicated: 4 + 7,
+      extraApplications: 5 + 6 + 1,
+      deadLettered: 2,
+      deadLetteredCents: 1_000,
+      appliedAndDeadLettered: 0,
+    };
+    expect(redriveCounts(before, after, 22)).toEqual({
+      deadLetteredBefore: 16,
+      redriven: 22,
+      appliedAfterRedrive: 14,
+      duplicatedByRedrive: 7,
+      deadLetteredAgain: 2,
+      lost: 0,
+    });
+  });
+
+  it('is all zeros but the move when the redrive changed nothing (an empty DLQ)', () => {
+    expect(redriveCounts({ ...before, deadLettered: 0 }, { ...before, deadLettered: 0 }, 0)).toEqual({
+      deadLetteredBefore: 0,
+      redriven: 0,
+      appliedAfterRedrive: 0,
+      duplicatedByRedrive: 0,
+      deadLetteredAgain: 0,
+      lost: 0,
+    });
+  });
+});
+
+describe('the table after the redrive', () => {
+  // effectively-once before: 78 applied once, 16 dead-lettered, 6 applied and dead-lettered.
+  const eoBefore: ModeOutcome = { ...before, appliedOnce: 84, duplicated: 0, extraApplications: 0 };
+  const report = (eo: Partial<ModeOutcome>) => {
+    const after: ModeOutcome = {
+      ...eoBefore,
+      appliedOnce: 99,
+      deadLettered: 1,
+      deadLetteredCents: 500,
+      driftCents: -500,
+      ...eo,
+    };
+    return {
+      runId: 'r',
+      target: 'embedded',
+      durationMs: 1000,
+      config: { messages: 100, accounts: 10, crashRate: 0.1, seed: 's', faults: NO_FAULTS },
+      environment: { modes: {} },
+      redrive: { afterSeconds: 5, phasesMs: { wait: 5000, move: 400, drain: 9800, verify: 1100 } },
+      modes: {
+        'effectively-once': {
+          ...eoBefore,
+          throughputPerSecond: 10,
+          redrive: { ...redriveCounts(eoBefore, after, 22), after },
+        },
+      },
+    } as unknown as ExperimentReport;
+  };
+
+  it('prints one row per redriven mode under its heading, with the drift and the ledger check', () => {
+    const summary = formatSummary(report({}), 'r.json');
+    expect(summary).toContain(
+      'after the redrive (5 s after the first drain; move 0.4 s, drain 9.8 s, verify 1.1 s):',
+    );
+    const table = formatRedriveTable(report({})) ?? '';
+    const [header, , row] = table.split('\n');
+    expect(header).toMatch(
+      /^mode\s+dead-lettered before\s+redriven\s+applied after the redrive\s+duplicated by the redrive\s+dead-lettered again\s+lost\s+unexpected\s+drift\s+consistent$/,
+    );
+    expect(row).toMatch(/^effectively-once\s+16\s+22\s+15\s+0\s+1\s+0\s+0\s+-5\.00\s+yes$/);
+  });
+
+  it('marks what effectively-once cannot do after a redrive: a duplicate, a loss, a drift the DLQ does not explain', () => {
+    const table =
+      formatRedriveTable(
+        report({ appliedOnce: 98, duplicated: 1, extraApplications: 1, lost: 1, driftCents: 300 }),
+      ) ?? '';
+    const row = table.split('\n')[2] ?? '';
+    expect(row).toMatch(/1 !\s+1\s+1 !\s+0\s+3\.00 !\s+yes$/);
+  });
+
+  it('is absent without a redrive', () => {
+    const mode = { ...eoBefore, throughputPerSecond: 10 };
+    expect(
+      formatRedriveTable({ modes: { 'effectively-once': mode } } as unknown as ExperimentReport),
+    ).toBeUndefined();
+  });
+});
