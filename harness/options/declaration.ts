@@ -304,6 +304,26 @@ export const OPTIONS = {
       experiment: { defaultText: "off: every mode's environments are initialised before the first message" },
     },
   },
+  redrive: {
+    kind: 'flag',
+    group: 'run',
+    help:
+      "after the first drain and verification, move every mode's DLQ back to its source queue as a DLQ " +
+      'redrive does (embedded: by copy, with a redriveCount attribute so crash and fault draws differ; ' +
+      'aws, localstack: StartMessageMoveTask), drain and verify again; the report adds the counts after ' +
+      'the redrive (docs/redrive.md)',
+    entryPoints: { experiment: {} },
+  },
+  'redrive-after': {
+    kind: 'integer',
+    min: 0,
+    max: 3600,
+    placeholder: 'S',
+    group: 'run',
+    requires: { option: 'redrive', why: 'it says when the redrive starts' },
+    help: 'seconds from the end of the first drain to the redrive',
+    entryPoints: { experiment: { default: 0, defaultText: '0: as soon as the first drain is verified' } },
+  },
   'poison-rate': {
     kind: 'rate',
     placeholder: 'R',

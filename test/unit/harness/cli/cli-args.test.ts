@@ -34,6 +34,22 @@ describe('experiment command-line options', () => {
     expect(visibility('--concurrency', '5', '--visibility-timeout', '4')).toBe(4);
   });
 
+  it('redrives only when asked, right after the first drain unless --redrive-after says when', () => {
+    expect(parseCliArgs([]).config.redrive).toBeUndefined();
+    expect(parseCliArgs(['--redrive']).config.redrive).toEqual({ afterSeconds: 0 });
+    expect(parseCliArgs(['--redrive', '--redrive-after', '30']).config.redrive).toEqual({ afterSeconds: 30 });
+    expect(parseCliArgs(['--redrive', '--target', 'aws']).config.redrive).toEqual({ afterSeconds: 0 });
+    expect(() => parseCliArgs(['--redrive-after', '30'])).toThrow(
+      new UsageError('--redrive-after needs --redrive  (it says when the redrive starts)'),
+    );
+    expect(() => parseCliArgs(['--redrive', '--redrive-after', '3601'])).toThrow(
+      /--redrive-after must be a whole number from 0 to 3,600, got "3601"/,
+    );
+    const replay = replayCommand(parseCliArgs(['--redrive', '--redrive-after', '5', '--seed', 's']).config);
+    expect(replay).toContain('--redrive --redrive-after 5');
+    expect(parseCliArgs(argsOf(replay)).config.redrive).toEqual({ afterSeconds: 5 });
+  });
+
   it('starts environments on demand with --cold-starts', () => {
     expect(parseCliArgs(['--cold-starts']).coldStarts).toBe(true);
   });
