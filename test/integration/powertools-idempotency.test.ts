@@ -73,4 +73,46 @@ describe('powertools-idempotency, embedded (the real bundle: BatchProcessor + ma
     expect(outcome.driftCents, replay).toBeGreaterThan(0);
     expect(outcome.crashes, replay).toBe(outcome.runtime?.crashes);
   });
+
+  it('the key, side by side: a producer re-send (same event id, another message id) is applied once by powertools-idempotency, twice by powertools-message-id', async () => {
+    const BY_MESSAGE_ID = 'powertools-message-id';
+    const cfg = experimentConfig({
+      modes: [MODE, BY_MESSAGE_ID],
+      messages: 30,
+      crashRate: 0,
+      seed: 'pt-key',
+      faults: { producerDuplicateRate: 1 }, // every event sent twice, as two SQS messages
+    });
+    const run = await runEmbedded(cfg, (started) => {
+      env = started;
+    });
+    const replay = replayCommand(cfg);
+    const byEventId = run.report.modes[MODE];
+    const byMessageId = run.report.modes[BY_MESSAGE_ID];
+    if (!byEventId || !byMessageId) throw new Error('no outcome for a Powertools mode');
+
+    for (const outcome of [byEventId, byMessageId]) {
+      expect(outcome, replay).toMatchObject({
+        produced: 30,
+        producerDuplicates: 30,
+        lost: 0,
+        deadLettered: 0,
+        unexpected: 0,
+        consistent: true,
+        crashes: 0,
+      });
+    }
+    // An invocation killed at its timeout on a loaded machine leaves INPROGRESS as a crash does:
+    // the only extra applications either mode may have beyond what its key lets through.
+    const timeouts = (outcome: typeof byEventId) => outcome.runtime?.timeouts ?? 0;
+    // Keyed on the event: the second message finds the first one's record and is skipped.
+    expect(byEventId.appliedOnce, replay).toBeGreaterThanOrEqual(30 - timeouts(byEventId));
+    expect(byEventId.extraApplications, replay).toBeLessThanOrEqual(timeouts(byEventId));
+    // Keyed on the message: the second message has a key of its own and is credited again.
+    expect(byMessageId.duplicated, replay).toBe(30);
+    expect(byMessageId.extraApplications, replay).toBeGreaterThanOrEqual(30);
+    expect(byMessageId.extraApplications, replay).toBeLessThanOrEqual(30 + timeouts(byMessageId));
+    // Every event credited (at least) twice: the drift is (at least) the whole expected sum.
+    expect(byMessageId.driftCents, replay).toBeGreaterThanOrEqual(byMessageId.expectedCents);
+  });
 });
