@@ -20,6 +20,7 @@ describe('npm run proofs (single-message demonstrations, real SIGKILLs, counted 
         /^PROVED effectively-once: .*skipped \(.*1 applied \(1 applications\), 0 lost, 1 skipped/,
       ),
       expect.stringMatching(/^PROVED powertools-idempotency: .*credited it again \(.*2 applications/),
+      expect.stringMatching(/^PROVED powertools-message-id: .*credited it again \(.*2 applications/),
     ]);
   });
 
