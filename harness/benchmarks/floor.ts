@@ -15,7 +15,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import type { Mode } from '../../contract/topology.js';
+import { MODES, type Mode, type ModeSettings } from '../../contract/topology.js';
 import type { ConsumerDeps } from '../../functions/shared/consumer.js';
 import { createCrashInjector } from '../../functions/shared/crash.js';
 import type { MessageBody } from '../../functions/shared/message.js';
@@ -90,25 +90,28 @@ async function loadHandler(mode: Mode, target: FloorTarget): Promise<BatchHandle
     logger: new Logger({ serviceName: mode, logLevel: 'ERROR' }),
     crash: createCrashInjector({ rate: 0, seed: 'floor', record: async () => undefined }),
   };
+  if ((MODES[mode] as ModeSettings).idempotencyTable) {
+    // The Powertools modes: their persistence layer on the idempotency table, and a BatchProcessor,
+    // stateful per invocation as in Lambda (one per concurrent "environment"), made per batch here.
+    const handler = (await import(
+      `../../functions/${mode}.js`
+    )) as typeof import('../../functions/powertools-idempotency.js');
+    const { BatchProcessor, EventType } = await import('@aws-lambda-powertools/batch');
+    const idempotency = handler.createIdempotency(
+      target.idempotencyTableName,
+      new DynamoDBClient({ region: target.region, credentials: CREDENTIALS, endpoint: target.endpoint }),
+    );
+    return (event, context) =>
+      handler.processBatch(event, context, {
+        ...deps,
+        idempotency,
+        processor: new BatchProcessor(EventType.SQS),
+      });
+  }
   switch (mode) {
     case 'at-most-once': {
       const handler = await import('../../functions/at-most-once.js');
       return (event, context) => handler.processBatch(event, context, deps, 'floor-queue');
-    }
-    case 'powertools-idempotency': {
-      const handler = await import('../../functions/powertools-idempotency.js');
-      const { BatchProcessor, EventType } = await import('@aws-lambda-powertools/batch');
-      const idempotency = handler.createIdempotency(
-        target.idempotencyTableName,
-        new DynamoDBClient({ region: target.region, credentials: CREDENTIALS, endpoint: target.endpoint }),
-      );
-      // Stateful per invocation, as in Lambda: one per concurrent "environment", made per batch here.
-      return (event, context) =>
-        handler.processBatch(event, context, {
-          ...deps,
-          idempotency,
-          processor: new BatchProcessor(EventType.SQS),
-        });
     }
     default: {
       // Every other handler takes the common deps only: a new mode needs no wiring here.

@@ -6,7 +6,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { MODE_NAMES, MODES } from '../../contract/topology.js';
+import { DEFAULT_MODES, MODE_NAMES, MODES } from '../../contract/topology.js';
 import { PROJECT_ROOT } from '../../lib/bundling.js';
 import { startEmbeddedEnvironment } from '../environments/embedded.js';
 import { newRunId, runExperiment } from '../experiment/experiment.js';
@@ -91,7 +91,7 @@ async function main({ values }: ParsedOptions<'sweep'>): Promise<Finished> {
     const started = performance.now();
     const visibilityTimeoutSeconds = visibilityFor(batchSize);
     const env = await startEmbeddedEnvironment({
-      modes: MODE_NAMES,
+      modes: DEFAULT_MODES,
       crashRate,
       crashSeed: seed,
       batchSize,
@@ -107,7 +107,7 @@ async function main({ values }: ParsedOptions<'sweep'>): Promise<Finished> {
           crashRate,
           batchSize,
           seed,
-          modes: MODE_NAMES,
+          modes: DEFAULT_MODES,
           concurrency: SWEEP_CONCURRENCY,
           visibilityTimeoutSeconds,
           faults: NO_FAULTS,

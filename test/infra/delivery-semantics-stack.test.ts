@@ -339,7 +339,7 @@ describe('DeliverySemanticsStack', () => {
 
   it('lets only the modes with an idempotency table use it, with exactly what Powertools sends', () => {
     const withTable = MODE_NAMES.filter((mode) => (MODES[mode] as ModeSettings).idempotencyTable);
-    expect(withTable).toEqual(['powertools-idempotency']);
+    expect(withTable).toEqual(['powertools-idempotency', 'powertools-message-id']);
     const roleOf = (mode: Mode): string =>
       template.findResources('AWS::Lambda::Function')[consumerId(mode)]?.Properties.Role['Fn::GetAtt'][0];
     const grants = allowStatements().filter(({ statement }) =>
