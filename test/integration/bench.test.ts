@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { MODE_NAMES } from '../../contract/topology.js';
+import { DEFAULT_MODES } from '../../contract/topology.js';
 import type { BenchReport } from '../../harness/benchmarks/report.js';
 import { PROJECT_ROOT } from '../../lib/bundling.js';
 
@@ -26,7 +26,7 @@ describe('npm run bench -- --quick', () => {
     expect(report.scale).toEqual([]);
     expect(report.failures).toEqual([]);
     expect(report.endToEnd).toHaveLength(1);
-    for (const mode of MODE_NAMES) {
+    for (const mode of DEFAULT_MODES) {
       const cell = report.endToEnd[0]?.modes[mode];
       expect(cell?.exact, mode).toBe(true);
       expect(cell?.endToEnd.median, mode).toBeGreaterThan(0);
@@ -51,7 +51,7 @@ describe('npm run bench -- --quick', () => {
     expect(run.stdout).toContain('end to end');
     // The table (its arithmetic is unit-tested in test/unit/harness/benchmarks/): a throughput row
     // and a cost row per mode, and the report's path last.
-    for (const mode of MODE_NAMES) {
+    for (const mode of DEFAULT_MODES) {
       expect(run.stdout, mode).toMatch(new RegExp(`\\n +10 +5  ${mode} +[0-9.]+ `));
       expect(run.stdout, mode).toMatch(new RegExp(`\\n${mode} +[0-9.]+ `));
     }

@@ -1,7 +1,7 @@
 import { paginateQuery } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it } from 'vitest';
 import { partitionKey } from '../../contract/ledger-keys.js';
-import { MODE_NAMES, type Mode } from '../../contract/topology.js';
+import { DEFAULT_MODES, type Mode } from '../../contract/topology.js';
 import { startEmbeddedEnvironment } from '../../harness/environments/embedded.js';
 import type { ExperimentEnvironment } from '../../harness/environments/environment.js';
 import { type ExperimentConfig, newRunId, runExperiment } from '../../harness/experiment/experiment.js';
@@ -18,7 +18,7 @@ function config(overrides: Partial<ExperimentConfig>): ExperimentConfig {
     crashRate: 0.02,
     batchSize: 10,
     seed: 'it-crash',
-    modes: MODE_NAMES,
+    modes: DEFAULT_MODES,
     concurrency: undefined,
     visibilityTimeoutSeconds: DEFAULTS.visibilityTimeoutSeconds,
     faults: NO_FAULTS,
@@ -105,7 +105,7 @@ describe('the embedded experiment (fauxqs, DynamoDB Local, real handler processe
     expect(eo.suppressedDuplicates).toBeGreaterThan(0);
 
     const manifest = buildManifest(runId, cfg.seed, cfg.messages, cfg.accounts);
-    for (const mode of MODE_NAMES) {
+    for (const mode of DEFAULT_MODES) {
       const outcome = report.modes[mode];
       if (!outcome) throw new Error(`no outcome for ${mode}`);
       expect(outcome.consistent, `${mode} ledger equals balances`).toBe(true);
@@ -133,7 +133,7 @@ describe('the embedded experiment (fauxqs, DynamoDB Local, real handler processe
     // Two batches in flight per mode keep every invocation far from the function timeout even on a
     // loaded CI machine; a timeout is a crash-like failure and would (rightly) break exactness.
     const { cfg, report } = await run({ crashRate: 0, seed: 'it-clean', messages: 150, concurrency: 2 });
-    for (const mode of MODE_NAMES) {
+    for (const mode of DEFAULT_MODES) {
       expect(report.modes[mode]?.runtime?.timeouts, `${mode} timeouts`).toBe(0);
       expect(report.modes[mode], mode).toMatchObject({
         produced: cfg.messages,

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MODE_NAMES } from '../../contract/topology.js';
+import { DEFAULT_MODES } from '../../contract/topology.js';
 import { type EmbeddedEnvironment, embeddedModeSettings } from '../../harness/environments/embedded.js';
 import { localVisibilityTimeoutSeconds } from '../../harness/environments/local-timing.js';
 import type { ExperimentConfig } from '../../harness/experiment/experiment.js';
@@ -81,7 +81,7 @@ describe('fault schedules (property-based, fast-check)', () => {
               budgetMs,
               replay,
             );
-            for (const mode of MODE_NAMES) {
+            for (const mode of DEFAULT_MODES) {
               const outcome = report.modes[mode];
               if (!outcome) throw new Error(`no outcome for ${mode}`);
               expect([...violations(mode, outcome)], `${mode}: ${replay}`).toEqual([]);
@@ -123,7 +123,7 @@ function slowInvocationMs(batchSize: number, concurrency: number): number {
  */
 function runBudgetMs(cfg: ExperimentConfig): number {
   const settings = embeddedModeSettings('powertools-idempotency', {
-    modes: MODE_NAMES,
+    modes: DEFAULT_MODES,
     crashRate: cfg.crashRate,
     crashSeed: cfg.seed,
     ...(cfg.batchSize !== undefined ? { batchSize: cfg.batchSize } : {}),

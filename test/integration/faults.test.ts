@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { MODE_NAMES, type Mode } from '../../contract/topology.js';
+import { DEFAULT_MODES, type Mode } from '../../contract/topology.js';
 import type { EmbeddedEnvironment } from '../../harness/environments/embedded.js';
 import type { ExperimentReport } from '../../harness/experiment/experiment.js';
 import { violations } from '../../harness/report/terminal.js';
@@ -33,7 +33,7 @@ describe('the experiment under injected faults (fixed seeds)', () => {
   }
 
   function expectTheModesKeepTheirPromises(report: ExperimentReport, replay: string): void {
-    for (const mode of MODE_NAMES) {
+    for (const mode of DEFAULT_MODES) {
       const outcome = outcomeOf(report, mode, replay);
       expect([...violations(mode, outcome)], `${mode} broke a promise; replay: ${replay}`).toEqual([]);
       expect(outcome.consistent, `${mode} ledger equals balances; replay: ${replay}`).toBe(true);
@@ -81,7 +81,7 @@ describe('the experiment under injected faults (fixed seeds)', () => {
       faults: { redeliveryRate: 0.1, throttleRate: 0.2, killRate: 0.2 },
     });
     const replay = replayCommand(cfg);
-    const injected = MODE_NAMES.map((name) => mode(name).runtime?.injected);
+    const injected = DEFAULT_MODES.map((name) => mode(name).runtime?.injected);
     const total = (key: keyof NonNullable<(typeof injected)[number]>) =>
       injected.reduce((sum, counts) => sum + (counts?.[key] ?? 0), 0);
     expect(total('redelivered'), replay).toBeGreaterThan(0);
@@ -118,7 +118,10 @@ describe('the experiment under injected faults (fixed seeds)', () => {
       faults: { workDelayMs: 7_000, workDelayRate: 0.5 },
     });
     const replay = replayCommand(cfg);
-    const overruns = MODE_NAMES.reduce((sum, name) => sum + (mode(name).runtime?.visibilityOverruns ?? 0), 0);
+    const overruns = DEFAULT_MODES.reduce(
+      (sum, name) => sum + (mode(name).runtime?.visibilityOverruns ?? 0),
+      0,
+    );
     expect(overruns, replay).toBeGreaterThan(0);
     expect(mode('effectively-once'), replay).toMatchObject({
       appliedOnce: cfg.messages,

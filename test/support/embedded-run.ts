@@ -1,4 +1,4 @@
-import { MODE_NAMES } from '../../contract/topology.js';
+import { DEFAULT_MODES } from '../../contract/topology.js';
 import { type EmbeddedEnvironment, startEmbeddedEnvironment } from '../../harness/environments/embedded.js';
 import {
   LOCAL_MAX_CONCURRENCY,
@@ -30,7 +30,7 @@ export function experimentConfig(overrides: RunOverrides = {}): ExperimentConfig
     crashRate: 0,
     batchSize,
     seed: 'it',
-    modes: MODE_NAMES,
+    modes: DEFAULT_MODES,
     concurrency: undefined,
     visibilityTimeoutSeconds: localVisibilityTimeoutSeconds(
       batchSize,
