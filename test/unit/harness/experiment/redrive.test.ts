@@ -3,6 +3,7 @@ import type { ModeOutcome } from '../../../../functions/shared/outcome.js';
 import type { ExperimentReport } from '../../../../harness/experiment/experiment.js';
 import { redriveCounts } from '../../../../harness/experiment/redrive.js';
 import { NO_FAULTS } from '../../../../harness/faults/faults.js';
+import { redriveTable } from '../../../../harness/report/html/summary.js';
 import { formatRedriveTable, formatSummary } from '../../../../harness/report/terminal.js';
 
 const before: ModeOutcome = {
@@ -123,5 +124,29 @@ describe('the table after the redrive', () => {
     expect(
       formatRedriveTable({ modes: { 'effectively-once': mode } } as unknown as ExperimentReport),
     ).toBeUndefined();
+  });
+});
+
+describe('the page’s table after the redrive', () => {
+  it('renders the same rows and marks as the terminal, and nothing without a redrive', () => {
+    const eo: ModeOutcome = { ...before, appliedOnce: 84, duplicated: 0, extraApplications: 0 };
+    const after: ModeOutcome = { ...eo, appliedOnce: 99, deadLettered: 1, lost: 1, driftCents: -500 };
+    const report = {
+      redrive: { afterSeconds: 0, phasesMs: { wait: 0, move: 400, drain: 9800, verify: 1100 } },
+      modes: {
+        'effectively-once': {
+          ...eo,
+          throughputPerSecond: 1,
+          redrive: { ...redriveCounts(eo, after, 22), after },
+        },
+      },
+    } as unknown as ExperimentReport;
+    const html = redriveTable(report);
+    expect(html).toContain('<caption>after the redrive (right after the first drain; move 0.4 s');
+    expect(html).toContain('<th scope="col" class="num">applied after the redrive</th>');
+    expect(html).toContain('<mark title="a correct run cannot produce this">1 !</mark>');
+    expect(redriveTable({ modes: { 'effectively-once': { ...eo } } } as unknown as ExperimentReport)).toBe(
+      '',
+    );
   });
 });
