@@ -102,8 +102,9 @@ export function parseOptions<E extends EntryPointName>(
   for (const name of explicit) {
     const needs = declarationOf(name).requires;
     if (needs && !values[needs.option]) {
-      const placeholder = declarationOf(needs.option as OptionName).placeholder ?? '';
-      throw new UsageError(`--${name} needs --${needs.option} ${placeholder} (${needs.why})`);
+      const placeholder = declarationOf(needs.option as OptionName).placeholder;
+      const wanted = placeholder ? `--${needs.option} ${placeholder}` : `--${needs.option}`;
+      throw new UsageError(`--${name} needs ${wanted} (${needs.why})`);
     }
   }
 

@@ -40,7 +40,7 @@ describe('experiment command-line options', () => {
     expect(parseCliArgs(['--redrive', '--redrive-after', '30']).config.redrive).toEqual({ afterSeconds: 30 });
     expect(parseCliArgs(['--redrive', '--target', 'aws']).config.redrive).toEqual({ afterSeconds: 0 });
     expect(() => parseCliArgs(['--redrive-after', '30'])).toThrow(
-      new UsageError('--redrive-after needs --redrive  (it says when the redrive starts)'),
+      new UsageError('--redrive-after needs --redrive (it says when the redrive starts)'),
     );
     expect(() => parseCliArgs(['--redrive', '--redrive-after', '3601'])).toThrow(
       /--redrive-after must be a whole number from 0 to 3,600, got "3601"/,
