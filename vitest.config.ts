@@ -44,6 +44,7 @@ const RUNS = [
   'test/integration/cli.test.ts',
   'test/integration/bench.test.ts',
   'test/integration/new-mode.test.ts',
+  'test/integration/redrive.test.ts',
 ];
 
 /**

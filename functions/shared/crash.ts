@@ -79,6 +79,9 @@ export function createCrashInjector(options: {
   let redriveCounts = new Map<string, number>();
   return {
     observe(records) {
+      // Read only when crashes are drawn: at rate 0 (every deployed default) the attribute changes
+      // nothing, so a malformed one must not fail a batch that would otherwise be processed.
+      if (options.rate <= 0) return;
       const counts = new Map<string, number>();
       for (const record of records) {
         const target = crashTarget(

@@ -1,3 +1,4 @@
+import { MODE_NAMES } from '../../contract/topology.js';
 /**
  * `npm run experiment`'s options as the run needs them. The options themselves (names, ranges,
  * defaults, targets, help) are declared in harness/options/declaration.ts and parsed there; this
@@ -60,7 +61,9 @@ export function cliOptionsOf({ values, explicit }: ParsedOptions<'experiment'>):
       crashRate: values['crash-rate'],
       batchSize,
       seed: values.seed ?? Math.random().toString(36).slice(2, 10),
-      modes: values.modes,
+      // A redrive is where the key matters: unless --modes says otherwise it runs every mode, the
+      // messageId-keyed Powertools consumer included (a redriven copy has a new messageId).
+      modes: values.redrive && !explicit.has('modes') ? MODE_NAMES : values.modes,
       concurrency,
       visibilityTimeoutSeconds:
         values['visibility-timeout'] ??

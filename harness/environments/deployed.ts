@@ -270,11 +270,15 @@ export function explainRedriveError(
 ): unknown {
   if (!(error instanceof Error)) return error;
   const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-  if (
-    /UnsupportedOperation|InvalidAction|NotImplemented|UnknownOperation/i.test(error.name) ||
-    /not (yet )?(implemented|supported)/i.test(error.message) ||
-    status === 501
-  ) {
+  // On AWS, UnsupportedOperation is a documented StartMessageMoveTask refusal of this request (e.g.
+  // a source that is not a DLQ): it is SQS's answer, not a missing API. Only an emulator lacks the call.
+  const missingCall =
+    /InvalidAction|NotImplemented|UnknownOperation/i.test(error.name) ||
+    /not (yet )?implemented/i.test(error.message) ||
+    status === 501 ||
+    (target === 'localstack' &&
+      (/UnsupportedOperation/i.test(error.name) || /not (yet )?supported/i.test(error.message)));
+  if (missingCall) {
     return new RedriveUnsupportedError(
       `--redrive needs SQS's StartMessageMoveTask and ListMessageMoveTasks, which ${
         target === 'localstack'

@@ -4,6 +4,7 @@
  */
 import {
   DeleteMessageBatchCommand,
+  GetQueueAttributesCommand,
   ListMessageMoveTasksCommand,
   type Message,
   type MessageAttributeValue,
@@ -12,6 +13,7 @@ import {
   type SQSClient,
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
+import { STORAGE } from '../../contract/topology.js';
 import { parseRedriveCount, REDRIVE_COUNT_ATTRIBUTE } from '../../functions/shared/message.js';
 import { DeployedEnvironmentError } from './deployed-errors.js';
 
@@ -40,20 +42,31 @@ export function redrivenAttributes(message: Message): Record<string, MessageAttr
  * starts over), and delete it from the DLQ only once its send succeeded. A harness killed between
  * the two leaves the message in both queues (a copy the consumers' dedupe absorbs), never in neither.
  * Unlike SQS, it adds a redriveCount attribute, so the copy's crash and fault draws differ.
- * Returns how many messages were moved; a send SQS refuses is an error (the message stays in the DLQ).
+ * It moves at most what the DLQ held when it started, so a copy that fails again and comes back
+ * during the move is not moved twice. Returns how many messages were moved; a send SQS refuses is
+ * an error (the message stays in the DLQ).
  */
 export async function redriveByCopy(
   sqs: SQSClient,
   deadLetterQueueUrl: string,
   sourceQueueUrl: string,
+  options: { readonly maxBatchBytes?: number } = {},
 ): Promise<number> {
+  const maxBatchBytes = options.maxBatchBytes ?? STORAGE.maxMessageBytes;
+  const { Attributes } = await sqs.send(
+    new GetQueueAttributesCommand({
+      QueueUrl: deadLetterQueueUrl,
+      AttributeNames: ['ApproximateNumberOfMessages'],
+    }),
+  );
+  const held = Number(Attributes?.ApproximateNumberOfMessages ?? 0);
   let moved = 0;
   // The emulator keeps one copy of a queue: a short poll that returns nothing means empty. Twice, to be sure.
-  for (let empty = 0; empty < 2; ) {
+  for (let empty = 0; empty < 2 && moved < held; ) {
     const { Messages = [] } = await sqs.send(
       new ReceiveMessageCommand({
         QueueUrl: deadLetterQueueUrl,
-        MaxNumberOfMessages: 10,
+        MaxNumberOfMessages: Math.min(10, held - moved),
         WaitTimeSeconds: 0,
         VisibilityTimeout: 60,
         MessageAttributeNames: ['All'],
@@ -64,41 +77,86 @@ export async function redriveByCopy(
       continue;
     }
     empty = 0;
-    const entries = Messages.map((message, index) => ({
-      Id: String(index),
-      MessageBody: required(message.Body, 'Body', message),
-      MessageAttributes: redrivenAttributes(message),
-    }));
-    const sent = await sqs.send(new SendMessageBatchCommand({ QueueUrl: sourceQueueUrl, Entries: entries }));
-    const succeeded = (sent.Successful ?? []).map((entry) => Number(entry.Id));
-    if (succeeded.length > 0) {
-      const deleted = await sqs.send(
-        new DeleteMessageBatchCommand({
-          QueueUrl: deadLetterQueueUrl,
-          Entries: succeeded.map((index) => ({
-            Id: String(index),
-            ReceiptHandle: required(Messages[index]?.ReceiptHandle, 'ReceiptHandle', Messages[index]),
-          })),
-        }),
-      );
-      const notDeleted = deleted.Failed ?? [];
-      if (notDeleted.length > 0) {
-        throw new Error(
-          `redrive: ${notDeleted.length} message(s) were sent back to ${sourceQueueUrl} but not deleted from ` +
-            `${deadLetterQueueUrl} (${notDeleted.map((entry) => entry.Code ?? entry.Message).join(', ')}): they are in both`,
-        );
-      }
-      moved += succeeded.length;
-    }
-    const failed = sent.Failed ?? [];
-    if (failed.length > 0) {
-      throw new Error(
-        `redrive: SQS refused to send ${failed.length} message(s) back to ${sourceQueueUrl} ` +
-          `(${failed.map((entry) => `${entry.Code}: ${entry.Message}`).join('; ')}); they stay in ${deadLetterQueueUrl}`,
-      );
+    // One SendMessageBatch carries at most SQS's maximum payload in all: near-limit bodies go alone.
+    for (const group of bySize(Messages, maxBatchBytes)) {
+      moved += await moveBatch(sqs, deadLetterQueueUrl, sourceQueueUrl, group);
     }
   }
   return moved;
+}
+
+/** Sends one batch back to the source, then deletes from the DLQ what was sent. */
+async function moveBatch(
+  sqs: SQSClient,
+  deadLetterQueueUrl: string,
+  sourceQueueUrl: string,
+  messages: readonly Message[],
+): Promise<number> {
+  const entries = messages.map((message, index) => ({
+    Id: String(index),
+    MessageBody: required(message.Body, 'Body', message),
+    MessageAttributes: redrivenAttributes(message),
+  }));
+  const sent = await sqs.send(new SendMessageBatchCommand({ QueueUrl: sourceQueueUrl, Entries: entries }));
+  const succeeded = (sent.Successful ?? []).map((entry) => Number(entry.Id));
+  if (succeeded.length > 0) {
+    const deleted = await sqs.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: deadLetterQueueUrl,
+        Entries: succeeded.map((index) => ({
+          Id: String(index),
+          ReceiptHandle: required(messages[index]?.ReceiptHandle, 'ReceiptHandle', messages[index]),
+        })),
+      }),
+    );
+    const notDeleted = deleted.Failed ?? [];
+    if (notDeleted.length > 0) {
+      throw new Error(
+        `redrive: ${notDeleted.length} message(s) were sent back to ${sourceQueueUrl} but not deleted from ` +
+          `${deadLetterQueueUrl} (${notDeleted.map((entry) => entry.Code ?? entry.Message).join(', ')}): they are in both`,
+      );
+    }
+  }
+  const failed = sent.Failed ?? [];
+  if (failed.length > 0) {
+    throw new Error(
+      `redrive: SQS refused to send ${failed.length} message(s) back to ${sourceQueueUrl} ` +
+        `(${failed.map((entry) => `${entry.Code}: ${entry.Message}`).join('; ')}); they stay in ${deadLetterQueueUrl}`,
+    );
+  }
+  return succeeded.length;
+}
+
+/** What SQS counts toward a message's size: the body, and each attribute's name, type and value. */
+export function messageBytes(message: Message): number {
+  let bytes = Buffer.byteLength(message.Body ?? '');
+  for (const [name, value] of Object.entries(redrivenAttributes(message))) {
+    bytes += Buffer.byteLength(name) + Buffer.byteLength(value.DataType ?? '');
+    bytes +=
+      value.StringValue !== undefined
+        ? Buffer.byteLength(value.StringValue)
+        : (value.BinaryValue?.length ?? 0);
+  }
+  return bytes;
+}
+
+/** Consecutive groups whose sizes add up to at most `maxBytes` (a message alone may reach it). */
+export function bySize(messages: readonly Message[], maxBytes: number): Message[][] {
+  const groups: Message[][] = [];
+  let current: Message[] = [];
+  let bytes = 0;
+  for (const message of messages) {
+    const size = messageBytes(message);
+    if (current.length > 0 && bytes + size > maxBytes) {
+      groups.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(message);
+    bytes += size;
+  }
+  if (current.length > 0) groups.push(current);
+  return groups;
 }
 
 function required(value: string | undefined, what: string, message: Message | undefined): string {
@@ -133,6 +191,7 @@ export async function redriveWithMoveTask(
   const pollMs = options.pollMs ?? 2000;
   const stallMs = options.stallMs ?? 300_000;
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const startedAt = Date.now();
   const { TaskHandle } = await sqs.send(new StartMessageMoveTaskCommand({ SourceArn: deadLetterQueueArn }));
   let lastMoved = -1;
   let lastChange = Date.now();
@@ -147,6 +206,19 @@ export async function redriveWithMoveTask(
       throw new MessageMoveTaskError(
         `the move task ${TaskHandle ?? ''} of ${deadLetterQueueArn} is not listed`,
       );
+    }
+    // A listing that still shows an earlier task (finished before ours started; only a RUNNING
+    // task has a handle) is not an answer yet. A minute allows for the clocks' skew.
+    const earlier =
+      (task.TaskHandle !== undefined && task.TaskHandle !== TaskHandle) ||
+      (task.StartedTimestamp !== undefined && task.StartedTimestamp < startedAt - 60_000);
+    if (earlier) {
+      if (Date.now() - lastChange > stallMs) {
+        throw new MessageMoveTaskError(
+          `the move task ${TaskHandle ?? ''} of ${deadLetterQueueArn} is still not listed after ${Math.round(stallMs / 1000)} s`,
+        );
+      }
+      continue;
     }
     const moved = task.ApproximateNumberOfMessagesMoved ?? 0;
     switch (task.Status) {

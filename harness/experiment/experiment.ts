@@ -231,7 +231,10 @@ async function redriveAndVerifyAgain(
   );
   // One mode after the other: a deployed account allows only so many move tasks at once.
   const moved: Partial<Record<Mode, number>> = {};
-  for (const mode of config.modes) moved[mode] = await env.redrive(mode);
+  // An empty DLQ is not redriven: nothing to move, and no move task to start and wait for.
+  for (const [index, mode] of config.modes.entries()) {
+    moved[mode] = (waiting[index] ?? 0) > 0 ? await env.redrive(mode) : 0;
+  }
   const moveMs = Date.now() - moveStart;
 
   progress.phase('waiting until every queue is drained again (after the redrive)');

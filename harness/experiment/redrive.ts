@@ -14,7 +14,10 @@ export interface RedriveCounts {
   readonly redriven: number;
   /** Events that were dead-lettered before the redrive and are applied after it. */
   readonly appliedAfterRedrive: number;
-  /** Extra applications the redrive added: redriven copies of events that had been applied already. */
+  /**
+   * Extra applications added after the redrive (the growth of extraApplications): redriven copies
+   * of events applied before, and re-applications after crashes in the second drain.
+   */
   readonly duplicatedByRedrive: number;
   /** Events in the DLQ again after the second drain, never applied (counted as such, not as lost). */
   readonly deadLetteredAgain: number;

@@ -243,7 +243,10 @@ export const OPTIONS = {
     group: 'run',
     help: 'modes to run',
     entryPoints: {
-      experiment: DEFAULT_RUN_MODES,
+      experiment: {
+        ...DEFAULT_RUN_MODES,
+        defaultText: `${DEFAULT_MODES.join(',')}; with --redrive every mode`,
+      },
       bench: { ...DEFAULT_RUN_MODES, help: 'modes to measure' },
       proofs: { ...ALL_MODES, help: 'modes to prove' },
     },
@@ -317,11 +320,11 @@ export const OPTIONS = {
   'redrive-after': {
     kind: 'integer',
     min: 0,
-    max: 3600,
+    max: 86_400,
     placeholder: 'S',
     group: 'run',
     requires: { option: 'redrive', why: 'it says when the redrive starts' },
-    help: 'seconds from the end of the first drain to the redrive',
+    help: 'seconds from the end of the first drain to the redrive (up to a day: past a marker or key expiry)',
     entryPoints: { experiment: { default: 0, defaultText: '0: as soon as the first drain is verified' } },
   },
   'poison-rate': {

@@ -236,4 +236,10 @@ describe('a redriven copy draws afresh', () => {
     const injector = createCrashInjector({ rate: 1, seed: 's', record: async () => undefined });
     expect(() => injector.observe?.([withRedrive(record, 'x')])).toThrow(InvalidRecordError);
   });
+
+  it('ignores the attribute when no crash is drawn (rate 0, every deployed default): a malformed one fails nothing', () => {
+    const record = withRedrive(sqsRecord(messageBody()), 'x');
+    const injector = createCrashInjector({ rate: 0, seed: 's', record: async () => undefined });
+    expect(() => injector.observe?.([record])).not.toThrow();
+  });
 });

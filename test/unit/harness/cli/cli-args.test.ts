@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_MODES } from '../../../../contract/topology.js';
+import { DEFAULT_MODES, MODE_NAMES } from '../../../../contract/topology.js';
 import { parseCliArgs } from '../../../../harness/cli/cli-args.js';
 import { replayCommand } from '../../../../harness/experiment/replay-command.js';
 import { NO_FAULTS } from '../../../../harness/faults/faults.js';
@@ -39,11 +39,15 @@ describe('experiment command-line options', () => {
     expect(parseCliArgs(['--redrive']).config.redrive).toEqual({ afterSeconds: 0 });
     expect(parseCliArgs(['--redrive', '--redrive-after', '30']).config.redrive).toEqual({ afterSeconds: 30 });
     expect(parseCliArgs(['--redrive', '--target', 'aws']).config.redrive).toEqual({ afterSeconds: 0 });
+    // Where the key matters, every mode runs unless --modes says otherwise.
+    expect(parseCliArgs(['--redrive']).config.modes).toEqual(MODE_NAMES);
+    expect(parseCliArgs([]).config.modes).toEqual(DEFAULT_MODES);
+    expect(parseCliArgs(['--redrive', '--modes', 'effectively-once']).config.modes).toEqual(['effectively-once']);
     expect(() => parseCliArgs(['--redrive-after', '30'])).toThrow(
       new UsageError('--redrive-after needs --redrive (it says when the redrive starts)'),
     );
-    expect(() => parseCliArgs(['--redrive', '--redrive-after', '3601'])).toThrow(
-      /--redrive-after must be a whole number from 0 to 3,600, got "3601"/,
+    expect(() => parseCliArgs(['--redrive', '--redrive-after', '86401'])).toThrow(
+      /--redrive-after must be a whole number from 0 to 86,400, got "86401"/,
     );
     const replay = replayCommand(parseCliArgs(['--redrive', '--redrive-after', '5', '--seed', 's']).config);
     expect(replay).toContain('--redrive --redrive-after 5');

@@ -1,5 +1,6 @@
 import {
   DeleteMessageBatchCommand,
+  GetQueueAttributesCommand,
   ListMessageMoveTasksCommand,
   ReceiveMessageCommand,
   SendMessageBatchCommand,
@@ -12,7 +13,9 @@ import { InvalidRecordError } from '../../../../functions/shared/errors.js';
 import { explainRedriveError } from '../../../../harness/environments/deployed.js';
 import { RedriveUnsupportedError } from '../../../../harness/environments/deployed-errors.js';
 import {
+  bySize,
   MessageMoveTaskError,
+  messageBytes,
   redriveByCopy,
   redrivenAttributes,
   redriveWithMoveTask,
@@ -23,6 +26,12 @@ const DLQ_ARN = 'arn:aws:sqs:eu-west-1:123456789012:effectively-once-dlq';
 const fast = { pollMs: 0, sleep: async () => undefined };
 
 beforeEach(() => sqs.reset());
+
+/** The DLQ's depth when the redrive starts. */
+const held = (messages: number) =>
+  sqs
+    .on(GetQueueAttributesCommand)
+    .resolves({ Attributes: { ApproximateNumberOfMessages: String(messages) } });
 
 describe('redrive with SQS’s message move task (aws, localstack)', () => {
   it('starts a task with the DLQ as source and no destination, and polls until COMPLETED', async () => {
@@ -74,6 +83,26 @@ describe('redrive with SQS’s message move task (aws, localstack)', () => {
     ).rejects.toThrow(/moved nothing for/);
   });
 
+  it('waits past a listing that still shows an earlier, finished task', async () => {
+    sqs.on(StartMessageMoveTaskCommand).resolves({ TaskHandle: 'ours' });
+    sqs
+      .on(ListMessageMoveTasksCommand)
+      .resolvesOnce({
+        Results: [
+          {
+            Status: 'COMPLETED',
+            StartedTimestamp: Date.now() - 3_600_000,
+            ApproximateNumberOfMessagesMoved: 99,
+          },
+        ],
+      })
+      .resolves({
+        Results: [{ Status: 'COMPLETED', StartedTimestamp: Date.now(), ApproximateNumberOfMessagesMoved: 3 }],
+      });
+    await expect(redriveWithMoveTask(new SQSClient({}), DLQ_ARN, fast)).resolves.toBe(3);
+    expect(sqs.commandCalls(ListMessageMoveTasksCommand)).toHaveLength(2);
+  });
+
   it('refuses plainly on an endpoint without the move task', () => {
     const unsupported = Object.assign(new Error('The action StartMessageMoveTask is not valid'), {
       name: 'InvalidAction',
@@ -85,6 +114,11 @@ describe('redrive with SQS’s message move task (aws, localstack)', () => {
     );
     const other = new Error('boom');
     expect(explainRedriveError(other, 'aws')).toBe(other);
+    // On AWS, UnsupportedOperation is StartMessageMoveTask's documented refusal of a request, not a missing call.
+    const refused = Object.assign(new Error('Source queue must be configured as a Dead Letter Queue.'), {
+      name: 'UnsupportedOperation',
+    });
+    expect(explainRedriveError(refused, 'aws')).toBe(refused);
   });
 });
 
@@ -116,6 +150,7 @@ describe('redrive by copy (embedded)', () => {
   });
 
   it('deletes from the DLQ only what was sent, and stops when the DLQ is empty', async () => {
+    held(2);
     sqs
       .on(ReceiveMessageCommand)
       .resolvesOnce({ Messages: [message('evt-1'), message('evt-2')] })
@@ -143,6 +178,7 @@ describe('redrive by copy (embedded)', () => {
   });
 
   it('returns how many it moved', async () => {
+    held(2);
     sqs
       .on(ReceiveMessageCommand)
       .resolvesOnce({ Messages: [message('evt-1')] })
@@ -154,5 +190,63 @@ describe('redrive by copy (embedded)', () => {
       .resolves({ Successful: [{ Id: '0', MessageId: 'n', MD5OfMessageBody: '' }] });
     sqs.on(DeleteMessageBatchCommand).resolves({ Successful: [{ Id: '0' }] });
     await expect(redriveByCopy(new SQSClient({}), 'dlq', 'source')).resolves.toBe(2);
+  });
+
+  it('moves at most what the DLQ held when it started: a copy that comes back meanwhile stays', async () => {
+    held(1);
+    sqs
+      .on(ReceiveMessageCommand)
+      .resolvesOnce({ Messages: [message('evt-1')] })
+      .resolves({ Messages: [message('evt-1-again')] });
+    sqs
+      .on(SendMessageBatchCommand)
+      .resolves({ Successful: [{ Id: '0', MessageId: 'n', MD5OfMessageBody: '' }] });
+    sqs.on(DeleteMessageBatchCommand).resolves({ Successful: [{ Id: '0' }] });
+    await expect(redriveByCopy(new SQSClient({}), 'dlq', 'source')).resolves.toBe(1);
+    expect(sqs.commandCalls(ReceiveMessageCommand)).toHaveLength(1);
+    expect(sqs.commandCalls(ReceiveMessageCommand)[0]?.args[0].input.MaxNumberOfMessages).toBe(1);
+  });
+
+  it('sends near-limit messages in batches within SQS’s payload maximum', async () => {
+    held(3);
+    const big = (id: string) => ({ ...message(id), Body: 'x'.repeat(600_000) });
+    sqs
+      .on(ReceiveMessageCommand)
+      .resolvesOnce({ Messages: [big('evt-1'), big('evt-2'), message('evt-3')] })
+      .resolves({ Messages: [] });
+    sqs.on(SendMessageBatchCommand).callsFake((input: { Entries: unknown[] }) => ({
+      Successful: input.Entries.map((_, index) => ({
+        Id: String(index),
+        MessageId: 'n',
+        MD5OfMessageBody: '',
+      })),
+    }));
+    sqs.on(DeleteMessageBatchCommand).callsFake((input: { Entries: { Id: string }[] }) => ({
+      Successful: input.Entries.map(({ Id }) => ({ Id })),
+    }));
+    await expect(redriveByCopy(new SQSClient({}), 'dlq', 'source')).resolves.toBe(3);
+    const batches = sqs.commandCalls(SendMessageBatchCommand).map((call) => call.args[0].input.Entries ?? []);
+    expect(batches.map((entries) => entries.length)).toEqual([1, 2]);
+    for (const entries of batches) {
+      const bytes = entries.reduce((sum, entry) => sum + Buffer.byteLength(entry.MessageBody ?? ''), 0);
+      expect(bytes).toBeLessThanOrEqual(1_048_576);
+    }
+  });
+
+  it('counts the body and every attribute toward a message’s size, the added redriveCount included', () => {
+    const m = message('evt-1');
+    const attributes = redrivenAttributes(m);
+    const expected =
+      Buffer.byteLength(m.Body ?? '') +
+      Object.entries(attributes).reduce(
+        (sum, [name, value]) =>
+          sum +
+          Buffer.byteLength(name) +
+          Buffer.byteLength(value.DataType ?? '') +
+          Buffer.byteLength(value.StringValue ?? ''),
+        0,
+      );
+    expect(messageBytes(m)).toBe(expected);
+    expect(bySize([m, m, m], 2 * expected)).toHaveLength(2);
   });
 });
