@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { MODE_NAMES } from '../../contract/topology.js';
+import { DEFAULT_MODES } from '../../contract/topology.js';
 import { PROJECT_ROOT } from '../../lib/bundling.js';
 import { runCli } from '../support/cli.js';
 
@@ -36,7 +36,7 @@ describe('npm run experiment (the CLI, as a child process)', () => {
       batchSize: 10,
       seed: 'cli-json',
     });
-    for (const mode of MODE_NAMES) {
+    for (const mode of DEFAULT_MODES) {
       expect(Object.keys(report.modes[mode])).toEqual(
         expect.arrayContaining([
           'produced',
