@@ -42,7 +42,9 @@ describe('experiment command-line options', () => {
     // Where the key matters, every mode runs unless --modes says otherwise.
     expect(parseCliArgs(['--redrive']).config.modes).toEqual(MODE_NAMES);
     expect(parseCliArgs([]).config.modes).toEqual(DEFAULT_MODES);
-    expect(parseCliArgs(['--redrive', '--modes', 'effectively-once']).config.modes).toEqual(['effectively-once']);
+    expect(parseCliArgs(['--redrive', '--modes', 'effectively-once']).config.modes).toEqual([
+      'effectively-once',
+    ]);
     expect(() => parseCliArgs(['--redrive-after', '30'])).toThrow(
       new UsageError('--redrive-after needs --redrive (it says when the redrive starts)'),
     );
