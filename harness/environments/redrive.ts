@@ -14,6 +14,7 @@ import {
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
 import { STORAGE } from '../../contract/topology.js';
+import { sizedBatches } from '../../functions/shared/chunks.js';
 import { parseRedriveCount, REDRIVE_COUNT_ATTRIBUTE } from '../../functions/shared/message.js';
 import { DeployedEnvironmentError } from './deployed-errors.js';
 
@@ -140,24 +141,9 @@ export function messageBytes(message: Message): number {
   return bytes;
 }
 
-/** Consecutive groups whose sizes add up to at most `maxBytes` (a message alone may reach it). */
-export function bySize(messages: readonly Message[], maxBytes: number): Message[][] {
-  const groups: Message[][] = [];
-  let current: Message[] = [];
-  let bytes = 0;
-  for (const message of messages) {
-    const size = messageBytes(message);
-    if (current.length > 0 && bytes + size > maxBytes) {
-      groups.push(current);
-      current = [];
-      bytes = 0;
-    }
-    current.push(message);
-    bytes += size;
-  }
-  if (current.length > 0) groups.push(current);
-  return groups;
-}
+/** Groups of at most 10 messages within `maxBytes` in all (a message alone may reach it). */
+export const bySize = (messages: readonly Message[], maxBytes: number): Message[][] =>
+  sizedBatches(messages, messageBytes, maxBytes);
 
 function required(value: string | undefined, what: string, message: Message | undefined): string {
   if (value === undefined)

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { SendMessageBatchCommand, type SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
 import { type Mode, STORAGE } from '../../contract/topology.js';
+import { sizedBatches } from '../../functions/shared/chunks.js';
 import type { ManifestEvent } from '../../functions/shared/manifest.js';
 import {
   EVENT_ID_ATTRIBUTE,
@@ -155,21 +156,8 @@ function entryOf(runId: string, message: OutgoingMessage, index: number): SendMe
 
 /** Up to 10 messages per batch, and no more than SQS's payload limit per request. */
 export function sendBatches(messages: readonly OutgoingMessage[]): OutgoingMessage[][] {
-  const batches: OutgoingMessage[][] = [];
-  let current: OutgoingMessage[] = [];
-  let bytes = 0;
-  for (const message of messages) {
-    const size = Buffer.byteLength(message.body) + 256; // + the two attributes, generously
-    if (current.length === 10 || (current.length > 0 && bytes + size > SQS_MAX_PAYLOAD_BYTES)) {
-      batches.push(current);
-      current = [];
-      bytes = 0;
-    }
-    current.push(message);
-    bytes += size;
-  }
-  if (current.length > 0) batches.push(current);
-  return batches;
+  // + the two attributes, generously
+  return sizedBatches(messages, (message) => Buffer.byteLength(message.body) + 256, SQS_MAX_PAYLOAD_BYTES);
 }
 
 async function sendBatch(
