@@ -42,6 +42,9 @@ export function cliOptionsOf({ values, explicit }: ParsedOptions<'experiment'>):
     workDelayMs,
     workDelayRate: workDelayMs > 0 ? values['work-delay-rate'] : 0,
     killRate: values['kill-rate'],
+    ...(values['outage-for'] > 0
+      ? { outage: { afterSeconds: values['outage-after'], forSeconds: values['outage-for'] } }
+      : {}),
   };
   // Unset means each mode's topology batch size; the report shows what ran.
   const batchSize = values['batch-size'];
@@ -70,6 +73,8 @@ export function cliOptionsOf({ values, explicit }: ParsedOptions<'experiment'>):
         localVisibilityTimeoutSeconds(batchSize ?? DEFAULTS.batchSize, concurrency ?? LOCAL_MAX_CONCURRENCY),
       maxReceiveCount: values['max-receive-count'],
       faults,
+      ...(values['marker-ttl'] !== undefined ? { markerTtlSeconds: values['marker-ttl'] } : {}),
+      ageGuard: !values['no-age-guard'],
       ...(values.redrive ? { redrive: { afterSeconds: values['redrive-after'] } } : {}),
     },
   };

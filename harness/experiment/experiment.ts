@@ -29,6 +29,10 @@ export interface ExperimentConfig {
   readonly maxReceiveCount?: number | undefined;
   /** Faults injected besides the handlers' crash points; all zero by default. */
   readonly faults: FaultSettings;
+  /** How long the dedupe records remember an event (embedded). @default the deployed default */
+  readonly markerTtlSeconds?: number | undefined;
+  /** Whether the consumers that dedupe refuse events older than their records remember. @default true */
+  readonly ageGuard?: boolean | undefined;
   /**
    * After the first drain and verification, move every mode's DLQ back to its source queue, drain
    * and verify again (docs/redrive.md). Unset: no redrive.

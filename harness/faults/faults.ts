@@ -21,6 +21,11 @@ export interface FaultSettings {
   readonly workDelayRate: number;
   /** Probability, per invocation, that the environment is SIGKILLed at a random moment of it. */
   readonly killRate: number;
+  /**
+   * A DynamoDB outage for the handlers (local only): from `afterSeconds` after the first send,
+   * every data-path request fails for `forSeconds`. @default none
+   */
+  readonly outage?: { readonly afterSeconds: number; readonly forSeconds: number } | undefined;
 }
 
 export const NO_FAULTS: FaultSettings = {
@@ -41,7 +46,8 @@ export function anyFault(faults: FaultSettings): boolean {
     faults.redeliveryRate > 0 ||
     faults.throttleRate > 0 ||
     (faults.workDelayMs > 0 && faults.workDelayRate > 0) ||
-    faults.killRate > 0
+    faults.killRate > 0 ||
+    (faults.outage?.forSeconds ?? 0) > 0
   );
 }
 

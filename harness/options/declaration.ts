@@ -327,6 +327,29 @@ export const OPTIONS = {
     help: 'seconds from the end of the first drain to the redrive (up to a day: past a marker or key expiry)',
     entryPoints: { experiment: { default: 0, defaultText: '0: as soon as the first drain is verified' } },
   },
+  'marker-ttl': {
+    kind: 'integer',
+    min: 10,
+    max: 86_400 * 30,
+    placeholder: 'S',
+    group: 'run',
+    targets: EMBEDDED_SETTING,
+    help:
+      "how long the dedupe records remember an event (effectively-once's marker, powertools-idempotency's " +
+      'record); the age guard refuses events older than this less its margin (docs/redrive.md)',
+    entryPoints: {
+      experiment: { defaultText: 'the deployed default, 30 days (CDK context markerRetentionDays)' },
+    },
+  },
+  'no-age-guard': {
+    kind: 'flag',
+    group: 'run',
+    targets: EMBEDDED_SETTING,
+    help:
+      'switch off the age guard of the consumers that dedupe: an event older than its dedupe record can ' +
+      'remember is applied instead of refused (shows what a late redrive does without it)',
+    entryPoints: { experiment: { defaultText: 'off: the guard refuses such events (tooOldToDedupe)' } },
+  },
   'poison-rate': {
     kind: 'rate',
     placeholder: 'R',
@@ -366,6 +389,31 @@ export const OPTIONS = {
       'SDK retries it with the same ClientRequestToken), or a transaction is cancelled by a conflict; a ' +
       'proxy in front of DynamoDB Local, the handler code unchanged',
     entryPoints: { experiment: { default: 0 } },
+  },
+  'outage-after': {
+    kind: 'integer',
+    min: 0,
+    max: 3600,
+    placeholder: 'S',
+    group: 'faults',
+    targets: LOCAL_RUNTIME,
+    requires: { option: 'outage-for', why: 'how long the outage lasts' },
+    help: 'seconds from the first send to the start of a DynamoDB outage (see --outage-for)',
+    entryPoints: { experiment: { default: 0 } },
+  },
+  'outage-for': {
+    kind: 'integer',
+    min: 0,
+    max: 3600,
+    placeholder: 'S',
+    group: 'faults',
+    targets: LOCAL_RUNTIME,
+    help:
+      'every handler request to DynamoDB fails for S seconds, as an unavailable DynamoDB answers (503 ' +
+      'ServiceUnavailable, retried by the SDK, then the record fails): valid messages exhaust ' +
+      '--max-receive-count and are dead-lettered. A failed record comes back only after the visibility ' +
+      'timeout, so the outage fills the DLQ only when it lasts longer than visibility × max receive count',
+    entryPoints: { experiment: { default: 0, defaultText: '0: no outage' } },
   },
   'work-delay': {
     kind: 'integer',
