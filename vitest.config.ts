@@ -11,6 +11,8 @@ const handlerEnv = {
   CRASH_RATE: '0',
   CRASH_SEED: 'unit',
   CRASH_AT: 'none',
+  MARKER_TTL_SECONDS: String(30 * 24 * 3600),
+  AGE_GUARD: 'on',
   DEAD_LETTER_QUEUE_URLS: JSON.stringify(
     Object.fromEntries(
       MODE_NAMES.map((mode) => [mode, `https://sqs.eu-west-1.amazonaws.com/123456789012/${mode}-dlq`]),

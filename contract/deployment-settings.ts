@@ -1,3 +1,9 @@
+import {
+  DEFAULT_MARKER_RETENTION_DAYS,
+  type Retention,
+  retentionOf,
+  retentionRuleViolations,
+} from './retention.js';
 import { MODES, type Mode, type ModeSettings } from './topology.js';
 
 /** Per-deployment knobs, set with CDK context (`-c crashRate=0.02`) and resolved in one place. */
@@ -28,9 +34,28 @@ export interface DeploymentSettings {
    * @default no subscription: subscribe the team's own endpoint to the `AlarmTopicArn` output
    */
   readonly alarmEmail?: string;
+  /**
+   * Days a dedupe record remembers an event (effectively-once's marker, powertools-idempotency's
+   * record); the age guard refuses events older than that less its margin (contract/retention.ts).
+   * @default 30
+   */
+  readonly markerRetentionDays?: number;
 }
 
 export const DEFAULT_DEPLOYMENT: DeploymentSettings = { crashRate: 0, crashSeed: 'seed' };
+
+/** The deployment's retention, refused (at synth) when it breaks the rule of contract/retention.ts. */
+export function deploymentRetention(deployment: DeploymentSettings): Retention {
+  const days = deployment.markerRetentionDays ?? DEFAULT_MARKER_RETENTION_DAYS;
+  const retention = retentionOf(days * 24 * 3600);
+  const violations = retentionRuleViolations(retention);
+  if (violations.length > 0) {
+    throw new InvalidSettingError(
+      `context markerRetentionDays=${days} breaks the retention rule (docs/redrive.md, "The rule"): ${violations.join('; ')}`,
+    );
+  }
+  return retention;
+}
 
 export class InvalidSettingError extends Error {
   override readonly name = 'InvalidSettingError';
@@ -43,6 +68,15 @@ export function deploymentSettingsFromContext(get: (key: string) => unknown): De
   const batchSize = optionalNumber(get, 'batchSize');
   const maxReceiveCount = optionalNumber(get, 'maxReceiveCount');
   const alarmEmail = optionalEmail(get, 'alarmEmail');
+  const markerRetentionDays = optionalNumber(get, 'markerRetentionDays');
+  if (
+    markerRetentionDays !== undefined &&
+    !(Number.isInteger(markerRetentionDays) && markerRetentionDays >= 1 && markerRetentionDays <= 3650)
+  ) {
+    throw new InvalidSettingError(
+      `context markerRetentionDays=${markerRetentionDays} must be a whole number of days from 1 to 3650`,
+    );
+  }
   if (crashRate !== undefined && !(crashRate >= 0 && crashRate <= 1)) {
     throw new InvalidSettingError(
       `context crashRate=${crashRate} must be between 0 and 1 (e.g. -c crashRate=0.02)`,
@@ -68,6 +102,7 @@ export function deploymentSettingsFromContext(get: (key: string) => unknown): De
     ...(batchSize !== undefined ? { batchSize } : {}),
     ...(maxReceiveCount !== undefined ? { maxReceiveCount } : {}),
     ...(alarmEmail !== undefined ? { alarmEmail } : {}),
+    ...(markerRetentionDays !== undefined ? { markerRetentionDays } : {}),
   };
 }
 

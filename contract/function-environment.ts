@@ -18,6 +18,10 @@ export function consumerEnvironment(
     readonly crashAt?: readonly string[];
     /** Required when the mode has `idempotencyTable`; ignored otherwise. */
     readonly idempotencyTableName?: string;
+    /** How long the dedupe records remember an event (contract/retention.ts). */
+    readonly markerTtlSeconds: number;
+    /** Whether the consumers that dedupe refuse events older than their records remember. */
+    readonly ageGuard: boolean;
   },
 ): Record<string, string> {
   return {
@@ -25,6 +29,8 @@ export function consumerEnvironment(
     CRASH_RATE: String(values.crashRate),
     CRASH_SEED: values.crashSeed,
     CRASH_AT: values.crashAt && values.crashAt.length > 0 ? values.crashAt.join(',') : 'none',
+    MARKER_TTL_SECONDS: String(values.markerTtlSeconds),
+    AGE_GUARD: values.ageGuard ? 'on' : 'off',
     // Only the mode that deletes its own batch is told where its queue is.
     ...(settings.deletesOwnBatch ? { QUEUE_URL: values.queueUrl } : {}),
     // Only the modes that keep idempotency records apart are told where; the others never see it.

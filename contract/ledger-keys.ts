@@ -11,6 +11,7 @@ import type { Mode } from './topology.js';
  *        APP#<eventId>                              effectively-once: the processed marker
  *        APP#<eventId>#<receiveCount>#<messageId>#<requestId>#<position>   other modes: one per application
  *        CRASH#<key>#<receiveCount>                 an injected crash (key = eventId, or the messageId of an unparsable body)
+ *        OLD#<eventId>                              the age guard refused the event (too old to dedupe)
  *
  *   pk = RUN#<runId>#MANIFEST                       written by the producer only
  *   sk = EVT#<eventId>                              one per event it sent: account, amount, poison kind
@@ -30,6 +31,7 @@ export const SK = {
   balancePrefix: 'BAL#',
   applicationPrefix: 'APP#',
   crashPrefix: 'CRASH#',
+  refusalPrefix: 'OLD#',
 } as const;
 
 export const COUNTERS = {
@@ -48,6 +50,7 @@ export const markerKey = (eventId: string): string => `${SK.applicationPrefix}${
 /** One item per crash point hit: a second crash of the same delivery (a re-sent copy) adds to its count. */
 export const crashKey = (key: string, receiveCount: number): string =>
   `${SK.crashPrefix}${key}#${receiveCount}`;
+export const refusalKey = (eventId: string): string => `${SK.refusalPrefix}${eventId}`;
 export const manifestEventKey = (eventId: string): string => `${SK.manifestEventPrefix}${eventId}`;
 
 export interface Delivery {
@@ -61,5 +64,11 @@ export interface Delivery {
 export const applicationKey = (eventId: string, delivery: Delivery): string =>
   `${markerKey(eventId)}#${delivery.receiveCount}#${delivery.messageId}#${delivery.requestId}#${delivery.position}`;
 
-/** DynamoDB TTL attribute (epoch seconds) carried by every ledger item. */
+/** DynamoDB TTL attribute (epoch seconds) carried by every ledger item: the run's evidence. */
 export const TTL_ATTRIBUTE = 'expiresAt';
+
+/**
+ * A processed marker's own expiry (epoch seconds): until then it makes a redelivery a duplicate;
+ * after it the event is forgotten, even while the item stays as evidence (contract/retention.ts).
+ */
+export const DEDUPE_UNTIL_ATTRIBUTE = 'dedupeUntil';

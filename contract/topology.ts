@@ -203,24 +203,14 @@ export function isMode(value: string): value is Mode {
 /** The verifier: counting 100,000 records per mode is paginated reads, not compute, but give it room. */
 export const VERIFIER = { functionTimeoutSeconds: 300, memoryMb: 1024 } as const;
 
-/** Settings shared by every queue and by the ledger table. */
+/** Settings shared by every queue (how long things are kept: contract/retention.ts). */
 export const STORAGE = {
-  /** How long SQS keeps an unconsumed message (source queues). */
-  queueRetentionSeconds: 4 * 24 * 3600,
-  /** How long SQS keeps a dead-lettered message (the maximum SQS allows). */
-  deadLetterRetentionSeconds: 14 * 24 * 3600,
   /**
    * Largest message, body and attributes (SQS's maximum and default since 2025: 1 MiB). Set
    * explicitly on every queue, so the stack, the emulator and the producer's near-limit poison agree.
    */
   maxMessageBytes: 1_048_576,
-  /**
-   * TTL of every ledger item, processed markers included. It must outlive the longest time a
-   * message can still be (re)delivered — the DLQ's retention, in case it is redriven — or a
-   * redelivery would no longer find its marker and be applied twice.
-   */
-  ledgerTtlSeconds: 30 * 24 * 3600,
 } as const;
 
 /** Bumped when the ledger layout or the stack outputs change, so a driver can refuse a stale stack. */
-export const TOPOLOGY_VERSION = '3';
+export const TOPOLOGY_VERSION = '4';

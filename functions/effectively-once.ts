@@ -1,5 +1,6 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { COUNTERS } from '../contract/ledger-keys.js';
+import { refuseIfTooOld } from './shared/age-guard.js';
 import { readConsumerConfig } from './shared/config.js';
 import { type ConsumerDeps, createConsumerDeps } from './shared/consumer.js';
 import { addToCounter, creditAccount } from './shared/ledger.js';
@@ -12,6 +13,11 @@ import { type ApplyMessage, workThenAcknowledge } from './shared/work-then-ackno
  * message is skipped: delivered more than once, applied exactly once.
  */
 export const applyEffectivelyOnce: ApplyMessage = async (deps, message, delivery) => {
+  // Before the transaction: past its marker's expiry the condition would let a second credit through.
+  await refuseIfTooOld(deps.ledger, message, {
+    enabled: deps.config.ageGuard,
+    maxEventAgeSeconds: deps.config.retention.maxEventAgeSeconds,
+  });
   const outcome = await creditAccount(deps.ledger, message, delivery, { idempotent: true });
   if (outcome === 'duplicate') {
     deps.logger.info('duplicate suppressed: event already applied', {

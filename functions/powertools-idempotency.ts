@@ -1,4 +1,3 @@
-import { STORAGE } from '../contract/topology.js';
 import { type IdempotencyKeying, powertoolsMode } from './shared/powertools.js';
 
 export { type PowertoolsConsumerDeps, processBatch } from './shared/powertools.js';
@@ -25,10 +24,10 @@ export const KEYING: IdempotencyKeying = {
     payloadValidationJmesPath: '[accountId, amountCents]',
     // The key comes from a validated body, so a missing key is a bug: fail, never skip idempotency.
     throwOnNoIdempotencyKey: true,
-    // Powertools' default is one hour. A COMPLETED record must outlive every way the message can
-    // come back (queue retention, a DLQ redrive), like the ledger's markers.
-    expiresAfterSeconds: STORAGE.ledgerTtlSeconds,
   },
+  // Powertools' default is one hour. A COMPLETED record must outlive every event the age guard
+  // accepts, like the ledger's markers: the deployment's marker retention (contract/retention.ts).
+  remembers: 'marker-retention',
 };
 
 export const { createIdempotency, handler } = powertoolsMode('powertools-idempotency', KEYING);

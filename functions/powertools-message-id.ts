@@ -22,6 +22,7 @@ export const KEYING: IdempotencyKeying = {
   // The docs' configuration, unchanged: no payload validation (one messageId has one body) and
   // Powertools' default expiry of a COMPLETED record, 3600 s.
   options: { eventKeyJmesPath: 'messageId' },
+  remembers: 'powertools-default',
 };
 
 export const { createIdempotency, handler } = powertoolsMode('powertools-message-id', KEYING);

@@ -17,6 +17,7 @@ import {
   type ModeEventDetails,
 } from './shared/event-details.js';
 import {
+  countRefusals,
   type LedgerReader,
   numberAttribute,
   queryPrefix,
@@ -113,10 +114,11 @@ async function verifyModeInDetail(
   const deadLettered = [...sweep.events].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   // Crashes are few (one item per injected crash): read them whole before the join.
   const collector = detailed ? collectEventDetails(await readCrashes(deps.reader, runId, mode)) : undefined;
-  const [counts, counters, actualCents] = await Promise.all([
+  const [counts, counters, actualCents, tooOldToDedupe] = await Promise.all([
     joinByEventId(readManifestEvents(deps.reader, runId), applications, deadLettered, collector?.sink),
     readCounters(deps.reader, runId, mode),
     sumBalances(deps.reader, runId, mode),
+    countRefusals(deps.reader, runId, mode),
   ]);
   const outcome: ModeOutcome = {
     produced: summary.produced,
@@ -142,6 +144,7 @@ async function verifyModeInDetail(
     retriedCancellations: counters.retriedCancellations,
     appliedAndDeadLettered: counts.appliedAndDeadLettered,
     deadLetteredUnreadable: sweep.unreadable,
+    tooOldToDedupe,
   };
   return collector ? { outcome, detail: collector.finish() } : { outcome };
 }

@@ -20,9 +20,14 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { type DeploymentSettings, resolveModeSettings } from '../contract/deployment-settings.js';
+import {
+  type DeploymentSettings,
+  deploymentRetention,
+  resolveModeSettings,
+} from '../contract/deployment-settings.js';
 import { consumerEnvironment, verifierEnvironment } from '../contract/function-environment.js';
 import { partitionKey } from '../contract/ledger-keys.js';
+import { DEAD_LETTER_RETENTION_SECONDS, QUEUE_RETENTION_SECONDS } from '../contract/retention.js';
 import { modeId, modeOutputs, STACK_OUTPUTS } from '../contract/stack-outputs.js';
 import {
   MODE_NAMES,
@@ -146,7 +151,7 @@ export class DeliverySemanticsStack extends Stack {
     const deadLetterQueue = new sqs.Queue(this, `${id}DeadLetterQueue`, {
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
-      retentionPeriod: Duration.seconds(STORAGE.deadLetterRetentionSeconds),
+      retentionPeriod: Duration.seconds(DEAD_LETTER_RETENTION_SECONDS),
       maxMessageSizeBytes: STORAGE.maxMessageBytes,
       removalPolicy: RemovalPolicy.DESTROY,
     });
@@ -154,7 +159,7 @@ export class DeliverySemanticsStack extends Stack {
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       visibilityTimeout: Duration.seconds(settings.visibilityTimeoutSeconds),
-      retentionPeriod: Duration.seconds(STORAGE.queueRetentionSeconds),
+      retentionPeriod: Duration.seconds(QUEUE_RETENTION_SECONDS),
       maxMessageSizeBytes: STORAGE.maxMessageBytes,
       deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: settings.maxReceiveCount },
       removalPolicy: RemovalPolicy.DESTROY,
@@ -169,6 +174,8 @@ export class DeliverySemanticsStack extends Stack {
         queueUrl: queue.queueUrl,
         crashRate: deployment.crashRate,
         crashSeed: deployment.crashSeed,
+        markerTtlSeconds: deploymentRetention(deployment).markerTtlSeconds,
+        ageGuard: true,
         ...(idempotencyTable ? { idempotencyTableName: idempotencyTable.tableName } : {}),
       }),
     });

@@ -1,3 +1,4 @@
+import { type Retention, retentionOf } from '../../contract/retention.js';
 import type { Mode } from '../../contract/topology.js';
 import { ConfigError } from './errors.js';
 
@@ -30,6 +31,10 @@ export interface ConsumerConfig {
   readonly crashSeed: string;
   /** Deliveries that always crash (`<eventId>@<receiveCount>`); CRASH_AT=none for none. */
   readonly crashAt: ReadonlySet<string>;
+  /** The dedupe records' TTL and the age guard's limit, from MARKER_TTL_SECONDS. */
+  readonly retention: Retention;
+  /** AGE_GUARD=on|off: whether a consumer that dedupes refuses an event older than its records remember. */
+  readonly ageGuard: boolean;
 }
 
 /** The mode is the handler's own (one handler file per mode), not configuration. */
@@ -40,7 +45,26 @@ export function readConsumerConfig(mode: Mode, env: Env = process.env): Consumer
     crashRate: requireRate('CRASH_RATE', env),
     crashSeed: requireEnv('CRASH_SEED', env),
     crashAt: requireCrashTargets('CRASH_AT', env),
+    retention: retentionOf(requireWholeSeconds('MARKER_TTL_SECONDS', env)),
+    ageGuard: requireSwitch('AGE_GUARD', env),
   };
+}
+
+/** A whole number of seconds, at least 2, e.g. MARKER_TTL_SECONDS. */
+export function requireWholeSeconds(name: string, env: Env = process.env): number {
+  const raw = requireEnv(name, env);
+  const value = Number(raw);
+  if (!/^[0-9]+$/.test(raw.trim()) || value < 2) {
+    throw new ConfigError(`${name}=${raw} must be a whole number of seconds, at least 2`);
+  }
+  return value;
+}
+
+/** `on` or `off`. */
+export function requireSwitch(name: string, env: Env = process.env): boolean {
+  const raw = requireEnv(name, env).trim();
+  if (raw !== 'on' && raw !== 'off') throw new ConfigError(`${name}=${raw} must be on or off`);
+  return raw === 'on';
 }
 
 /** `none`, or a comma-separated list of `<eventId>@<receiveCount>` (receive count ≥ 1). */

@@ -35,7 +35,7 @@ export function createConsumerDeps(
   options: { readonly kill?: Kill } = {},
 ): ConsumerDeps {
   const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({}));
-  const ledger: Ledger = { ddb, tableName: config.tableName, mode: config.mode };
+  const ledger: Ledger = { ddb, tableName: config.tableName, mode: config.mode, retention: config.retention };
   const logger = createLogger(config.mode, { mode: config.mode });
   return {
     config,

@@ -84,3 +84,22 @@ export class InvalidInputError extends Error {
 export class RunNotFoundError extends Error {
   override readonly name = 'RunNotFoundError';
 }
+
+/**
+ * The age guard refused an event: it is older than the consumer's dedupe record can still
+ * remember (contract/retention.ts), so a second application could not be recognised. It fails and
+ * ends in the DLQ, counted as `tooOldToDedupe`: a person decides, never a silent double credit.
+ */
+export class TooOldToDedupeError extends Error {
+  override readonly name = 'TooOldToDedupeError';
+  constructor(
+    readonly eventId: string,
+    readonly ageSeconds: number,
+    readonly maxAgeSeconds: number,
+  ) {
+    super(
+      `event ${eventId} is ${ageSeconds} s old, older than the ${maxAgeSeconds} s its dedupe record is ` +
+        'sure to remember: refused, not applied (it ends in the DLQ; docs/redrive.md)',
+    );
+  }
+}

@@ -100,3 +100,10 @@ export function timeAttribute(item: Record<string, unknown>, name: string): numb
     throw new TypeError(`ledger item attribute ${name} is not a timestamp: ${String(value)}`);
   return ms;
 }
+
+/** Events the age guard refused (one item per event, however often): the outcome's `tooOldToDedupe`. */
+export async function countRefusals(reader: LedgerReader, runId: string, mode: Mode): Promise<number> {
+  let refused = 0;
+  for await (const _ of queryPrefix(reader, runId, mode, SK.refusalPrefix, ['sk'])) refused += 1;
+  return refused;
+}

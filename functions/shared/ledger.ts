@@ -11,12 +11,15 @@ import {
   COUNTERS,
   type Counter,
   counterKey,
+  DEDUPE_UNTIL_ATTRIBUTE,
   type Delivery,
   markerKey,
   partitionKey,
+  refusalKey,
   TTL_ATTRIBUTE,
 } from '../../contract/ledger-keys.js';
-import { type Mode, STORAGE } from '../../contract/topology.js';
+import type { Retention } from '../../contract/retention.js';
+import type { Mode } from '../../contract/topology.js';
 import { ConflictingReuseError, RetryableWriteError } from './errors.js';
 import { type MessageBody, payloadHash } from './message.js';
 
@@ -24,6 +27,8 @@ export interface Ledger {
   readonly ddb: DynamoDBDocumentClient;
   readonly tableName: string;
   readonly mode: Mode;
+  /** How long a marker remembers an event, and how long the run's evidence is kept. */
+  readonly retention: Retention;
   /** Injected so tests can pin time; epoch milliseconds. */
   readonly now?: () => number;
   /** Retries of a transaction cancelled by a conflict or throttling. @default 3 attempts, 50 ms base */
@@ -32,8 +37,12 @@ export interface Ledger {
 
 export type CreditOutcome = 'applied' | 'duplicate';
 
-export function expiresAt(ledger: Pick<Ledger, 'now'>, now: number = ledger.now?.() ?? Date.now()): number {
-  return Math.floor(now / 1000) + STORAGE.ledgerTtlSeconds;
+/** When DynamoDB's TTL may delete a ledger item: the run's evidence is kept this long. */
+export function expiresAt(
+  ledger: Pick<Ledger, 'now' | 'retention'>,
+  now: number = ledger.now?.() ?? Date.now(),
+): number {
+  return Math.floor(now / 1000) + ledger.retention.evidenceTtlSeconds;
 }
 
 /**
@@ -41,9 +50,12 @@ export function expiresAt(ledger: Pick<Ledger, 'now'>, now: number = ledger.now?
  * the balances can never disagree.
  *
  * `idempotent: true` (effectively-once) keys the record on the event id alone and writes it with an
- * Update that adds 1 to its `applications` under `attribute_not_exists`: a second delivery of the
- * same event cancels the whole transaction with `ConditionalCheckFailed` on the marker and is
- * reported as a duplicate. The marker counts its own applications, so if the guard ever broke the
+ * Update that adds 1 to its `applications` only if no marker remembers the event — none exists, or
+ * its `dedupeUntil` has passed (the marker's own expiry, contract/retention.ts; an expired marker is
+ * absent whether or not TTL has deleted it yet, as in Powertools' condition): a second delivery of
+ * the same event cancels the whole transaction with `ConditionalCheckFailed` on the marker and is
+ * reported as a duplicate. The item itself stays as the run's evidence, so an application after the
+ * expiry shows as `applications: 2`. The marker counts its own applications, so if the guard ever broke the
  * verifier would see `applications: 2` as a duplicate, not only as drift. A redelivery whose
  * account or amount differ from the marker's is not a duplicate but a reused event id: it throws
  * ConflictingReuseError (the record fails and ends in the DLQ).
@@ -98,6 +110,7 @@ function creditTransaction(
   const pk = partitionKey(message.runId, ledger.mode);
   const now = ledger.now?.() ?? Date.now();
   const ttl = expiresAt(ledger, now);
+  const nowSeconds = Math.floor(now / 1000);
   const attributes = {
     runId: message.runId,
     mode: ledger.mode,
@@ -112,7 +125,19 @@ function creditTransaction(
     [TTL_ATTRIBUTE]: ttl,
   };
   const record = options.idempotent
-    ? { Update: markerUpdate(ledger.tableName, { pk, sk: markerKey(message.eventId) }, attributes) }
+    ? {
+        Update: markerUpdate(
+          ledger.tableName,
+          { pk, sk: markerKey(message.eventId) },
+          {
+            ...attributes,
+            [DEDUPE_UNTIL_ATTRIBUTE]: nowSeconds + ledger.retention.markerTtlSeconds,
+            // The evidence outlives the dedupe window: a longer marker TTL keeps the item longer.
+            [TTL_ATTRIBUTE]: Math.max(ttl, nowSeconds + ledger.retention.markerTtlSeconds),
+          },
+          nowSeconds,
+        ),
+      }
     : {
         Put: {
           TableName: ledger.tableName,
@@ -139,24 +164,30 @@ function creditTransaction(
   };
 }
 
-/** The processed marker: `ADD applications 1` and the record's attributes, only if it does not exist yet. */
+/**
+ * The processed marker: `ADD applications 1` and the record's attributes, only if no marker
+ * remembers the event: none exists, or its dedupe window ended before `nowSeconds`.
+ */
 function markerUpdate(
   tableName: string,
   key: { readonly pk: string; readonly sk: string },
   attributes: Record<string, string | number>,
+  nowSeconds: number,
 ) {
   const entries = Object.entries(attributes);
   return {
     TableName: tableName,
     Key: key,
-    ConditionExpression: 'attribute_not_exists(pk)',
+    ConditionExpression: 'attribute_not_exists(pk) OR #dedupeUntil < :now',
     UpdateExpression: `ADD #applications :one SET ${entries.map((_, index) => `#a${index} = :a${index}`).join(', ')}`,
     ExpressionAttributeNames: {
       '#applications': 'applications',
+      '#dedupeUntil': DEDUPE_UNTIL_ATTRIBUTE,
       ...Object.fromEntries(entries.map(([name], index) => [`#a${index}`, name])),
     },
     ExpressionAttributeValues: {
       ':one': 1,
+      ':now': nowSeconds,
       ...Object.fromEntries(entries.map(([, value], index) => [`:a${index}`, value])),
     },
     // The stored payload hash tells a redelivery (same payload) from a reused event id.
@@ -234,6 +265,27 @@ export async function addToCounter(
       UpdateExpression: 'ADD #count :n SET #ttl = :ttl',
       ExpressionAttributeNames: { '#count': 'count', '#ttl': TTL_ATTRIBUTE },
       ExpressionAttributeValues: { ':n': amount, ':ttl': expiresAt(ledger) },
+    }),
+  );
+}
+
+/**
+ * Records that the age guard refused an event (one item per event, counting the refusals): the
+ * verifier's `tooOldToDedupe`. Evidence for the run, like a crash record.
+ */
+export async function recordRefusal(ledger: Ledger, message: MessageBody, ageSeconds: number): Promise<void> {
+  await ledger.ddb.send(
+    new UpdateCommand({
+      TableName: ledger.tableName,
+      Key: { pk: partitionKey(message.runId, ledger.mode), sk: refusalKey(message.eventId) },
+      UpdateExpression: 'ADD refusals :one SET eventId = :event, lastAgeSeconds = :age, #ttl = :ttl',
+      ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE },
+      ExpressionAttributeValues: {
+        ':one': 1,
+        ':event': message.eventId,
+        ':age': ageSeconds,
+        ':ttl': expiresAt(ledger),
+      },
     }),
   );
 }

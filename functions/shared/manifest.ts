@@ -1,5 +1,6 @@
 import { BatchWriteCommand, type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { manifestEventKey, manifestPartitionKey, SK, TTL_ATTRIBUTE } from '../../contract/ledger-keys.js';
+import { DEFAULT_RETENTION } from '../../contract/retention.js';
 import { MODE_NAMES, type Mode } from '../../contract/topology.js';
 import { chunks } from './chunks.js';
 import { expiresAt } from './ledger.js';
@@ -42,7 +43,7 @@ export async function writeManifestEvents(
   events: readonly ManifestEvent[],
 ): Promise<void> {
   const pk = manifestPartitionKey(runId);
-  const ttl = expiresAt({});
+  const ttl = expiresAt({ retention: DEFAULT_RETENTION });
   const batches = chunks(events, 25);
   let next = 0;
   const worker = async () => {
@@ -79,7 +80,7 @@ export async function writeManifestSummary(
         sk: SK.manifestSummary,
         ...summary,
         modes: [...summary.modes],
-        [TTL_ATTRIBUTE]: expiresAt({}),
+        [TTL_ATTRIBUTE]: expiresAt({ retention: DEFAULT_RETENTION }),
       },
     }),
   );

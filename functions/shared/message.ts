@@ -28,6 +28,12 @@ export const MessageBodySchema = v.strictObject({
     v.minValue(1),
     v.maxValue(MAX_AMOUNT_CENTS),
   ),
+  /**
+   * When the producer created the event (ISO 8601, UTC): its age, which no SQS attribute gives once
+   * a redrive has sent it back as a new message. The consumers that dedupe refuse an event older
+   * than their dedupe records remember (functions/shared/age-guard.ts).
+   */
+  createdAt: v.pipe(v.string(), v.isoTimestamp('must be an ISO 8601 timestamp')),
 });
 
 export type MessageBody = v.InferOutput<typeof MessageBodySchema>;

@@ -53,6 +53,12 @@ export interface ModeOutcome {
   readonly appliedAndDeadLettered: number;
   /** The run's DLQ messages that name no event at all. */
   readonly deadLetteredUnreadable: number;
+  /**
+   * Events the age guard refused: older than the mode's dedupe records remember, so not applied
+   * (again) but failed into the DLQ for a person to decide on (docs/redrive.md). Counted besides
+   * their other state (dead-lettered, or applied and dead-lettered).
+   */
+  readonly tooOldToDedupe: number;
 }
 
 /** One event's application records, read in key order and grouped. */

@@ -6,7 +6,9 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { IDEMPOTENCY_TABLE_ENV } from '../../contract/function-environment.js';
 import { COUNTERS, type Delivery } from '../../contract/ledger-keys.js';
+import { DEFAULT_RETENTION, type Retention } from '../../contract/retention.js';
 import type { Mode } from '../../contract/topology.js';
+import { refuseIfTooOld } from './age-guard.js';
 import { readConsumerConfig, requireEnv } from './config.js';
 import {
   type ConsumerDeps,
@@ -36,7 +38,14 @@ export interface IdempotencyKeying {
    */
   readonly keyedOn: 'record' | 'body';
   /** The IdempotencyConfig options of the mode; the responseHook is common to both and set here. */
-  readonly options: Omit<IdempotencyConfigOptions, 'responseHook' | 'lambdaContext'>;
+  readonly options: Omit<IdempotencyConfigOptions, 'responseHook' | 'lambdaContext' | 'expiresAfterSeconds'>;
+  /**
+   * How long a COMPLETED record remembers its key. `marker-retention`: the deployment's marker
+   * retention (MARKER_TTL_SECONDS), with the age guard refusing events older than that less its
+   * margin (functions/shared/age-guard.ts). `powertools-default`: Powertools' one hour and no guard,
+   * as the docs' example has it — a guard could not help a key that every redriven copy changes.
+   */
+  readonly remembers: 'marker-retention' | 'powertools-default';
 }
 
 /** The idempotency utility's configuration and store, built once per execution environment. */
@@ -44,6 +53,8 @@ export interface Idempotency {
   readonly config: IdempotencyConfig;
   readonly persistenceStore: DynamoDBPersistenceLayer;
   readonly keyedOn: IdempotencyKeying['keyedOn'];
+  /** The age guard's limit when the keying has one (`marker-retention`), else undefined. */
+  readonly maxEventAgeSeconds?: number;
 }
 
 export interface PowertoolsConsumerDeps extends ConsumerDeps {
@@ -69,16 +80,19 @@ export function createIdempotency(
   keying: IdempotencyKeying,
   tableName: string,
   client: DynamoDBClient = new DynamoDBClient({}),
+  retention: Retention = DEFAULT_RETENTION,
 ): Idempotency {
   return {
     config: new IdempotencyConfig({
       ...keying.options,
+      ...(keying.remembers === 'marker-retention' ? { expiresAfterSeconds: retention.markerTtlSeconds } : {}),
       // Called only when Powertools answers from a COMPLETED record instead of running the
       // function: that is a suppressed duplicate.
       responseHook: () => ({ outcome: 'duplicate' }) satisfies CreditResult,
     }),
     persistenceStore: new DynamoDBPersistenceLayer({ tableName, awsSdkV3Client: client }),
     keyedOn: keying.keyedOn,
+    ...(keying.remembers === 'marker-retention' ? { maxEventAgeSeconds: retention.maxEventAgeSeconds } : {}),
   };
 }
 
@@ -118,7 +132,7 @@ export function idempotentCredit(deps: ConsumerDeps, idempotency: Idempotency): 
  * SQS brings it back after the visibility timeout, by when it is COMPLETED or expired).
  */
 export async function processRecord(
-  deps: ConsumerDeps,
+  deps: PowertoolsConsumerDeps,
   credit: IdempotentCredit,
   record: SQSRecord,
   context: Pick<Context, 'awsRequestId'>,
@@ -126,6 +140,11 @@ export async function processRecord(
 ): Promise<CreditOutcome> {
   try {
     const message = parseMessageBody(record.body);
+    const maxEventAgeSeconds = deps.idempotency.maxEventAgeSeconds;
+    // Before Powertools looks up the key: a record that has expired would not stop a second credit.
+    if (maxEventAgeSeconds !== undefined) {
+      await refuseIfTooOld(deps.ledger, message, { enabled: deps.config.ageGuard, maxEventAgeSeconds });
+    }
     const { outcome } = await credit(record, message, deliveryOf(record, context, position));
     if (outcome === 'duplicate') {
       deps.logger.info('duplicate suppressed: idempotency record is COMPLETED', {
@@ -171,20 +190,26 @@ export async function processBatch(
 
 export interface PowertoolsMode {
   /** The mode's idempotency utility over `tableName` (the floor bench and the tests build their own). */
-  readonly createIdempotency: (tableName: string, client?: DynamoDBClient) => Idempotency;
+  readonly createIdempotency: (
+    tableName: string,
+    client?: DynamoDBClient,
+    retention?: Retention,
+  ) => Idempotency;
   /** The Lambda handler, its deps built once per execution environment, at cold start. */
   readonly handler: (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
 }
 
 /** A Powertools mode: the consumer above, keyed as `keying` says. Call it at a handler's module scope. */
 export function powertoolsMode(mode: Mode, keying: IdempotencyKeying): PowertoolsMode {
+  const config = readConsumerConfig(mode);
   const deps: PowertoolsConsumerDeps = {
-    ...createConsumerDeps(readConsumerConfig(mode)),
-    idempotency: createIdempotency(keying, requireEnv(IDEMPOTENCY_TABLE_ENV)),
+    ...createConsumerDeps(config),
+    idempotency: createIdempotency(keying, requireEnv(IDEMPOTENCY_TABLE_ENV), undefined, config.retention),
     processor: new BatchProcessor(EventType.SQS),
   };
   return {
-    createIdempotency: (tableName, client) => createIdempotency(keying, tableName, client),
+    createIdempotency: (tableName, client, retention) =>
+      createIdempotency(keying, tableName, client, retention),
     handler: (event, context) => {
       deps.logger.addContext(context);
       return processBatch(event, context, deps);

@@ -9,12 +9,14 @@
  * at-most-once deletes its batch from SQS before the work; here its SQS client answers every
  * DeleteMessageBatch with success without sending it, so its DynamoDB pattern is what remains.
  */
+
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { DEFAULT_RETENTION } from '../../contract/retention.js';
 import { MODES, type Mode, type ModeSettings } from '../../contract/topology.js';
 import type { ConsumerDeps } from '../../functions/shared/consumer.js';
 import { createCrashInjector } from '../../functions/shared/crash.js';
@@ -84,8 +86,16 @@ async function loadHandler(mode: Mode, target: FloorTarget): Promise<BatchHandle
     new DynamoDBClient({ region: target.region, credentials: CREDENTIALS, endpoint: target.endpoint }),
   );
   const deps: ConsumerDeps = {
-    config: { mode, tableName: target.tableName, crashRate: 0, crashSeed: 'floor', crashAt: new Set() },
-    ledger: { ddb, tableName: target.tableName, mode },
+    config: {
+      mode,
+      tableName: target.tableName,
+      crashRate: 0,
+      crashSeed: 'floor',
+      crashAt: new Set(),
+      retention: DEFAULT_RETENTION,
+      ageGuard: true,
+    },
+    ledger: { ddb, tableName: target.tableName, mode, retention: DEFAULT_RETENTION },
     sqs: acceptingSqsClient(target.region),
     logger: new Logger({ serviceName: mode, logLevel: 'ERROR' }),
     crash: createCrashInjector({ rate: 0, seed: 'floor', record: async () => undefined }),
@@ -183,6 +193,7 @@ export async function measureFloor(target: FloorTarget, run: FloorRun): Promise<
             runId,
             accountId: `acct-${index % run.accounts}`,
             amountCents: 1 + (index % 997),
+            createdAt: new Date().toISOString(),
           },
           index,
         );

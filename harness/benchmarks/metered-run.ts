@@ -1,5 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DEFAULT_RETENTION } from '../../contract/retention.js';
 import { MODES, type Mode } from '../../contract/topology.js';
 import { creditAccount } from '../../functions/shared/ledger.js';
 import type { OperationCounts } from '../dynamodb-proxy/meter.js';
@@ -157,12 +158,13 @@ async function cancelledTransaction(
     },
     { step: 'initialize', name: 'readCancellation' },
   );
-  const ledger = { ddb, tableName, mode: 'effectively-once' as const };
+  const ledger = { ddb, tableName, mode: 'effectively-once' as const, retention: DEFAULT_RETENTION };
   const message = {
     eventId: 'evt-cancelled',
     runId: `bench-cancelled-${Date.now()}`,
     accountId: 'acct-1',
     amountCents: 100,
+    createdAt: new Date().toISOString(),
   };
   const delivery = { messageId: 'm-1', receiveCount: 1, requestId: 'r-1', position: 0 };
   await creditAccount(ledger, message, delivery, { idempotent: true });

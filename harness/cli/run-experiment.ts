@@ -129,6 +129,8 @@ function startEnvironment(
       visibilityTimeoutSeconds: config.visibilityTimeoutSeconds,
       ...(config.maxReceiveCount !== undefined ? { maxReceiveCount: config.maxReceiveCount } : {}),
       faults: config.faults,
+      ...(config.markerTtlSeconds !== undefined ? { markerTtlSeconds: config.markerTtlSeconds } : {}),
+      ...(config.ageGuard !== undefined ? { ageGuard: config.ageGuard } : {}),
       prewarm: !options.coldStarts,
       logDir,
       onStatus,

@@ -5,6 +5,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { resolveModeSettings } from '../../contract/deployment-settings.js';
 import { consumerEnvironment, verifierEnvironment } from '../../contract/function-environment.js';
+import { DEFAULT_RETENTION } from '../../contract/retention.js';
 import { MODE_NAMES, MODES, type Mode, VERIFIER } from '../../contract/topology.js';
 import type { VerifierResult } from '../../functions/verifier.js';
 import { type Bundles, bundleHandlers } from '../bundling/bundle.js';
@@ -76,6 +77,14 @@ export interface EmbeddedOptions {
    * @default false
    */
   readonly meterDynamoDb?: boolean;
+  /**
+   * How long the dedupe records remember an event (contract/retention.ts). Short values show a
+   * late redrive in seconds; they break the deployed retention rule on purpose.
+   * @default the deployed default (30 days)
+   */
+  readonly markerTtlSeconds?: number;
+  /** Whether the consumers that dedupe refuse events older than their records remember. @default true */
+  readonly ageGuard?: boolean;
 }
 
 const REGION = 'us-east-1';
@@ -450,6 +459,8 @@ function createConsumers(
           crashSeed: options.crashSeed,
           ...(options.crashAt ? { crashAt: options.crashAt } : {}),
           idempotencyTableName: IDEMPOTENCY_TABLE_NAME,
+          markerTtlSeconds: options.markerTtlSeconds ?? DEFAULT_RETENTION.markerTtlSeconds,
+          ageGuard: options.ageGuard ?? true,
         }),
       ),
     );

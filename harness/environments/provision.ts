@@ -6,6 +6,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { TTL_ATTRIBUTE } from '../../contract/ledger-keys.js';
+import { DEAD_LETTER_RETENTION_SECONDS, QUEUE_RETENTION_SECONDS } from '../../contract/retention.js';
 import { type Mode, STORAGE } from '../../contract/topology.js';
 import type { EffectiveModeSettings } from './environment.js';
 
@@ -25,7 +26,7 @@ export async function createModeQueues(
     new CreateQueueCommand({
       QueueName: `${mode}-dlq`,
       Attributes: {
-        MessageRetentionPeriod: String(STORAGE.deadLetterRetentionSeconds),
+        MessageRetentionPeriod: String(DEAD_LETTER_RETENTION_SECONDS),
         MaximumMessageSize: String(STORAGE.maxMessageBytes),
       },
     }),
@@ -37,7 +38,7 @@ export async function createModeQueues(
       QueueName: mode,
       Attributes: {
         VisibilityTimeout: String(settings.visibilityTimeoutSeconds),
-        MessageRetentionPeriod: String(STORAGE.queueRetentionSeconds),
+        MessageRetentionPeriod: String(QUEUE_RETENTION_SECONDS),
         MaximumMessageSize: String(STORAGE.maxMessageBytes),
         RedrivePolicy: JSON.stringify({
           deadLetterTargetArn: dlqArn,

@@ -82,6 +82,8 @@ export function buildManifest(
     poisonRate: 0,
     producerDuplicateRate: 0,
   },
+  /** When the events were created (every body's `createdAt`): the run's start. */
+  createdAt: Date = new Date(),
 ): Manifest {
   const random = seededRandom(seed);
   const width = String(Math.max(0, accounts - 1)).length;
@@ -98,8 +100,9 @@ export function buildManifest(
       runId,
       accountId: `acct-${String(account).padStart(width, '0')}`,
       amountCents,
+      createdAt: createdAt.toISOString(),
     };
-    const { runId: _, ...event } = body;
+    const { runId: _, createdAt: __, ...event } = body;
     if (faultHits(faults.poisonRate, seed, 'poison', body.eventId)) {
       const kind = POISON_KIND_NAMES[
         Math.floor(faultDraw(seed, 'poison-kind', body.eventId) * POISON_KIND_NAMES.length)

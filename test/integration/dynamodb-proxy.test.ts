@@ -12,6 +12,7 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_RETENTION } from '../../contract/retention.js';
 import { creditAccount } from '../../functions/shared/ledger.js';
 import {
   type DynamoDbFault,
@@ -371,9 +372,20 @@ describe('DynamoDB proxy, fault policy: transaction conflicts (hot keys DynamoDB
   it('cancels a transaction with TransactionConflict on its last item, writes nothing, and the ledger retries it', async () => {
     const running = await proxy({ faultFor: only('conflict') });
     const pk = partition('at-least-once');
-    const ledger = { ddb: clientOf(running), tableName, mode: 'at-least-once' as const };
+    const ledger = {
+      ddb: clientOf(running),
+      tableName,
+      mode: 'at-least-once' as const,
+      retention: DEFAULT_RETENTION,
+    };
     const runId = /^RUN#(.+)#MODE#/.exec(pk)?.[1] ?? '';
-    const message = { eventId: 'evt-1', runId, accountId: 'acct-1', amountCents: 125 };
+    const message = {
+      eventId: 'evt-1',
+      runId,
+      accountId: 'acct-1',
+      amountCents: 125,
+      createdAt: new Date().toISOString(),
+    };
 
     const outcome = await creditAccount(
       ledger,
@@ -417,11 +429,16 @@ describe('DynamoDB proxy, fault policy: transaction conflicts (hot keys DynamoDB
     });
     const pk = partition('at-least-once');
     const runId = /^RUN#(.+)#MODE#/.exec(pk)?.[1] ?? '';
-    const ledger = { ddb: clientOf(running), tableName, mode: 'at-least-once' as const };
+    const ledger = {
+      ddb: clientOf(running),
+      tableName,
+      mode: 'at-least-once' as const,
+      retention: DEFAULT_RETENTION,
+    };
 
     await creditAccount(
       ledger,
-      { eventId: 'evt-1', runId, accountId: 'acct-1', amountCents: 125 },
+      { eventId: 'evt-1', runId, accountId: 'acct-1', amountCents: 125, createdAt: new Date().toISOString() },
       { messageId: 'm', receiveCount: 1, requestId: 'r', position: 0 },
       { idempotent: false },
     );

@@ -2,6 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_RETENTION } from '../../contract/retention.js';
 import { MODE_NAMES, type Mode } from '../../contract/topology.js';
 import { ConflictingReuseError } from '../../functions/shared/errors.js';
 import type { ModeEventDetails } from '../../functions/shared/event-details.js';
@@ -31,11 +32,13 @@ const [a, b] = EVENTS as [ManifestEvent, ManifestEvent, ManifestEvent];
 let env: EmbeddedEnvironment;
 
 const delivery = (n: number) => ({ messageId: `m-${n}`, receiveCount: n, requestId: `r-${n}`, position: 0 });
-const body = (event: ManifestEvent) => ({ ...event, runId: RUN });
+const CREATED_AT = new Date().toISOString();
+const body = (event: ManifestEvent) => ({ ...event, runId: RUN, createdAt: CREATED_AT });
 const ledger = (mode: Mode, ddb: DynamoDBDocumentClient = env.ddb): Ledger => ({
   ddb,
   tableName: env.tableName,
   mode,
+  retention: DEFAULT_RETENTION,
 });
 
 /** A client whose transactions lose their conditions on the way out: the marker's guard, removed. */
@@ -102,7 +105,7 @@ describe('the verifier against DynamoDB Local and fauxqs (real bundle, real tabl
     await creditAccount(alo, body(b), delivery(1), { idempotent: false });
     await creditAccount(
       alo,
-      { eventId: 'evt-z', runId: RUN, accountId: 'acct-9', amountCents: 400 },
+      { eventId: 'evt-z', runId: RUN, accountId: 'acct-9', amountCents: 400, createdAt: CREATED_AT },
       delivery(1),
       { idempotent: false },
     );
@@ -157,14 +160,14 @@ describe('the verifier against DynamoDB Local and fauxqs (real bundle, real tabl
       modes: MODE_NAMES,
     });
     for (const event of events) {
-      const message = { ...event, runId: run };
+      const message = { ...event, runId: run, createdAt: CREATED_AT };
       await creditAccount(ledger('effectively-once'), message, delivery(1), { idempotent: true });
       await creditAccount(ledger('at-least-once'), message, delivery(1), { idempotent: false });
     }
     // Two deliveries of 'a': its records must stay adjacent to each other, not split by 'a-b'.
     await creditAccount(
       ledger('at-least-once'),
-      { eventId: 'a', runId: run, accountId: 'acct-1', amountCents: 10 },
+      { eventId: 'a', runId: run, accountId: 'acct-1', amountCents: 10, createdAt: CREATED_AT },
       delivery(2),
       { idempotent: false },
     );
@@ -183,7 +186,13 @@ describe('the verifier against DynamoDB Local and fauxqs (real bundle, real tabl
   it('effectively-once refuses a reused event id with another amount: DynamoDB Local returns the old marker with the cancellation', async () => {
     const run = 'verifier-it-reuse';
     const eo = ledger('effectively-once');
-    const first = { eventId: 'evt-r', runId: run, accountId: 'acct-1', amountCents: 100 };
+    const first = {
+      eventId: 'evt-r',
+      runId: run,
+      accountId: 'acct-1',
+      amountCents: 100,
+      createdAt: CREATED_AT,
+    };
     await creditAccount(eo, first, delivery(1), { idempotent: true });
 
     await expect(creditAccount(eo, first, delivery(2), { idempotent: true })).resolves.toBe('duplicate');

@@ -1,6 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DEFAULT_RETENTION, type Retention } from '../../contract/retention.js';
 import type { Mode } from '../../contract/topology.js';
 import { type ConsumerDeps, createCrashWithRecord, createLogger } from '../../functions/shared/consumer.js';
 import type { Ledger } from '../../functions/shared/ledger.js';
@@ -23,6 +24,8 @@ export function consumerDeps(
     crashSeed?: string;
     /** Runs when the injected kill fires, before it throws: a test can snapshot what was written by then. */
     onKill?: () => void;
+    retention?: Retention;
+    ageGuard?: boolean;
   } = {},
 ): ConsumerDeps & {
   kills: number;
@@ -33,11 +36,14 @@ export function consumerDeps(
     crashRate: options.crashRate ?? 0,
     crashSeed: options.crashSeed ?? 'unit',
     crashAt: new Set<string>(),
+    retention: options.retention ?? DEFAULT_RETENTION,
+    ageGuard: options.ageGuard ?? true,
   };
   const ledger: Ledger = {
     ddb: DynamoDBDocumentClient.from(new DynamoDBClient({})),
     tableName: config.tableName,
     mode,
+    retention: config.retention,
     now: () => NOW,
     retry: { attempts: 3, baseDelayMs: 0 },
   };

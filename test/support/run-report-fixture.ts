@@ -228,6 +228,7 @@ function modeReport(manifest: ManifestDetails, sim: Simulated, omit: boolean): M
     retriedCancellations: 0,
     appliedAndDeadLettered: 0,
     deadLetteredUnreadable: 0,
+    tooOldToDedupe: 0,
     throughputPerSecond: Math.round((manifest.eventIds.length / ((last - START_MS) / 1000 + 1)) * 10) / 10,
     ...(omit
       ? {

@@ -1,11 +1,20 @@
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import type { MessageBody } from '../../functions/shared/message.js';
+import { NOW } from './consumer-deps.js';
 
 let sequence = 0;
 
 export function messageBody(overrides: Partial<MessageBody> = {}): MessageBody {
   sequence += 1;
-  return { eventId: `evt-${sequence}`, runId: 'run-1', accountId: 'acct-1', amountCents: 250, ...overrides };
+  return {
+    eventId: `evt-${sequence}`,
+    runId: 'run-1',
+    accountId: 'acct-1',
+    amountCents: 250,
+    // The unit tests' clock (consumer-deps.ts): a fresh event, well inside any age guard.
+    createdAt: new Date(NOW - 1000).toISOString(),
+    ...overrides,
+  };
 }
 
 /** A record exactly as the Lambda SQS event source delivers it. */

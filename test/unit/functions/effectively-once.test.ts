@@ -6,9 +6,10 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { DEFAULT_RETENTION, retentionOf } from '../../../contract/retention.js';
 import { processBatch } from '../../../functions/effectively-once.js';
 import { payloadHash } from '../../../functions/shared/message.js';
-import { consumerDeps, Killed } from '../../support/consumer-deps.js';
+import { consumerDeps, Killed, NOW } from '../../support/consumer-deps.js';
 import { lambdaContext, messageBody, sqsEvent, sqsRecord } from '../../support/sqs-events.js';
 
 function cancelled(...codes: string[]): TransactionCanceledException {
@@ -58,9 +59,12 @@ describe('effectively-once consumer', () => {
     expect(marker?.Put).toBeUndefined();
     expect(marker?.Update).toMatchObject({
       Key: { pk: 'RUN#run-9#MODE#effectively-once', sk: 'APP#evt-1' },
-      ConditionExpression: 'attribute_not_exists(pk)',
+      // No marker, or one whose dedupe window has ended: an expired marker is absent, deleted or not.
+      ConditionExpression: 'attribute_not_exists(pk) OR #dedupeUntil < :now',
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     });
+    expect(marker?.Update?.ExpressionAttributeNames?.['#dedupeUntil']).toBe('dedupeUntil');
+    expect(marker?.Update?.ExpressionAttributeValues?.[':now']).toBe(Math.floor(NOW / 1000));
     // The marker counts its own applications, so a broken guard would show as a duplicate.
     expect(marker?.Update?.UpdateExpression).toMatch(/^ADD #applications :one SET /);
     expect(marker?.Update?.ExpressionAttributeValues?.[':one']).toBe(1);
@@ -75,8 +79,58 @@ describe('effectively-once consumer', () => {
       accountId: 'acct-2',
       amountCents: 700,
       payloadHash: payloadHash({ accountId: 'acct-2', amountCents: 700 }),
+      // The dedupe window is the marker retention; the item, the run's evidence, lives at least as long.
+      dedupeUntil: Math.floor(NOW / 1000) + DEFAULT_RETENTION.markerTtlSeconds,
+      expiresAt: Math.floor(NOW / 1000) + DEFAULT_RETENTION.evidenceTtlSeconds,
     });
     expect(balance?.Update?.Key).toEqual({ pk: 'RUN#run-9#MODE#effectively-once', sk: 'BAL#acct-2' });
+  });
+
+  describe('the age guard', () => {
+    // A 100 s marker remembers for sure an event up to 90 s old (a tenth is the margin).
+    const retention = retentionOf(100);
+    const agedBy = (seconds: number) => new Date(NOW - seconds * 1000).toISOString();
+
+    it('refuses an event older than its marker remembers before any credit, records the refusal and fails the record', async () => {
+      const record = sqsRecord(messageBody({ runId: 'run-9', eventId: 'evt-old', createdAt: agedBy(91) }));
+
+      const result = await processBatch(
+        sqsEvent(record),
+        lambdaContext,
+        consumerDeps('effectively-once', { retention }),
+      );
+
+      expect(result).toEqual({ batchItemFailures: [{ itemIdentifier: record.messageId }] });
+      expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
+      const refusal = ddb
+        .commandCalls(UpdateCommand)
+        .map((call) => call.args[0].input)
+        .find((input) => input.Key?.sk === 'OLD#evt-old');
+      expect(refusal).toMatchObject({
+        Key: { pk: 'RUN#run-9#MODE#effectively-once', sk: 'OLD#evt-old' },
+        ExpressionAttributeValues: { ':one': 1, ':age': 91 },
+      });
+      expect(refusal?.UpdateExpression).toMatch(/^ADD refusals :one /);
+    });
+
+    it('applies an event exactly at the limit, and a too-old one with the guard off', async () => {
+      await processBatch(
+        sqsEvent(sqsRecord(messageBody({ createdAt: agedBy(90) }))),
+        lambdaContext,
+        consumerDeps('effectively-once', { retention }),
+      );
+      await processBatch(
+        sqsEvent(sqsRecord(messageBody({ createdAt: agedBy(500) }))),
+        lambdaContext,
+        consumerDeps('effectively-once', { retention, ageGuard: false }),
+      );
+
+      expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(2);
+      const refusals = ddb
+        .commandCalls(UpdateCommand)
+        .filter((call) => String(call.args[0].input.Key?.sk).startsWith('OLD#'));
+      expect(refusals).toHaveLength(0);
+    });
   });
 
   it('fails a reused event id whose marker holds another amount, instead of skipping it as a duplicate', async () => {

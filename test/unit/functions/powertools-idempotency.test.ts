@@ -16,7 +16,7 @@ import type { Context, SQSRecord } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { COUNTERS, counterKey, crashKey } from '../../../contract/ledger-keys.js';
-import { STORAGE } from '../../../contract/topology.js';
+import { DEFAULT_RETENTION } from '../../../contract/retention.js';
 import * as byEventId from '../../../functions/powertools-idempotency.js';
 import * as byMessageId from '../../../functions/powertools-message-id.js';
 import type { MessageBody } from '../../../functions/shared/message.js';
@@ -36,13 +36,17 @@ const KEYED = {
   'powertools-idempotency': {
     // Powertools' key: `<prefix>#` + base64 MD5 of the JSON of what eventKeyJmesPath selects.
     keyOf: (_record: SQSRecord, body: MessageBody) => JSON.stringify([body.runId, body.eventId]),
-    expirySeconds: STORAGE.ledgerTtlSeconds,
+    expirySeconds: DEFAULT_RETENTION.markerTtlSeconds,
     validatesPayload: true,
+    // Keyed on the event id, its records remember for the marker retention: the age guard applies.
+    ageGuarded: true,
   },
   'powertools-message-id': {
     keyOf: (record: SQSRecord) => JSON.stringify(record.messageId),
     expirySeconds: 3600, // Powertools' default, as in its docs' SQS batch example
     validatesPayload: false,
+    // The docs' example has no guard, and none could help a key each redriven copy changes.
+    ageGuarded: false,
   },
 } as const satisfies Record<PowertoolsMode, unknown>;
 const { processBatch } = byEventId;
@@ -123,6 +127,21 @@ describe.each(Object.keys(POWERTOOLS_MODES) as PowertoolsMode[])('%s consumer', 
       $metadata: {},
       Item: { ...item, status: { S: status }, ...extra },
     });
+
+  it('refuses an event older than its record remembers before any idempotency write, if the mode is guarded', async () => {
+    const old = new Date(NOW - (DEFAULT_RETENTION.maxEventAgeSeconds + 1) * 1000).toISOString();
+    const record = sqsRecord(messageBody({ eventId: 'evt-old', createdAt: old }));
+
+    const result = await processBatch(sqsEvent(record), context, consumer());
+
+    if (KEYED[MODE].ageGuarded) {
+      expect(result).toEqual({ batchItemFailures: [{ itemIdentifier: record.messageId }] });
+      expect(writes).toEqual([`counter ${counterKey(COUNTERS.deliveries)}`, 'counter OLD#evt-old']);
+    } else {
+      expect(result).toEqual({ batchItemFailures: [] });
+      expect(writes).toContain('TransactWriteItems');
+    }
+  });
 
   it('writes INPROGRESS before the credit and COMPLETED after it, in that order', async () => {
     const result = await processBatch(sqsEvent(sqsRecord(messageBody())), context, consumer());

@@ -257,7 +257,13 @@ describe('verifier', () => {
 
   it('reports a dead-lettered reuse of an event id with another amount as conflicting reuse, not as the event’s fate', async () => {
     serveLedger(ddb, [...manifest([{ eventId: 'a' }]), application('a', 100), balance(100)]);
-    const reuse = JSON.stringify({ eventId: 'a', runId: RUN, accountId: 'x', amountCents: 999 });
+    const reuse = JSON.stringify({
+      eventId: 'a',
+      runId: RUN,
+      accountId: 'x',
+      amountCents: 999,
+      createdAt: new Date().toISOString(),
+    });
     sqs
       .on(ReceiveMessageCommand, { QueueUrl: DLQ['at-least-once'] })
       .resolvesOnce({ Messages: [dlqMessage('m1', RUN, 'a', reuse)] })

@@ -1,9 +1,17 @@
 import { describe, expect, it } from 'vitest';
+import { retentionOf } from '../../../../contract/retention.js';
 import { readConsumerConfig, requireEnv } from '../../../../functions/shared/config.js';
 import { ConfigError } from '../../../../functions/shared/errors.js';
 
 describe('configuration', () => {
-  const env = { TABLE_NAME: 't', CRASH_RATE: '0.1', CRASH_SEED: 's', CRASH_AT: 'none' };
+  const env = {
+    TABLE_NAME: 't',
+    CRASH_RATE: '0.1',
+    CRASH_SEED: 's',
+    CRASH_AT: 'none',
+    MARKER_TTL_SECONDS: '60',
+    AGE_GUARD: 'on',
+  };
 
   it('reads a complete consumer configuration', () => {
     expect(readConsumerConfig('at-least-once', env)).toEqual({
@@ -12,7 +20,10 @@ describe('configuration', () => {
       crashRate: 0.1,
       crashSeed: 's',
       crashAt: new Set(),
+      retention: retentionOf(60),
+      ageGuard: true,
     });
+    expect(readConsumerConfig('at-least-once', { ...env, AGE_GUARD: 'off' }).ageGuard).toBe(false);
     expect(readConsumerConfig('at-least-once', { ...env, CRASH_AT: 'evt-1@1, evt-2@3' }).crashAt).toEqual(
       new Set(['evt-1@1', 'evt-2@3']),
     );
@@ -31,5 +42,14 @@ describe('configuration', () => {
 
   it.each(['-0.1', '1.5', 'often'])('rejects CRASH_RATE=%s', (rate) => {
     expect(() => readConsumerConfig('at-least-once', { ...env, CRASH_RATE: rate })).toThrow(ConfigError);
+  });
+
+  it.each([
+    ['MARKER_TTL_SECONDS', '0'],
+    ['MARKER_TTL_SECONDS', '1.5'],
+    ['MARKER_TTL_SECONDS', 'a day'],
+    ['AGE_GUARD', 'yes'],
+  ])('refuses %s=%s with a message naming it', (name, value) => {
+    expect(() => readConsumerConfig('at-least-once', { ...env, [name]: value })).toThrow(new RegExp(name));
   });
 });

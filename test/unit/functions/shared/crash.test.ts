@@ -1,6 +1,7 @@
 import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { DEFAULT_RETENTION } from '../../../../contract/retention.js';
 import {
   crashDraw,
   crashTarget,
@@ -126,7 +127,7 @@ describe('crash record of a consumer', () => {
         ':receiveCount': 2,
         ':where': 'after applying',
         ':crashedAt': new Date(NOW).toISOString(),
-        ':ttl': expiresAt({ now: () => NOW }),
+        ':ttl': expiresAt({ now: () => NOW, retention: DEFAULT_RETENTION }),
       },
     });
     // ADD, so a re-sent copy crashing at the same receive count is counted, not overwritten.

@@ -8,7 +8,13 @@ import {
 } from '../../../../functions/shared/message.js';
 import { sqsRecord } from '../../../support/sqs-events.js';
 
-const valid = { eventId: 'evt-1', runId: 'run-1', accountId: 'acct-1', amountCents: 100 };
+const valid = {
+  eventId: 'evt-1',
+  runId: 'run-1',
+  accountId: 'acct-1',
+  amountCents: 100,
+  createdAt: '2026-01-01T00:00:00.000Z',
+};
 
 function fieldOf(body: string): string {
   try {

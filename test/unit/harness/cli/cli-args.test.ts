@@ -115,7 +115,26 @@ describe('experiment command-line options', () => {
         workDelayRate: 0.5,
         killRate: 0.01,
       },
+      ageGuard: true,
     });
+  });
+
+  it('reads marker retention, the age guard and the outage window', () => {
+    const { config } = parseCliArgs([
+      '--marker-ttl',
+      '30',
+      '--no-age-guard',
+      '--outage-after',
+      '2',
+      '--outage-for',
+      '30',
+    ]);
+    expect(config).toMatchObject({ markerTtlSeconds: 30, ageGuard: false });
+    expect(config.faults.outage).toEqual({ afterSeconds: 2, forSeconds: 30 });
+    expect(parseCliArgs([]).config).not.toHaveProperty('markerTtlSeconds');
+    expect(parseCliArgs([]).config.faults.outage).toBeUndefined();
+    expect(() => parseCliArgs(['--outage-after', '2'])).toThrow(/--outage-for/);
+    expect(() => parseCliArgs(['--marker-ttl', '30', '--target', 'aws'])).toThrow(/--marker-ttl/);
   });
 
   it('injects no faults by default, and slows a share of invocations when only --work-delay is given', () => {
@@ -225,7 +244,12 @@ describe('the replay command of a run', () => {
       '0.05',
       '--max-receive-count',
       '3',
+      '--outage-after',
+      '2',
+      '--outage-for',
+      '30',
     ]);
+    expect(config.faults.outage).toEqual({ afterSeconds: 2, forSeconds: 30 });
     expect(parseCliArgs(argsOf(replayCommand(config))).config).toEqual(config);
   });
 

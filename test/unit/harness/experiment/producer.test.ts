@@ -9,20 +9,29 @@ import {
 
 describe('producer manifest', () => {
   it('is reproducible from the seed and differs for another seed', () => {
-    expect(buildManifest('run-1', 'a', 100, 10)).toEqual(buildManifest('run-1', 'a', 100, 10));
+    const at = new Date('2026-01-01T00:00:00.000Z');
+    expect(buildManifest('run-1', 'a', 100, 10, undefined, at)).toEqual(
+      buildManifest('run-1', 'a', 100, 10, undefined, at),
+    );
     expect(buildManifest('run-1', 'b', 100, 10).events).not.toEqual(
       buildManifest('run-1', 'a', 100, 10).events,
     );
   });
 
   it('stamps unique event ids, valid bodies, integer cents, and sums the expected money', () => {
-    const manifest = buildManifest('run-1', 'seed', 1000, 7);
+    const createdAt = new Date('2026-01-01T00:00:00.000Z');
+    const manifest = buildManifest('run-1', 'seed', 1000, 7, undefined, createdAt);
     expect(new Set(manifest.events.map((m) => m.eventId)).size).toBe(1000);
     expect(new Set(manifest.events.map((m) => m.accountId)).size).toBe(7);
     expect(manifest.messages).toHaveLength(1000);
     for (const [index, message] of manifest.messages.entries()) {
       const event = manifest.events[index];
-      expect(readMessageBody(message.body)).toEqual({ ...event, runId: 'run-1' });
+      // Every body carries the event's creation time, the age guard's input; the manifest does not.
+      expect(readMessageBody(message.body)).toEqual({
+        ...event,
+        runId: 'run-1',
+        createdAt: createdAt.toISOString(),
+      });
     }
     expect(manifest.expectedCents).toBe(manifest.events.reduce((sum, m) => sum + m.amountCents, 0));
   });

@@ -30,6 +30,7 @@ const before: ModeOutcome = {
   retriedCancellations: 0,
   appliedAndDeadLettered: 6,
   deadLetteredUnreadable: 0,
+  tooOldToDedupe: 0,
 };
 
 describe('what a redrive did, from the outcomes before and after it', () => {

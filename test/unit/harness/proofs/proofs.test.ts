@@ -29,6 +29,7 @@ function outcome(overrides: Partial<ModeReport>): ModeReport {
     retriedCancellations: 0,
     appliedAndDeadLettered: 0,
     deadLetteredUnreadable: 0,
+    tooOldToDedupe: 0,
     throughputPerSecond: 1,
     ...overrides,
   };

@@ -1,0 +1,99 @@
+/**
+ * How long each thing is kept, in one place: the queues, the DLQs, the dedupe records and the age
+ * guard's limit are derived here, and the stack, the handlers and the local runtime read them
+ * (docs/redrive.md, "The rule"). The facts from AWS's documentation the rule rests on:
+ *
+ * - A standard queue's DLQ keeps a message's original enqueue timestamp, so a message expires from
+ *   the DLQ once its age since the first send passes the DLQ's retention (a FIFO DLQ resets it).
+ * - A redrive (StartMessageMoveTask) sends each message back as a new message: a new MessageId and
+ *   a new enqueue time, so its retention starts over, and a redrive can be repeated. No queue
+ *   setting bounds how old an event can be when it comes back.
+ * - DynamoDB's TTL deletes an expired item late (typically within a few days), never early; until
+ *   then reads still return it. A dedupe condition that trusts only deletion forgets at an unknown
+ *   moment, so the consumers here treat a record past its expiry as absent, as Powertools' own
+ *   condition does: a record remembers exactly until its expiry, whenever it is deleted.
+ *
+ * So only the consumer can keep dedupe exact: it refuses an event older than its dedupe record can
+ * still remember (the age guard), and the records must outlive every event the guard accepts.
+ */
+
+const DAY_SECONDS = 24 * 3600;
+
+/** How long SQS keeps an unconsumed message in a source queue (4 days, SQS's default). */
+export const QUEUE_RETENTION_SECONDS = 4 * DAY_SECONDS;
+/** How long SQS keeps a dead-lettered message (14 days, the maximum SQS allows). */
+export const DEAD_LETTER_RETENTION_SECONDS = 14 * DAY_SECONDS;
+/** The run's evidence (manifest, balances, application records) is kept at least this long. */
+export const EVIDENCE_RETENTION_SECONDS = 30 * DAY_SECONDS;
+/** The deployed default of `markerRetentionDays`: longer than the DLQ keeps a message. */
+export const DEFAULT_MARKER_RETENTION_DAYS = 30;
+
+export interface Retention {
+  /** How long a dedupe record remembers an event (effectively-once's marker, Powertools' record). */
+  readonly markerTtlSeconds: number;
+  /**
+   * The oldest event the age guard accepts, by the producer's `createdAt`: the marker TTL less a
+   * margin for clock skew between producer, consumer and DynamoDB and for the time between the
+   * guard's check and the write (a tenth of the TTL, at least 1 s and at most an hour).
+   */
+  readonly maxEventAgeSeconds: number;
+  /** TTL of every other ledger item; a marker item lives as long as the longer of the two. */
+  readonly evidenceTtlSeconds: number;
+}
+
+export function retentionOf(markerTtlSeconds: number): Retention {
+  if (!(Number.isInteger(markerTtlSeconds) && markerTtlSeconds >= 2)) {
+    throw new RangeError(
+      `a marker TTL must be a whole number of seconds, at least 2 (got ${markerTtlSeconds})`,
+    );
+  }
+  const margin = Math.min(3600, Math.max(1, Math.ceil(markerTtlSeconds / 10)));
+  return {
+    markerTtlSeconds,
+    maxEventAgeSeconds: markerTtlSeconds - margin,
+    evidenceTtlSeconds: EVIDENCE_RETENTION_SECONDS,
+  };
+}
+
+export const DEFAULT_RETENTION: Retention = retentionOf(DEFAULT_MARKER_RETENTION_DAYS * DAY_SECONDS);
+
+/**
+ * What a deployment's retention must satisfy, as sentences (empty when it holds). The guard must
+ * accept every message still within its source queue's retention — a backlog is not a redrive — so
+ * the marker must outlive the queue's retention plus the guard's margin; and a DLQ must keep a
+ * message at least as long as its source queue did, since it keeps the original enqueue time.
+ */
+export function retentionRuleViolations(
+  retention: Retention,
+  queues: { readonly queueRetentionSeconds: number; readonly deadLetterRetentionSeconds: number } = {
+    queueRetentionSeconds: QUEUE_RETENTION_SECONDS,
+    deadLetterRetentionSeconds: DEAD_LETTER_RETENTION_SECONDS,
+  },
+): string[] {
+  const violations: string[] = [];
+  if (retention.maxEventAgeSeconds < queues.queueRetentionSeconds) {
+    const neededDays = Math.ceil(
+      (queues.queueRetentionSeconds + (retention.markerTtlSeconds - retention.maxEventAgeSeconds)) /
+        DAY_SECONDS,
+    );
+    violations.push(
+      `the dedupe records would remember an event ${days(retention.markerTtlSeconds)}, so the age guard would ` +
+        `refuse events older than ${days(retention.maxEventAgeSeconds)}, while a source queue keeps a message ` +
+        `${days(queues.queueRetentionSeconds)}: a backlog would be dead-lettered. Keep markers at least ` +
+        `${neededDays} days`,
+    );
+  }
+  if (queues.deadLetterRetentionSeconds < queues.queueRetentionSeconds) {
+    violations.push(
+      `a DLQ keeps a message ${days(queues.deadLetterRetentionSeconds)}, less than its source queue ` +
+        `(${days(queues.queueRetentionSeconds)}); a standard DLQ keeps the original enqueue time, so messages ` +
+        'would expire on arrival',
+    );
+  }
+  return violations;
+}
+
+function days(seconds: number): string {
+  const value = seconds / DAY_SECONDS;
+  return Number.isInteger(value) ? `${value} days` : `${value.toFixed(2)} days (${seconds} s)`;
+}

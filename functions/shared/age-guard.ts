@@ -1,0 +1,27 @@
+import { TooOldToDedupeError } from './errors.js';
+import type { Ledger } from './ledger.js';
+import { recordRefusal } from './ledger.js';
+import type { MessageBody } from './message.js';
+
+/**
+ * The age guard of the consumers that dedupe by event id (docs/redrive.md): an event older than
+ * its dedupe record can still remember is refused before any write. A redrive can bring a message
+ * back at any age (a new message, its retention started over), and a marker past its expiry no
+ * longer makes the redelivery a duplicate: without the guard an already-applied event would be
+ * applied again. The producer's `createdAt` is the event's age, whatever its SQS message's.
+ *
+ * Records the refusal in the ledger (the verifier's `tooOldToDedupe`), then throws
+ * TooOldToDedupeError so the record fails and, after its receives, ends in the DLQ.
+ */
+export async function refuseIfTooOld(
+  ledger: Ledger,
+  message: MessageBody,
+  guard: { readonly enabled: boolean; readonly maxEventAgeSeconds: number },
+): Promise<void> {
+  if (!guard.enabled) return;
+  const now = ledger.now?.() ?? Date.now();
+  const ageSeconds = Math.floor((now - Date.parse(message.createdAt)) / 1000);
+  if (ageSeconds <= guard.maxEventAgeSeconds) return;
+  await recordRefusal(ledger, message, ageSeconds);
+  throw new TooOldToDedupeError(message.eventId, ageSeconds, guard.maxEventAgeSeconds);
+}
