@@ -134,6 +134,9 @@ describe('DeliverySemanticsStack', () => {
             CRASH_RATE: '0',
             CRASH_SEED: 'seed',
             CRASH_AT: 'none',
+            // 30 days by default, and the age guard on in every deployed consumer.
+            MARKER_TTL_SECONDS: String(30 * 24 * 3600),
+            AGE_GUARD: 'on',
             QUEUE_URL: settings.deletesOwnBatch
               ? { Ref: Match.stringLikeRegexp('^AtMostOnceQueue') }
               : Match.absent(),
@@ -668,7 +671,29 @@ describe('DeliverySemanticsStack', () => {
     });
   });
 
+  it('derives the marker TTL from markerRetentionDays, and refuses at synth a retention that breaks the rule', () => {
+    const { template: longer } = synth({ crashRate: 0, crashSeed: 'seed', markerRetentionDays: 60 });
+    longer.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ MARKER_TTL_SECONDS: String(60 * 24 * 3600) }) },
+    });
+    // 4 days of markers: the guard would refuse events the source queue still legitimately holds.
+    expect(() => synth({ crashRate: 0, crashSeed: 'seed', markerRetentionDays: 4 })).toThrow(
+      InvalidSettingError,
+    );
+    expect(() => synth({ crashRate: 0, crashSeed: 'seed', markerRetentionDays: 4 })).toThrow(
+      /markerRetentionDays=4 breaks the retention rule.*Keep markers at least 5 days/,
+    );
+    expect(() => synth({ crashRate: 0, crashSeed: 'seed', markerRetentionDays: 5 })).not.toThrow();
+    expect(
+      deploymentSettingsFromContext((key) => (key === 'markerRetentionDays' ? '45' : undefined)),
+    ).toMatchObject({
+      markerRetentionDays: 45,
+    });
+  });
+
   it.each([
+    [{ markerRetentionDays: '0' }, /markerRetentionDays=0 must be a whole number of days/],
+    [{ markerRetentionDays: '1.5' }, /markerRetentionDays=1.5 must be a whole number of days/],
     [{ crashRate: '2' }, /crashRate=2 must be between 0 and 1/],
     [{ crashRate: 'often' }, /crashRate=often is not a number/],
     [{ batchSize: '0' }, /batchSize=0/],
