@@ -51,7 +51,7 @@ export function deploymentRetention(deployment: DeploymentSettings): Retention {
   const violations = retentionRuleViolations(retention);
   if (violations.length > 0) {
     throw new InvalidSettingError(
-      `context markerRetentionDays=${days} breaks the retention rule (docs/redrive.md, "The rule"): ${violations.join('; ')}`,
+      `context markerRetentionDays=${days} breaks the retention rule (docs/retention.md, "The rule"): ${violations.join('; ')}`,
     );
   }
   return retention;

@@ -1,7 +1,7 @@
 /**
  * How long each thing is kept, in one place: the queues, the DLQs, the dedupe records and the age
  * guard's limit are derived here, and the stack, the handlers and the local runtime read them
- * (docs/redrive.md, "The rule"). The facts from AWS's documentation the rule rests on:
+ * (docs/retention.md, "The rule"). The facts from AWS's documentation the rule rests on:
  *
  * - A standard queue's DLQ keeps a message's original enqueue timestamp, so a message expires from
  *   the DLQ once its age since the first send passes the DLQ's retention (a FIFO DLQ resets it).

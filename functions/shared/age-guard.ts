@@ -4,7 +4,7 @@ import { recordRefusal } from './ledger.js';
 import type { MessageBody } from './message.js';
 
 /**
- * The age guard of the consumers that dedupe by event id (docs/redrive.md): an event older than
+ * The age guard of the consumers that dedupe by event id (docs/retention.md): an event older than
  * its dedupe record can still remember is refused before any write. A redrive can bring a message
  * back at any age (a new message, its retention started over), and a marker past its expiry no
  * longer makes the redelivery a duplicate: without the guard an already-applied event would be

@@ -99,7 +99,7 @@ export class TooOldToDedupeError extends Error {
   ) {
     super(
       `event ${eventId} is ${ageSeconds} s old, older than the ${maxAgeSeconds} s its dedupe record is ` +
-        'sure to remember: refused, not applied (it ends in the DLQ; docs/redrive.md)',
+        'sure to remember: refused, not applied (it ends in the DLQ; docs/retention.md)',
     );
   }
 }

@@ -55,7 +55,7 @@ export interface ModeOutcome {
   readonly deadLetteredUnreadable: number;
   /**
    * Events the age guard refused: older than the mode's dedupe records remember, so not applied
-   * (again) but failed into the DLQ for a person to decide on (docs/redrive.md). Counted besides
+   * (again) but failed into the DLQ for a person to decide on (docs/retention.md). Counted besides
    * their other state (dead-lettered, or applied and dead-lettered).
    */
   readonly tooOldToDedupe: number;

@@ -336,7 +336,7 @@ export const OPTIONS = {
     targets: EMBEDDED_SETTING,
     help:
       "how long the dedupe records remember an event (effectively-once's marker, powertools-idempotency's " +
-      'record); the age guard refuses events older than this less its margin (docs/redrive.md)',
+      'record); the age guard refuses events older than this less its margin (docs/retention.md)',
     entryPoints: {
       experiment: { defaultText: 'the deployed default, 30 days (CDK context markerRetentionDays)' },
     },
