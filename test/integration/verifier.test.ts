@@ -2,17 +2,17 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_RETENTION } from '../../contract/retention.js';
+import { DEFAULT_RETENTION, retentionOf } from '../../contract/retention.js';
 import { MODE_NAMES, type Mode } from '../../contract/topology.js';
 import { ConflictingReuseError } from '../../functions/shared/errors.js';
 import type { ModeEventDetails } from '../../functions/shared/event-details.js';
-import { creditAccount, type Ledger } from '../../functions/shared/ledger.js';
+import { creditAccount, type Ledger, recordRefusal } from '../../functions/shared/ledger.js';
 import {
   type ManifestEvent,
   writeManifestEvents,
   writeManifestSummary,
 } from '../../functions/shared/manifest.js';
-import { EVENT_ID_ATTRIBUTE, RUN_ID_ATTRIBUTE } from '../../functions/shared/message.js';
+import { EVENT_ID_ATTRIBUTE, type MessageBody, RUN_ID_ATTRIBUTE } from '../../functions/shared/message.js';
 import { type EmbeddedEnvironment, startEmbeddedEnvironment } from '../../harness/environments/embedded.js';
 import { runExperiment } from '../../harness/experiment/experiment.js';
 import { DEFAULTS } from '../../harness/options/declaration.js';
@@ -143,6 +143,54 @@ describe('the verifier against DynamoDB Local and fauxqs (real bundle, real tabl
       consistent: true,
     });
     expect(result.modes['at-most-once']).toMatchObject({ appliedOnce: 0, lost: 3, unexpected: 0 });
+  });
+
+  it("forgets an event at its marker's expiry (DynamoDB Local evaluates dedupeUntil) and counts the guard's refusals", async () => {
+    const run = 'verifier-it-expiry';
+    const events = [
+      { eventId: 'evt-e', accountId: 'acct-1', amountCents: 100 },
+      { eventId: 'evt-f', accountId: 'acct-1', amountCents: 200 },
+    ];
+    const store = { ddb: env.ddb, tableName: env.tableName };
+    await writeManifestEvents(store, run, events);
+    await writeManifestSummary(store, run, {
+      produced: 2,
+      poison: 0,
+      producerDuplicates: 0,
+      expectedCents: 300,
+      modes: MODE_NAMES,
+    });
+    // A 10 s marker, and a clock moved by hand: written at t, a duplicate at t + 10 s, forgotten after.
+    const t = Date.now();
+    const at = (ms: number): Ledger => ({
+      ...ledger('effectively-once'),
+      retention: retentionOf(10),
+      now: () => ms,
+    });
+    const [e, f] = events.map((event) => ({
+      ...event,
+      runId: run,
+      createdAt: new Date(t).toISOString(),
+    })) as [MessageBody, MessageBody];
+    expect(await creditAccount(at(t), e, delivery(1), { idempotent: true })).toBe('applied');
+    expect(await creditAccount(at(t + 10_000), e, delivery(2), { idempotent: true })).toBe('duplicate');
+    expect(await creditAccount(at(t + 11_000), e, delivery(3), { idempotent: true })).toBe('applied');
+    // The second window remembers again: a third copy right after is a duplicate.
+    expect(await creditAccount(at(t + 12_000), e, delivery(4), { idempotent: true })).toBe('duplicate');
+    await recordRefusal(at(t + 20_000), f, 20);
+    await recordRefusal(at(t + 21_000), f, 21);
+
+    const { result } = await env.invokeVerifier(run, ['effectively-once']);
+
+    // The marker item stayed as evidence: its two applications are a duplicate, not a lost event.
+    expect(result.modes['effectively-once']).toMatchObject({
+      duplicated: 1,
+      extraApplications: 1,
+      lost: 1,
+      tooOldToDedupe: 1,
+      driftCents: -100,
+      consistent: true,
+    });
   });
 
   it('joins ids that share prefixes in the order DynamoDB Local returns their keys (markers and per-delivery records)', async () => {
