@@ -13,6 +13,7 @@ import type { ExperimentEnvironment } from '../environments/environment.js';
 import { newRunId, runExperiment } from '../experiment/experiment.js';
 import { describeSettings, reconcileWithEnvironment } from '../experiment/reconcile.js';
 import { replayCommand } from '../experiment/replay-command.js';
+import { outageWarning } from '../faults/outage.js';
 import type { ParsedOptions } from '../options/parse.js';
 import { runEntryPoint } from '../options/run.js';
 import { openInBrowser, writeRunReport } from '../report/html/write.js';
@@ -74,6 +75,8 @@ async function main(parsed: ParsedOptions<'experiment'>): Promise<number> {
       options.stackName,
     );
     progress.phase(describeSettings(environment.description));
+    const outage = outageWarning(effective.faults, effective.modes, environment.description.modes);
+    if (outage) process.stderr.write(`${outage}\n`);
     const report = await runExperiment(environment, effective, runId, progress, startedAt);
     progress.done();
 

@@ -21,6 +21,11 @@ import { modeOf, parseJsonObject } from './request.js';
  *   DynamoDB Local never answers it: it serializes transactions (200 concurrent transactions on one
  *   item, 0 conflicts; test/integration/emulators.test.ts), so hot keys alone show nothing locally.
  *   The SDK does not retry it; the ledger's own bounded retry does (and counts it).
+ * - the outage (`outage`, not drawn): every data-path request that arrives while its window is
+ *   open gets 503 ServiceUnavailable, nothing forwarded — DynamoDB unavailable in the region, as in
+ *   a regional event. The SDK retries it as transient until its attempts (or its retry quota) run
+ *   out, then the handler's record fails: SQS gives it back after the visibility timeout, and after
+ *   the max receive count moves it to the DLQ. While the window is open the rate draws nothing.
  *
  * How the SDK retries a lost TransactWriteItems: the ClientRequestToken is an idempotencyToken
  * member (TransactWriteItemsInput$, @aws-sdk/client-dynamodb 3.1169.0 dist-cjs/index.js:2656), filled
@@ -44,6 +49,19 @@ export interface FaultPolicyOptions {
    * 503) is still drawn.
    */
   readonly faultFor?: (n: number) => DynamoDbFault | undefined;
+  /**
+   * A DynamoDB outage: from `afterSeconds` after startClock() for `forSeconds`, every data-path
+   * request is answered 503 ServiceUnavailable. Before startClock(), no window is open.
+   * @default none
+   */
+  readonly outage?: OutageWindow | undefined;
+  /** The clock the outage is timed by, in ms. @default Date.now */
+  readonly now?: () => number;
+}
+
+export interface OutageWindow {
+  readonly afterSeconds: number;
+  readonly forSeconds: number;
 }
 
 export interface DynamoDbFaultCounts {
@@ -51,6 +69,8 @@ export interface DynamoDbFaultCounts {
   serverErrors: number;
   lostResponses: number;
   conflicts: number;
+  /** Requests answered 503 ServiceUnavailable because the outage window was open. */
+  outageRejections: number;
 }
 
 export interface DynamoDbFaultStats extends DynamoDbFaultCounts {
@@ -63,6 +83,11 @@ export interface DynamoDbFaultStats extends DynamoDbFaultCounts {
 export interface FaultPolicy extends ProxyPolicy {
   /** Live counters, updated as requests are answered. */
   readonly stats: DynamoDbFaultStats;
+  /**
+   * Starts the outage's clock: the run's first send is now (the window opens `afterSeconds` later).
+   * Only the first call counts.
+   */
+  startClock(): void;
 }
 
 /** The operations a handler's data path uses; control-plane calls (DescribeTable, …) always pass. */
@@ -93,7 +118,17 @@ export function faultPolicy(options: FaultPolicyOptions): FaultPolicy {
     serverErrors: 0,
     lostResponses: 0,
     conflicts: 0,
+    outageRejections: 0,
     byMode: {},
+  };
+  const now = options.now ?? Date.now;
+  /** When startClock() was called, in ms; undefined before. */
+  let clockStartedAt: number | undefined;
+  const outageOpen = (at: number): boolean => {
+    const { outage } = options;
+    if (outage === undefined || clockStartedAt === undefined) return false;
+    const opens = clockStartedAt + outage.afterSeconds * 1000;
+    return at >= opens && at < opens + outage.forSeconds * 1000;
   };
   // Arrival order of data-path requests: only the test hook (faultFor) uses it.
   let faultable = 0;
@@ -137,10 +172,16 @@ export function faultPolicy(options: FaultPolicyOptions): FaultPolicy {
   const admit = ({ operation }: RequestHead): Exchange => {
     stats.requests += 1;
     const arrival = FAULTABLE_OPERATIONS.has(operation) ? faultable++ : undefined;
+    // The window is judged when the request arrives, as DynamoDB would judge it.
+    const unavailable = arrival !== undefined && outageOpen(now());
     return async (body, forward) => {
-      const decision = arrival === undefined ? undefined : decide(operation, arrival, body);
       // Every mode that sent a whole request shows, with zeros when nothing was injected.
       bucket(stats, modeOf(body));
+      if (unavailable) {
+        count(body, 'outageRejections');
+        return errorAnswer(ERRORS.unavailable);
+      }
+      const decision = arrival === undefined ? undefined : decide(operation, arrival, body);
       const token = clientRequestTokenOf(operation, body);
       // DynamoDB answers a repeat of a token it has seen with the first outcome (a success
       // without applying it again), never with a conflict: a conflict there would make the
@@ -170,7 +211,11 @@ export function faultPolicy(options: FaultPolicyOptions): FaultPolicy {
     };
   };
 
-  return { stats, admit };
+  const startClock = (): void => {
+    clockStartedAt ??= now();
+  };
+
+  return { stats, admit, startClock };
 }
 
 /** The event a request is about (its application record or marker key), else the item's sort key. */
@@ -229,6 +274,12 @@ function errorFor(fault: DynamoDbFault, heads: boolean): DynamoDbError {
 }
 
 function bucket(stats: DynamoDbFaultStats, mode: string): DynamoDbFaultCounts {
-  stats.byMode[mode] ??= { throttled: 0, serverErrors: 0, lostResponses: 0, conflicts: 0 };
+  stats.byMode[mode] ??= {
+    throttled: 0,
+    serverErrors: 0,
+    lostResponses: 0,
+    conflicts: 0,
+    outageRejections: 0,
+  };
   return stats.byMode[mode];
 }

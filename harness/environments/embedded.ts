@@ -210,6 +210,7 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
       deadLetterQueueDepth: (mode) => readQueueDepth(clients.sqs, queues[mode].deadLetterQueueUrl),
       // fauxqs has no message move task: the harness moves the messages itself, as SQS would.
       redrive: (mode) => redriveByCopy(clients.sqs, queues[mode].deadLetterQueueUrl, queues[mode].queueUrl),
+      onProduceStart: () => dataPath.faults?.startClock(),
       liveStats: (mode) => liveStatsOf(consumers, dataPath, mode),
       invokeVerifier: async (runId, modes, verifierOptions = {}): Promise<VerifierInvocation> => {
         const result = await verifier.invoke({ runId, modes, ...verifierOptions });
@@ -338,8 +339,8 @@ interface DataPath {
 /**
  * Step 4: what stands between the consumers and DynamoDB Local, if anything: one proxy that only
  * the consumers talk to (the harness and the verifier read the emulator itself, and the handler
- * code stays what is deployed), with throttling and lost responses as one policy and the
- * benchmark's meter as another, first, so it counts what the handlers sent.
+ * code stays what is deployed), with throttling, lost responses and the outage window as one
+ * policy and the benchmark's meter as another, first, so it counts what the handlers sent.
  */
 async function startDataPathProxies(
   options: EmbeddedOptions,
@@ -348,8 +349,8 @@ async function startDataPathProxies(
 ): Promise<DataPath> {
   const settings = options.faults ?? NO_FAULTS;
   const faults =
-    settings.throttleRate > 0
-      ? faultPolicy({ seed: options.crashSeed, rate: settings.throttleRate })
+    settings.throttleRate > 0 || settings.outage !== undefined
+      ? faultPolicy({ seed: options.crashSeed, rate: settings.throttleRate, outage: settings.outage })
       : undefined;
   const meter = options.meterDynamoDb ? meterPolicy() : undefined;
   // Outermost first: the meter sees the requests as sent and the answers as received, faults included.
@@ -530,6 +531,7 @@ function liveStatsOf(consumers: Consumers, dataPath: DataPath, mode: Mode): Live
       serverErrors: proxied?.serverErrors ?? 0,
       lostResponses: proxied?.lostResponses ?? 0,
       conflicts: proxied?.conflicts ?? 0,
+      outageRejections: proxied?.outageRejections ?? 0,
     },
     ...(timeline ? { timeline } : {}),
   };

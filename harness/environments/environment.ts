@@ -59,6 +59,8 @@ export interface InjectedFaults {
   readonly lostResponses: number;
   /** Transactions cancelled with TransactionConflict (hot keys; DynamoDB Local never does it itself). */
   readonly conflicts: number;
+  /** DynamoDB requests answered 503 ServiceUnavailable during the outage window; absent in older reports. */
+  readonly outageRejections?: number;
 }
 
 export interface VerifierOptions {
@@ -94,6 +96,11 @@ export interface ExperimentEnvironment {
    * docs/redrive.md says how each target does it.
    */
   redrive(mode: Mode): Promise<number>;
+  /**
+   * Called once, right before the run's first send: the clock of the faults timed from it (the
+   * outage window, --outage-after) starts now. Only an environment that injects such faults has it.
+   */
+  onProduceStart?(): void;
   /** Consumer-side live stats, if this environment runs the consumers in-process. */
   liveStats?(mode: Mode): LiveModeStats;
   /** The modes this environment runs consumers for. */

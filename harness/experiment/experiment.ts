@@ -115,6 +115,9 @@ export async function runExperiment(
   const produceStart = Date.now();
   // The manifest is written before the first send, so nothing can be applied that it does not list.
   await writeManifestEvents(store, runId, manifest.events);
+  // The outage window (--outage-after) is timed from the first send.
+  env.onProduceStart?.();
+  const firstSendAt = Date.now();
   await Promise.all(
     config.modes.map((mode) => {
       let sent = 0;
@@ -161,6 +164,7 @@ export async function runExperiment(
     ? await redriveAndVerifyAgain(env, config, runId, progress, {
         afterSeconds: config.redrive.afterSeconds,
         firstDrainEndedAt: drainStart + drainMs,
+        outageEndsAt: outageEndOf(config.faults, firstSendAt),
         before: modes,
       })
     : undefined;
@@ -198,10 +202,19 @@ function drain(
   });
 }
 
+/** When the outage window closes, in ms, if the run has one; the proxy's clock started no later. */
+function outageEndOf(faults: FaultSettings, firstSendAt: number): number | undefined {
+  const { outage } = faults;
+  return outage ? firstSendAt + (outage.afterSeconds + outage.forSeconds) * 1000 : undefined;
+}
+
 /**
  * The redrive (docs/redrive.md): `afterSeconds` after the first drain ended, every mode's DLQ goes
  * back to its source queue, then the queues are drained and verified again. Each mode's report gets
- * the counts and the outcome after it (`before` is completed in place).
+ * the counts and the outcome after it (`before` is completed in place). A run with an outage
+ * redrives only once it is over, as an operator redrives after the fix: the first drain can end
+ * while it lasts (everything dead-lettered), and copies sent back into it would only be
+ * dead-lettered again.
  */
 async function redriveAndVerifyAgain(
   env: ExperimentEnvironment,
@@ -211,15 +224,18 @@ async function redriveAndVerifyAgain(
   input: {
     readonly afterSeconds: number;
     readonly firstDrainEndedAt: number;
+    readonly outageEndsAt: number | undefined;
     readonly before: Partial<Record<Mode, ModeReport>>;
   },
 ): Promise<{ section: NonNullable<ExperimentReport['redrive']> }> {
   const waitStart = Date.now();
-  const waitMs = input.firstDrainEndedAt + input.afterSeconds * 1000 - waitStart;
+  const asked = input.firstDrainEndedAt + input.afterSeconds * 1000;
+  const redriveAt = Math.max(asked, input.outageEndsAt ?? asked);
+  const waitMs = redriveAt - waitStart;
   if (waitMs > 0) {
-    progress.phase(
-      `waiting ${Math.ceil(waitMs / 1000)} s before the redrive (--redrive-after ${input.afterSeconds})`,
-    );
+    const why =
+      redriveAt > asked ? 'until the DynamoDB outage is over' : `--redrive-after ${input.afterSeconds}`;
+    progress.phase(`waiting ${Math.ceil(waitMs / 1000)} s before the redrive (${why})`);
     await new Promise((resolve) => setTimeout(resolve, waitMs));
   }
   const moveStart = Date.now();

@@ -32,6 +32,9 @@ export function replayCommand(cfg: ExperimentConfig, target = 'embedded'): strin
             ? [`--work-delay ${faults.workDelayMs} --work-delay-rate ${faults.workDelayRate}`]
             : []),
           ...(faults.killRate ? [`--kill-rate ${faults.killRate}`] : []),
+          ...(faults.outage
+            ? [`--outage-after ${faults.outage.afterSeconds} --outage-for ${faults.outage.forSeconds}`]
+            : []),
         ]
       : []),
   ];

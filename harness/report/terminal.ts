@@ -188,6 +188,7 @@ export const FAULT_COLUMNS = [
   '5xx',
   'lost responses',
   'conflicts',
+  'outage 503s',
   'killed',
   'slow',
   'timeouts',
@@ -213,6 +214,8 @@ export function faultRows(report: Pick<ExperimentReport, 'modes'>, notMeasured: 
       live(injected?.serverErrors),
       live(injected?.lostResponses),
       live(injected?.conflicts),
+      // Older reports have no outage count: none was injected.
+      live(injected && (injected.outageRejections ?? 0)),
       live(injected?.kills),
       live(injected?.slowInvocations),
       live(m.runtime?.timeouts),
@@ -300,6 +303,10 @@ export function describeFaults(faults: FaultSettings): string {
   if (faults.workDelayMs > 0)
     parts.push(`work delay ${faults.workDelayMs} ms on ${faults.workDelayRate} of invocations`);
   if (faults.killRate > 0) parts.push(`kills ${faults.killRate}`);
+  if (faults.outage)
+    parts.push(
+      `DynamoDB outage for ${faults.outage.forSeconds} s from ${faults.outage.afterSeconds} s after the first send`,
+    );
   return parts.join(', ');
 }
 
@@ -345,6 +352,17 @@ function notes(report: ExperimentReport): string[] {
       `note: ${timeouts} invocation(s) hit the local function timeout and were killed (the machine was slow): ` +
         'like a crash, their batches come back, so at-least-once and Powertools may count more duplicates ' +
         'than crashes, and at-most-once more losses.',
+    );
+  }
+  const outage = report.config.faults.outage;
+  const rejected = outcomes.reduce(
+    (sum, outcome) => sum + (outcome.runtime?.injected.outageRejections ?? 0),
+    0,
+  );
+  if (outage && rows.some(([, outcome]) => outcome.runtime) && rejected === 0) {
+    notes.push(
+      `note: no request met the DynamoDB outage: the queues were drained before it began, ${outage.afterSeconds} s ` +
+        'after the first send; a lower --outage-after puts it inside the run.',
     );
   }
   if (report.config.faults.throttleRate > 0) {

@@ -155,7 +155,7 @@ function recordTokens(client: DynamoDBDocumentClient): string[] {
 
 async function failure(
   promise: Promise<unknown>,
-): Promise<Error & { $metadata?: { httpStatusCode?: number } }> {
+): Promise<Error & { $metadata?: { httpStatusCode?: number; attempts?: number } }> {
   const outcome = await promise.then(
     () => undefined,
     (error: unknown) => error,
@@ -203,9 +203,16 @@ describe('DynamoDB proxy, fault policy: pass-through', () => {
       serverErrors: 0,
       lostResponses: 0,
       conflicts: 0,
+      outageRejections: 0,
       byMode: {
-        'at-least-once': { throttled: 0, serverErrors: 0, lostResponses: 0, conflicts: 0 },
-        other: { throttled: 0, serverErrors: 0, lostResponses: 0, conflicts: 0 },
+        'at-least-once': {
+          throttled: 0,
+          serverErrors: 0,
+          lostResponses: 0,
+          conflicts: 0,
+          outageRejections: 0,
+        },
+        other: { throttled: 0, serverErrors: 0, lostResponses: 0, conflicts: 0, outageRejections: 0 },
       },
     });
   });
@@ -248,6 +255,7 @@ describe('DynamoDB proxy, fault policy: throttling and 5xx', () => {
       serverErrors: 0,
       lostResponses: 0,
       conflicts: 0,
+      outageRejections: 0,
     });
   });
 
@@ -279,6 +287,24 @@ describe('DynamoDB proxy, fault policy: throttling and 5xx', () => {
     );
     expect(new Set(errors.map((error) => error.$metadata?.httpStatusCode))).toEqual(new Set([400]));
     expect(running.stats).toMatchObject({ requests: 12, throttled: 12 });
+  });
+
+  it('during an outage the SDK retries the 503 itself, every attempt is refused, and nothing is written', async () => {
+    const faults = faultPolicy({ seed: 'test', rate: 0, outage: { afterSeconds: 0, forSeconds: 600 } });
+    const client = clientOf(await start([faults]));
+    const pk = partition('effectively-once');
+    faults.startClock();
+
+    const error = await failure(client.send(credit(pk, 'APP#e-1', 125, { marker: true })));
+    const described = await client.send(new DescribeTableCommand({ TableName: tableName }));
+
+    expect(`${error.name} ${error.$metadata?.httpStatusCode}`).toBe('ServiceUnavailable 503');
+    // The DynamoDB client's default: 4 attempts, all of them refused.
+    expect(error.$metadata?.attempts).toBe(4);
+    expect(described.Table?.TableName).toBe(tableName);
+    expect(await itemsIn(pk)).toEqual([]);
+    expect(faults.stats).toMatchObject({ requests: 5, outageRejections: 4 });
+    expect(faults.stats.byMode['effectively-once']).toMatchObject({ outageRejections: 4 });
   });
 
   it('with maxAttempts 1, a 5xx surfaces as InternalServerError (500) or ServiceUnavailable (503)', async () => {
@@ -319,6 +345,7 @@ describe('DynamoDB proxy, fault policy: lost responses', () => {
       serverErrors: 0,
       lostResponses: 1,
       conflicts: 0,
+      outageRejections: 0,
     });
   });
 
@@ -475,11 +502,30 @@ describe('DynamoDB proxy, fault policy: draws and counts', () => {
       serverErrors: 1,
       lostResponses: 1,
       conflicts: 0,
+      outageRejections: 0,
       byMode: {
-        'at-most-once': { throttled: 1, serverErrors: 0, lostResponses: 0, conflicts: 0 },
-        'effectively-once': { throttled: 0, serverErrors: 1, lostResponses: 1, conflicts: 0 },
-        'at-least-once': { throttled: 0, serverErrors: 0, lostResponses: 0, conflicts: 0 },
-        other: { throttled: 1, serverErrors: 0, lostResponses: 0, conflicts: 0 },
+        'at-most-once': {
+          throttled: 1,
+          serverErrors: 0,
+          lostResponses: 0,
+          conflicts: 0,
+          outageRejections: 0,
+        },
+        'effectively-once': {
+          throttled: 0,
+          serverErrors: 1,
+          lostResponses: 1,
+          conflicts: 0,
+          outageRejections: 0,
+        },
+        'at-least-once': {
+          throttled: 0,
+          serverErrors: 0,
+          lostResponses: 0,
+          conflicts: 0,
+          outageRejections: 0,
+        },
+        other: { throttled: 1, serverErrors: 0, lostResponses: 0, conflicts: 0, outageRejections: 0 },
       },
     });
   });
@@ -603,6 +649,7 @@ describe('DynamoDB proxy: faults and the meter in one listener', () => {
       serverErrors: 0,
       lostResponses: 0,
       conflicts: 0,
+      outageRejections: 0,
     });
     expect(meter.stats.byMode['at-most-once']?.PutItem).toMatchObject({
       requests: 2,

@@ -1,12 +1,14 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { EmbeddedEnvironment } from '../../harness/environments/embedded.js';
-import { formatSummary } from '../../harness/report/terminal.js';
+import { formatFaultTable, formatSummary } from '../../harness/report/terminal.js';
 import { experimentConfig, replayCommand, runEmbedded } from '../support/embedded-run.js';
 
 /**
- * `--redrive` end to end on the embedded target: crashes at max receive count 1 dead-letter events
- * (some of them applied before the crash), the redrive moves every DLQ back, and the second drain
- * and verification show what each mode made of the copies.
+ * The operator's runbook end to end on the embedded target: a DynamoDB outage (--outage-after 2
+ * --outage-for 30, longer than visibility 5 s × max receive count 2) dead-letters valid events, and
+ * crashes dead-letter some after they were applied; the redrive waits until the outage is over,
+ * moves every DLQ back, and the second drain and verification show what each mode made of the
+ * copies. One whole run for both (the suite's runs are its slowest part).
  */
 describe('the redrive (embedded)', () => {
   let env: EmbeddedEnvironment | undefined;
@@ -15,15 +17,15 @@ describe('the redrive (embedded)', () => {
     await env?.stop();
   });
 
-  it('effectively-once stays exact through the redrive; at-least-once duplicates what had been applied', async () => {
+  it('an outage dead-letters valid events; effectively-once stays exact through the redrive, at-least-once duplicates what had been applied', async () => {
     const cfg = experimentConfig({
-      messages: 30,
+      messages: 100,
       seed: 'redrive-it',
-      crashRate: 0.2,
-      maxReceiveCount: 1,
+      crashRate: 0.1,
+      maxReceiveCount: 2,
       modes: ['at-least-once', 'effectively-once'],
-      visibilityTimeoutSeconds: 4,
       redrive: { afterSeconds: 0 },
+      faults: { outage: { afterSeconds: 2, forSeconds: 30 } },
     });
     const phases: string[] = [];
     const { report } = await runEmbedded(
@@ -48,9 +50,25 @@ describe('the redrive (embedded)', () => {
     const exact = report.modes['effectively-once'];
     const alo = report.modes['at-least-once'];
     if (!exact?.redrive || !alo?.redrive) throw new Error(`no redrive section\n${context}`);
-    // Crashes at max receive count 1 dead-letter whole batches: something was there to redrive.
-    expect(exact.redrive.redriven, context).toBeGreaterThan(0);
-    expect(alo.redrive.redriven, context).toBeGreaterThan(0);
+    expect(summary).toContain('faults: DynamoDB outage for 30 s from 2 s after the first send');
+    expect(formatFaultTable(report)).toContain('outage 503s');
+    for (const mode of cfg.modes) {
+      const outcome = report.modes[mode];
+      const rejected = outcome?.runtime?.injected.outageRejections ?? 0;
+      // The outage refused the handlers' requests, and its valid events went to the DLQ.
+      expect(rejected, `${mode}\n${context}`).toBeGreaterThan(0);
+      expect(outcome?.poison, context).toBe(0);
+      expect(outcome?.deadLettered, `${mode}\n${context}`).toBeGreaterThan(0);
+      expect(outcome?.redrive?.redriven, `${mode}\n${context}`).toBeGreaterThanOrEqual(
+        outcome?.deadLettered ?? 0,
+      );
+      // The redrive waited for the end of the outage: no copy met it.
+      expect(env?.liveStats?.(mode).injected.outageRejections, `${mode}\n${context}`).toBe(rejected);
+    }
+
+    // Before the redrive: effectively-once lost nothing, its missing money is in the DLQ.
+    expect(exact, context).toMatchObject({ lost: 0, duplicated: 0, unexpected: 0 });
+    expect(exact.driftCents, context).toBe(-exact.deadLetteredCents);
 
     const after = exact.redrive.after;
     expect(after.lost, context).toBe(0);

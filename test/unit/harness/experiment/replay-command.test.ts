@@ -26,6 +26,12 @@ describe('the replay command', () => {
     );
   });
 
+  it('names the outage window', () => {
+    const outage = { ...config, faults: { ...NO_FAULTS, outage: { afterSeconds: 2, forSeconds: 30 } } };
+    expect(replayCommand(outage)).toMatch(/ --outage-after 2 --outage-for 30$/);
+    expect(replayCommand(outage, 'aws')).not.toMatch(/--outage/);
+  });
+
   it('leaves the local runtime’s flags out on a deployed target', () => {
     const command = replayCommand(config, 'aws');
     expect(command).toMatch(/--target aws/);

@@ -171,6 +171,48 @@ describe('report formatting', () => {
     expect(drifted).toMatch(/-4\.00 !/);
   });
 
+  it('shows the outage in the faults line and its 503s in the fault table, and says when it met nothing', () => {
+    const report = {
+      runId: 'r',
+      target: 'embedded',
+      durationMs: 1000,
+      config: {
+        messages: 200,
+        accounts: 10,
+        crashRate: 0,
+        seed: 's',
+        faults: { ...NO_FAULTS, outage: { afterSeconds: 2, forSeconds: 30 } },
+      },
+      modes: {
+        'effectively-once': {
+          ...outcome,
+          runtime: { ...runtime, injected: { ...runtime.injected, outageRejections: 57 } },
+        },
+      },
+    } as unknown as ExperimentReport;
+    const summary = formatSummary(report, 'reports/r.json');
+    expect(summary).toContain('faults: DynamoDB outage for 30 s from 2 s after the first send');
+    expect(summary).not.toContain('no request met the DynamoDB outage');
+    const table = formatFaultTable(report) ?? '';
+    const [header, , row] = table.split('\n');
+    const column = (line: string | undefined, index: number) => line?.trim().split(/\s{2,}/)[index];
+    const index =
+      header
+        ?.trim()
+        .split(/\s{2,}/)
+        .indexOf('outage 503s') ?? -1;
+    expect(index).toBeGreaterThan(0);
+    expect(column(row, index)).toBe('57');
+
+    const missed = {
+      ...report,
+      modes: { 'effectively-once': { ...outcome, runtime } },
+    } as unknown as ExperimentReport;
+    expect(formatSummary(missed, 'reports/r.json')).toContain(
+      'note: no request met the DynamoDB outage: the queues were drained before it began, 2 s after the first send',
+    );
+  });
+
   it('prints no fault table when nothing was injected or seen', () => {
     expect(
       formatFaultTable({
