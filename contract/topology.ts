@@ -13,6 +13,7 @@ export type ProofCount =
   | 'duplicated'
   | 'extraApplications'
   | 'lost'
+  | 'deadLettered'
   | 'suppressedDuplicates'
   | 'driftCents';
 
@@ -63,6 +64,15 @@ export interface ModeSettings {
   readonly promises: { readonly noLoss: boolean; readonly noDuplicates: boolean };
   /** The one-crash proof of the mode (`npm run proofs`). */
   readonly proof: ModeProof;
+  /**
+   * The mode's redrive proof (`npm run proofs`): one event applied, its delivery killed before the
+   * acknowledgement at the last receive SQS allows, so it is dead-lettered although applied; then
+   * the DLQ is redriven. The counts are the outcome after the redrive; that the event was applied
+   * once and dead-lettered before it is the same for every mode (harness/proofs/proofs.ts).
+   * @default none: a mode whose crash cannot leave an applied event in the DLQ (at-most-once
+   * deletes before it works) has none
+   */
+  readonly redriveProof?: ModeProof;
   /**
    * Whether the consumer keeps its idempotency records in a table of their own (Powertools'
    * persistence layer), apart from the ledger: the stack and the local runtime create it and pass
@@ -118,6 +128,12 @@ export const MODES = {
         'was applied, the process was killed before the acknowledgement, SQS delivered it again and it was applied a second time',
       expected: 'the crash to land after the credit and the redelivery to credit again',
     },
+    redriveProof: {
+      counts: { crashes: 1, duplicated: 1, extraApplications: 1, deadLettered: 0, lost: 0 },
+      story:
+        'was applied, the process was killed before the acknowledgement at the last receive SQS allows, SQS dead-lettered it, and its redriven copy (a new message) was applied a second time',
+      expected: 'the redriven copy of the applied, dead-lettered event to be applied again',
+    },
   },
   'effectively-once': {
     ...consumerDefaults,
@@ -132,6 +148,19 @@ export const MODES = {
       story:
         'was applied, the process was killed before the acknowledgement, and the redelivery found the marker and was skipped',
       expected: 'the crash to land after the transaction and the redelivery to be skipped',
+    },
+    redriveProof: {
+      counts: {
+        crashes: 1,
+        appliedOnce: 1,
+        duplicated: 0,
+        suppressedDuplicates: 1,
+        deadLettered: 0,
+        driftCents: 0,
+      },
+      story:
+        'was applied, the process was killed before the acknowledgement at the last receive SQS allows, SQS dead-lettered it, and its redriven copy (a new message) found the marker and was skipped',
+      expected: 'the redriven copy of the applied, dead-lettered event to find the marker and be skipped',
     },
   },
   'powertools-idempotency': {
@@ -177,6 +206,13 @@ export const MODES = {
         'was credited, the process was killed before Powertools marked its message id COMPLETED, the INPROGRESS record expired with the invocation, and the redelivery (the same message id) credited it again',
       expected:
         'the crash to land before COMPLETED and the redelivery, after the in-progress expiry, to credit again',
+    },
+    redriveProof: {
+      counts: { crashes: 1, duplicated: 1, extraApplications: 1, deadLettered: 0, lost: 0 },
+      story:
+        'was credited, the process was killed before Powertools marked its message id COMPLETED at the last receive SQS allows, SQS dead-lettered it, and its redriven copy, a message id Powertools had never seen, was credited again',
+      expected:
+        'the redriven copy of the credited, dead-lettered event, a new message id, to be credited again',
     },
   },
 } as const satisfies Record<string, ModeSettings>;

@@ -59,15 +59,19 @@ export interface CrashInjector {
   maybeCrash(point: CrashPoint): Promise<void>;
 }
 
-/** `<eventId>@<receiveCount>`: one delivery of one event, for a crash at a chosen point. */
+/**
+ * `<eventId>@<receiveCount>`: one delivery of one event as the producer sent it, for a crash at a
+ * chosen point. A redriven copy of the event (redrive count ≥ 1) restarts its receive count but is
+ * not the delivery a target names, so no target kills it (docs/redrive.md).
+ */
 export const crashTarget = (key: string, receiveCount: number): string => `${key}@${receiveCount}`;
 
 export function createCrashInjector(options: {
   readonly rate: number;
   readonly seed: string;
   /**
-   * Deliveries that crash whatever the rate draws (crashTarget form): a deterministic selector
-   * for single-message demonstrations. @default none
+   * Deliveries that crash whatever the rate draws (crashTarget form, redrive count 0 only): a
+   * deterministic selector for single-message demonstrations. @default none
    */
   readonly at?: ReadonlySet<string>;
   /** Records the crash where the verifier can count it (best effort: it must not prevent the kill). */
@@ -75,28 +79,37 @@ export function createCrashInjector(options: {
   readonly kill?: Kill;
 }): CrashInjector {
   const kill = options.kill ?? killSelf;
-  /** The invocation's redrive counts by crashTarget(key, receive count). */
-  let redriveCounts = new Map<string, number>();
+  const targeted = (options.at?.size ?? 0) > 0;
+  /** The invocation's redrive counts by crashTarget(key, receive count): the most and the least. */
+  let redriveCounts = new Map<string, { readonly most: number; readonly least: number }>();
   return {
     observe(records) {
-      // Read only when crashes are drawn: at rate 0 (every deployed default) the attribute changes
-      // nothing, so a malformed one must not fail a batch that would otherwise be processed.
-      if (options.rate <= 0) return;
-      const counts = new Map<string, number>();
+      // Read only when crashes are drawn or targeted: at rate 0 without targets (every deployed
+      // default) the attribute changes nothing, so a malformed one must not fail a batch that would
+      // otherwise be processed.
+      if (options.rate <= 0 && !targeted) return;
+      const counts = new Map<string, { most: number; least: number }>();
       for (const record of records) {
         const target = crashTarget(
           recordAttribution(record).eventId ?? record.messageId,
           receiveCountOf(record),
         );
-        // Two copies of one event at one receive count in one batch: the most redriven one decides.
-        counts.set(target, Math.max(counts.get(target) ?? 0, redriveCountOf(record)));
+        const count = redriveCountOf(record);
+        const seen = counts.get(target);
+        counts.set(target, {
+          most: Math.max(seen?.most ?? count, count),
+          least: Math.min(seen?.least ?? count, count),
+        });
       }
       redriveCounts = counts;
     },
     async maybeCrash(point) {
       const target = crashTarget(point.key, point.receiveCount);
-      const chosen = options.at?.has(target) ?? false;
-      const redriveCount = point.redriveCount ?? redriveCounts.get(target) ?? 0;
+      const counts = redriveCounts.get(target);
+      // Two copies of one event at one receive count in one batch: the most redriven one decides the
+      // draw, and the target holds if one of them was never redriven (the kill ends the whole batch).
+      const redriveCount = point.redriveCount ?? counts?.most ?? 0;
+      const chosen = (options.at?.has(target) ?? false) && (point.redriveCount ?? counts?.least ?? 0) === 0;
       if (!chosen && !shouldCrash(options.rate, options.seed, point.key, point.receiveCount, redriveCount))
         return;
       await options.record(point).catch(() => undefined);

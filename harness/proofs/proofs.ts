@@ -1,4 +1,12 @@
-import { MODE_NAMES, MODES, type Mode, type ProofCount } from '../../contract/topology.js';
+import {
+  MODE_NAMES,
+  MODES,
+  type Mode,
+  type ModeProof,
+  type ModeSettings,
+  type ProofCount,
+} from '../../contract/topology.js';
+import type { ModeOutcome } from '../../functions/shared/outcome.js';
 import type { ModeReport } from '../experiment/experiment.js';
 
 /** A computed verdict: `proved` decides the exit code; the text says what the ledger showed. */
@@ -7,17 +15,20 @@ export interface Verdict {
   readonly text: string;
 }
 
+const holds = (counts: ModeProof['counts'], outcome: ModeOutcome): boolean =>
+  (Object.entries(counts) as [ProofCount, number][]).every(([count, value]) => outcome[count] === value);
+
 /**
  * What each mode must show after one message whose first delivery is killed at the mode's crash
  * point: the counts of its proof in the topology (`contract/topology.ts`), so a new mode brings its
  * proof with its entry.
  */
 export function proofVerdict(mode: Mode, event: string, outcome: ModeReport): Verdict {
-  const { counts, story, expected } = MODES[mode].proof;
-  const proved = (Object.entries(counts) as [ProofCount, number][]).every(
-    ([count, value]) => outcome[count] === value,
-  );
-  return verdict(mode, proved, `${event} ${story}`, expected, outcome);
+  const { story, expected, counts } = MODES[mode].proof;
+  const shown = countsText(outcome);
+  return holds(counts, outcome)
+    ? { proved: true, text: `PROVED ${mode}: ${event} ${story} (${shown})` }
+    : { proved: false, text: `NOT PROVED ${mode}: expected ${expected}; the ledger shows ${shown}` };
 }
 
 export const PROOFS = Object.fromEntries(
@@ -30,12 +41,61 @@ export const PROOFS = Object.fromEntries(
 export type ProofMode = Mode;
 export const PROOF_MODES = MODE_NAMES;
 
-function verdict(mode: string, proved: boolean, story: string, expected: string, o: ModeReport): Verdict {
-  const counts =
+/** The modes with a redrive proof (`redriveProof` in the topology), in topology order. */
+export const REDRIVE_PROOF_MODES: readonly Mode[] = MODE_NAMES.filter(
+  (mode) => (MODES[mode] as ModeSettings).redriveProof !== undefined,
+);
+
+/**
+ * Before the redrive, the same in every mode: the event was applied once and its message was in the
+ * DLQ (killed after the work, before the acknowledgement, at the last receive SQS allows), and the
+ * redrive moved that one message back.
+ */
+export const BEFORE_REDRIVE = {
+  counts: { crashes: 1, appliedOnce: 1, duplicated: 0, appliedAndDeadLettered: 1, lost: 0 },
+  redriven: 1,
+  expected:
+    'the event to be applied once and dead-lettered by the crash before the redrive, and the redrive to move its one message back',
+} as const satisfies {
+  counts: Partial<Record<keyof ModeOutcome, number>>;
+  redriven: number;
+  expected: string;
+};
+
+/**
+ * What a mode must show after one event applied and dead-lettered (killed before the
+ * acknowledgement at its last allowed receive) and then redriven: the event as it stood before the
+ * redrive (BEFORE_REDRIVE), and the counts of the mode's redrive proof after it.
+ */
+export function redriveProofVerdict(mode: Mode, event: string, report: ModeReport): Verdict {
+  const proof = (MODES[mode] as ModeSettings).redriveProof;
+  if (!proof) throw new Error(`${mode} has no redrive proof in contract/topology.ts`);
+  const name = `${mode} after a redrive`;
+  const redrive = report.redrive;
+  if (!redrive) return { proved: false, text: `NOT PROVED ${name}: the run has no redrive` };
+  const before = (Object.entries(BEFORE_REDRIVE.counts) as [keyof ModeOutcome, number][]).every(
+    ([count, value]) => report[count] === value,
+  );
+  const shown =
+    `before the redrive: ${applied(report)} applied, ${report.appliedAndDeadLettered} dead-lettered although applied, ` +
+    `${redrive.redriven} redriven; after: ${countsText(redrive.after)}, ` +
+    `${redrive.after.deadLettered + redrive.after.appliedAndDeadLettered} in the DLQ`;
+  if (!before || redrive.redriven !== BEFORE_REDRIVE.redriven)
+    return {
+      proved: false,
+      text: `NOT PROVED ${name}: expected ${BEFORE_REDRIVE.expected}; the ledger shows ${shown}`,
+    };
+  return holds(proof.counts, redrive.after)
+    ? { proved: true, text: `PROVED ${name}: ${event} ${proof.story} (${shown})` }
+    : { proved: false, text: `NOT PROVED ${name}: expected ${proof.expected}; the ledger shows ${shown}` };
+}
+
+const applied = (o: ModeOutcome) => o.appliedOnce + o.duplicated;
+
+function countsText(o: ModeOutcome): string {
+  return (
     `${o.produced} produced, ${o.deliveries} deliveries, ${o.crashes} crash(es), ` +
-    `${o.appliedOnce + o.duplicated} applied (${o.appliedOnce + o.duplicated + o.extraApplications} applications), ` +
-    `${o.lost} lost, ${o.suppressedDuplicates} skipped as duplicates`;
-  return proved
-    ? { proved, text: `PROVED ${mode}: ${story} (${counts})` }
-    : { proved, text: `NOT PROVED ${mode}: expected ${expected}; the ledger shows ${counts}` };
+    `${applied(o)} applied (${applied(o) + o.extraApplications} applications), ` +
+    `${o.lost} lost, ${o.suppressedDuplicates} skipped as duplicates`
+  );
 }

@@ -1,15 +1,27 @@
 /**
  * `npm run proofs`: one message per mode, its first delivery killed (SIGKILL) at the mode's crash
  * point by a deterministic selector, drained with a fresh execution environment, counted from the
- * ledger by the verifier. Each verdict is computed from those counts; one that does not hold says
- * NOT PROVED and the command exits 1.
+ * ledger by the verifier. Then, in the same environment, the redrive proof: one message to each mode
+ * that has one, killed at the same delivery, which is now the last one SQS allows, so the applied
+ * event is dead-lettered; the DLQ is redriven, drained and verified again. Each verdict is computed
+ * from those counts; one that does not hold says NOT PROVED and the command exits 1.
  */
+import { GetQueueAttributesCommand, SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import type { Mode } from '../../contract/topology.js';
 import { startEmbeddedEnvironment } from '../environments/embedded.js';
-import { newRunId, runExperiment } from '../experiment/experiment.js';
+import type { ExperimentEnvironment } from '../environments/environment.js';
+import { type ExperimentConfig, newRunId, runExperiment } from '../experiment/experiment.js';
 import { NO_FAULTS } from '../faults/faults.js';
 import type { ParsedOptions } from '../options/parse.js';
 import { runEntryPoint } from '../options/run.js';
-import { PROOF_MODES, PROOFS, type ProofMode } from './proofs.js';
+import {
+  PROOF_MODES,
+  PROOFS,
+  type ProofMode,
+  REDRIVE_PROOF_MODES,
+  redriveProofVerdict,
+  type Verdict,
+} from './proofs.js';
 
 /** Short, so the killed delivery comes back quickly; the run proves no invocation outlives it. */
 const VISIBILITY_TIMEOUT_SECONDS = 6;
@@ -28,42 +40,94 @@ async function main({ values }: ParsedOptions<'proofs'>): Promise<number> {
     visibilityTimeoutSeconds: VISIBILITY_TIMEOUT_SECONDS,
     onStatus: (message) => process.stderr.write(`• ${message}\n`),
   });
+  const phase = { phase: (message: string) => process.stderr.write(`• ${message}\n`) };
+  const config: ExperimentConfig = {
+    messages: 1,
+    accounts: 1,
+    crashRate: 0,
+    batchSize: undefined,
+    seed: 'proofs',
+    modes: proofModes,
+    concurrency: undefined,
+    visibilityTimeoutSeconds: VISIBILITY_TIMEOUT_SECONDS,
+    faults: NO_FAULTS,
+  };
   try {
     process.stderr.write(`• one message per mode; killing delivery ${target} at each mode's crash point\n`);
-    const report = await runExperiment(
-      env,
-      {
-        messages: 1,
-        accounts: 1,
-        crashRate: 0,
-        batchSize: undefined,
-        seed: 'proofs',
-        modes: proofModes,
-        concurrency: undefined,
-        visibilityTimeoutSeconds: VISIBILITY_TIMEOUT_SECONDS,
-        faults: NO_FAULTS,
-      },
-      newRunId('proofs'),
-      { phase: (message) => process.stderr.write(`• ${message}\n`) },
-    );
+    const report = await runExperiment(env, config, newRunId('proofs'), phase);
     let allProved = true;
+    const print = (verdict: Verdict) => {
+      allProved &&= verdict.proved;
+      process.stdout.write(`${verdict.text}\n`);
+    };
     for (const mode of proofModes) {
       const outcome = report.modes[mode];
       if (!outcome) throw new Error(`the verifier returned no outcome for ${mode}`);
-      const overruns = outcome.runtime?.visibilityOverruns ?? 0;
-      const verdict =
-        overruns > 0
-          ? {
-              proved: false,
-              text: `NOT PROVED ${mode}: an invocation outlived the visibility timeout (${overruns})`,
-            }
-          : PROOFS[mode as ProofMode](event, outcome);
-      allProved &&= verdict.proved;
-      process.stdout.write(`${verdict.text}\n`);
+      print(overrun(mode, outcome.runtime?.visibilityOverruns) ?? PROOFS[mode as ProofMode](event, outcome));
+    }
+
+    const redriveModes = REDRIVE_PROOF_MODES.filter((mode) => proofModes.includes(mode));
+    if (redriveModes.length === 0) return allProved ? 0 : 1;
+    // The killed delivery becomes the last one SQS allows: the applied event is dead-lettered.
+    const lastReceive = Number(target.slice(target.lastIndexOf('@') + 1));
+    await setMaxReceiveCount(env, redriveModes, lastReceive);
+    process.stderr.write(
+      `• the redrive proof: one message to each of ${redriveModes.join(', ')}; max receive count ${lastReceive}, ` +
+        `so delivery ${target} is the last one SQS allows; then the DLQs are redriven\n`,
+    );
+    const redriven = await runExperiment(
+      env,
+      { ...config, modes: redriveModes, maxReceiveCount: lastReceive, redrive: { afterSeconds: 0 } },
+      newRunId('proofs-redrive'),
+      phase,
+    );
+    for (const mode of redriveModes) {
+      const outcome = redriven.modes[mode];
+      if (!outcome) throw new Error(`the verifier returned no outcome for ${mode}`);
+      print(
+        overrun(`${mode} after a redrive`, outcome.runtime?.visibilityOverruns) ??
+          redriveProofVerdict(mode, event, outcome),
+      );
     }
     return allProved ? 0 : 1;
   } finally {
     await env.stop();
+  }
+}
+
+/** An invocation that outlived its visibility timeout voids a proof: SQS may have delivered twice. */
+function overrun(name: string, overruns = 0): Verdict | undefined {
+  return overruns > 0
+    ? {
+        proved: false,
+        text: `NOT PROVED ${name}: an invocation outlived the visibility timeout (${overruns})`,
+      }
+    : undefined;
+}
+
+/**
+ * Lowers the max receive count of the modes' source queues (their redrive policy, as an operator
+ * would with SetQueueAttributes): the environment keeps running, so the redrive proof needs no
+ * second start.
+ */
+async function setMaxReceiveCount(
+  env: ExperimentEnvironment,
+  modes: readonly Mode[],
+  maxReceiveCount: number,
+): Promise<void> {
+  for (const mode of modes) {
+    const QueueUrl = env.queueUrl(mode);
+    const { Attributes } = await env.sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['RedrivePolicy'] }),
+    );
+    const policy = JSON.parse(Attributes?.RedrivePolicy ?? 'null') as Record<string, unknown> | null;
+    if (!policy) throw new Error(`${mode}'s queue has no redrive policy`);
+    await env.sqs.send(
+      new SetQueueAttributesCommand({
+        QueueUrl,
+        Attributes: { RedrivePolicy: JSON.stringify({ ...policy, maxReceiveCount }) },
+      }),
+    );
   }
 }
 

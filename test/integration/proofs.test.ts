@@ -21,6 +21,16 @@ describe('npm run proofs (single-message demonstrations, real SIGKILLs, counted 
       ),
       expect.stringMatching(/^PROVED powertools-idempotency: .*credited it again \(.*2 applications/),
       expect.stringMatching(/^PROVED powertools-message-id: .*credited it again \(.*2 applications/),
+      // The redrive proof: applied, killed at the last allowed receive, dead-lettered, redriven.
+      expect.stringMatching(
+        /^PROVED at-least-once after a redrive: evt-000000 was applied, .*dead-lettered it, and its redriven copy .*applied a second time \(before the redrive: 1 applied, 1 dead-lettered although applied, 1 redriven; after: 1 produced, 2 deliveries, 1 crash\(es\), 1 applied \(2 applications\), 0 lost, 0 skipped as duplicates, 0 in the DLQ\)$/,
+      ),
+      expect.stringMatching(
+        /^PROVED effectively-once after a redrive: .*found the marker and was skipped \(before the redrive: 1 applied, 1 dead-lettered although applied, 1 redriven; after: 1 produced, 2 deliveries, 1 crash\(es\), 1 applied \(1 applications\), 0 lost, 1 skipped as duplicates, 0 in the DLQ\)$/,
+      ),
+      expect.stringMatching(
+        /^PROVED powertools-message-id after a redrive: .*a message id Powertools had never seen, was credited again \(before the redrive: 1 applied, 1 dead-lettered although applied, 1 redriven; after: 1 produced, 2 deliveries, 1 crash\(es\), 1 applied \(2 applications\), 0 lost, 0 skipped as duplicates, 0 in the DLQ\)$/,
+      ),
     ]);
   });
 
@@ -37,6 +47,10 @@ describe('npm run proofs (single-message demonstrations, real SIGKILLs, counted 
         /^NOT PROVED at-most-once: expected the crash to land after the delete.*0 crash\(es\)/,
       ),
       expect.stringMatching(/^NOT PROVED effectively-once: expected the crash to land after the transaction/),
+      // Never killed, so never dead-lettered: nothing to redrive.
+      expect.stringMatching(
+        /^NOT PROVED effectively-once after a redrive: expected the event to be applied once and dead-lettered .*0 dead-lettered although applied, 0 redriven/,
+      ),
     ]);
   });
 

@@ -238,7 +238,41 @@ describe('a redriven copy draws afresh', () => {
     expect(() => injector.observe?.([withRedrive(record, 'x')])).toThrow(InvalidRecordError);
   });
 
-  it('ignores the attribute when no crash is drawn (rate 0, every deployed default): a malformed one fails nothing', () => {
+  it('a crash target kills the delivery the producer sent, never a redriven copy at the same receive count', async () => {
+    const kills: string[] = [];
+    const injector = createCrashInjector({
+      rate: 0,
+      seed: 's',
+      at: new Set([crashTarget('evt-3', 1)]),
+      record: async () => undefined,
+      kill: () => {
+        throw new Killed('chosen');
+      },
+    });
+    const invoke = async (records: ReturnType<typeof sqsRecord>[]) => {
+      injector.observe?.(records);
+      await injector
+        .maybeCrash({ runId: 'r', key: 'evt-3', receiveCount: 1, where: 'test' })
+        .catch((error: unknown) => {
+          if (!(error instanceof Killed)) throw error;
+          kills.push(records.map((record) => record.messageId).join('+'));
+        });
+    };
+    const body = messageBody({ eventId: 'evt-3' });
+    await invoke([sqsRecord(body, { messageId: 'original' })]);
+    await invoke([withRedrive(sqsRecord(body, { messageId: 'copy-1' }), '1')]);
+    await invoke([withRedrive(sqsRecord(body, { messageId: 'copy-2' }), '2')]);
+    // The original and a copy in one batch: the original's delivery is in it, so the target holds.
+    await invoke([
+      withRedrive(sqsRecord(body, { messageId: 'copy-3' }), '1'),
+      sqsRecord(body, { messageId: 'resent' }),
+    ]);
+    expect(kills).toEqual(['original', 'copy-3+resent']);
+    // Read at rate 0 when there are targets, strictly.
+    expect(() => injector.observe?.([withRedrive(sqsRecord(body), 'x')])).toThrow(InvalidRecordError);
+  });
+
+  it('ignores the attribute when no crash is drawn nor targeted (rate 0, every deployed default): a malformed one fails nothing', () => {
     const record = withRedrive(sqsRecord(messageBody()), 'x');
     const injector = createCrashInjector({ rate: 0, seed: 's', record: async () => undefined });
     expect(() => injector.observe?.([record])).not.toThrow();
