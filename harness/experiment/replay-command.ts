@@ -35,6 +35,8 @@ export function replayCommand(cfg: ExperimentConfig, target = 'embedded'): strin
           ...(faults.outage
             ? [`--outage-after ${faults.outage.afterSeconds} --outage-for ${faults.outage.forSeconds}`]
             : []),
+          ...(cfg.markerTtlSeconds !== undefined ? [`--marker-ttl ${cfg.markerTtlSeconds}`] : []),
+          ...(cfg.ageGuard === false ? ['--no-age-guard'] : []),
         ]
       : []),
   ];

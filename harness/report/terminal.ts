@@ -127,6 +127,7 @@ export const REDRIVE_COLUMNS = [
   'applied after the redrive',
   'duplicated by the redrive',
   'dead-lettered again',
+  'too old to dedupe',
   'lost',
   'unexpected',
   'drift',
@@ -151,6 +152,8 @@ export function redriveRows(report: Pick<ExperimentReport, 'modes'>): ResultCell
         cell(String(r.appliedAfterRedrive)),
         cell(String(r.duplicatedByRedrive), r.duplicatedByRedrive > 0 && flagged.has('duplicated')),
         cell(String(r.deadLetteredAgain)),
+        // Older reports have no refusal count: they had no age guard.
+        cell(String(r.after.tooOldToDedupe ?? 0)),
         cell(String(r.lost), flagged.has('lost')),
         cell(String(r.after.unexpected), flagged.has('unexpected')),
         cell(money(r.after.driftCents), flagged.has('driftCents')),
@@ -363,6 +366,14 @@ function notes(report: ExperimentReport): string[] {
     notes.push(
       `note: no request met the DynamoDB outage: the queues were drained before it began, ${outage.afterSeconds} s ` +
         'after the first send; a lower --outage-after puts it inside the run.',
+    );
+  }
+  const refused = rows.filter(([, outcome]) => (outcome.tooOldToDedupe ?? 0) > 0);
+  if (refused.length > 0) {
+    notes.push(
+      `note: the age guard refused ${refused.map(([mode, outcome]) => `${outcome.tooOldToDedupe} in ${mode}`).join(', ')} ` +
+        'of the first drain: events older than their dedupe records remember (--marker-ttl), failed into the DLQ ' +
+        'instead of risking a second credit (docs/retention.md).',
     );
   }
   if (report.config.faults.throttleRate > 0) {

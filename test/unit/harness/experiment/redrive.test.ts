@@ -106,9 +106,9 @@ describe('the table after the redrive', () => {
     const table = formatRedriveTable(report({})) ?? '';
     const [header, , row] = table.split('\n');
     expect(header).toMatch(
-      /^mode\s+dead-lettered before\s+redriven\s+applied after the redrive\s+duplicated by the redrive\s+dead-lettered again\s+lost\s+unexpected\s+drift\s+consistent$/,
+      /^mode\s+dead-lettered before\s+redriven\s+applied after the redrive\s+duplicated by the redrive\s+dead-lettered again\s+too old to dedupe\s+lost\s+unexpected\s+drift\s+consistent$/,
     );
-    expect(row).toMatch(/^effectively-once\s+16\s+22\s+15\s+0\s+1\s+0\s+0\s+-5\.00\s+yes$/);
+    expect(row).toMatch(/^effectively-once\s+16\s+22\s+15\s+0\s+1\s+0\s+0\s+0\s+-5\.00\s+yes$/);
   });
 
   it('marks what effectively-once cannot do after a redrive: a duplicate, a loss, a drift the DLQ does not explain', () => {
@@ -117,7 +117,7 @@ describe('the table after the redrive', () => {
         report({ appliedOnce: 98, duplicated: 1, extraApplications: 1, lost: 1, driftCents: 300 }),
       ) ?? '';
     const row = table.split('\n')[2] ?? '';
-    expect(row).toMatch(/1 !\s+1\s+1 !\s+0\s+3\.00 !\s+yes$/);
+    expect(row).toMatch(/1 !\s+1\s+0\s+1 !\s+0\s+3\.00 !\s+yes$/);
   });
 
   it('is absent without a redrive', () => {

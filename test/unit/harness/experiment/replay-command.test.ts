@@ -26,6 +26,13 @@ describe('the replay command', () => {
     );
   });
 
+  it('names the marker retention and a switched-off age guard, embedded only', () => {
+    const late = { ...config, markerTtlSeconds: 30, ageGuard: false };
+    expect(replayCommand(late)).toMatch(/ --marker-ttl 30 --no-age-guard$/);
+    expect(replayCommand({ ...config, ageGuard: true })).not.toMatch(/age-guard/);
+    expect(replayCommand(late, 'aws')).not.toMatch(/--marker-ttl|--no-age-guard/);
+  });
+
   it('names the outage window', () => {
     const outage = { ...config, faults: { ...NO_FAULTS, outage: { afterSeconds: 2, forSeconds: 30 } } };
     expect(replayCommand(outage)).toMatch(/ --outage-after 2 --outage-for 30$/);

@@ -4,6 +4,7 @@ import { NO_FAULTS } from '../../../../harness/faults/faults.js';
 import {
   formatFaultTable,
   formatProgress,
+  formatRedriveTable,
   formatSummary,
   formatTable,
 } from '../../../../harness/report/terminal.js';
@@ -52,6 +53,7 @@ const outcome = {
   crashes: 4,
   suppressedDuplicates: 0,
   appliedAndDeadLettered: 0,
+  tooOldToDedupe: 0,
   throughputPerSecond: 10,
 };
 
@@ -219,6 +221,32 @@ describe('report formatting', () => {
         modes: { 'at-least-once': { ...outcome, runtime } },
       } as unknown as ExperimentReport),
     ).toBeUndefined();
+  });
+
+  it("counts the age guard's refusals after the redrive, and notes those of the first drain", () => {
+    const after = { ...outcome, duplicated: 0, extraApplications: 0, deadLettered: 9, tooOldToDedupe: 9 };
+    const redrive = {
+      deadLetteredBefore: 9,
+      redriven: 9,
+      appliedAfterRedrive: 0,
+      duplicatedByRedrive: 0,
+      deadLetteredAgain: 9,
+      lost: 0,
+      after,
+    };
+    const table = formatRedriveTable({ modes: { 'effectively-once': { ...outcome, redrive } } }) ?? '';
+    const [header, , row] = table.split('\n');
+    const cells = (line: string | undefined) => line?.trim().split(/\s{2,}/) ?? [];
+    expect(cells(row)[cells(header).indexOf('too old to dedupe')]).toBe('9');
+
+    const report = {
+      runId: 'r',
+      target: 'embedded',
+      durationMs: 1000,
+      config: { messages: 200, accounts: 10, crashRate: 0.02, seed: 's', faults: NO_FAULTS },
+      modes: { 'effectively-once': { ...outcome, tooOldToDedupe: 3 } },
+    } as unknown as ExperimentReport;
+    expect(formatSummary(report, 'reports/r.json')).toContain('the age guard refused 3 in effectively-once');
   });
 
   it('the summary says when a seed drew no crash, so an all-exact table is not misread', () => {
