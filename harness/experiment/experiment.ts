@@ -264,7 +264,8 @@ async function redriveAndVerifyAgain(
 
   progress.phase('verifying again (after the redrive)');
   const verifyStart = Date.now();
-  const verification = await env.invokeVerifier(runId, config.modes);
+  // The verifier leaves the detail out for a run too large for one response (eventsOmitted).
+  const verification = await env.invokeVerifier(runId, config.modes, { events: true });
   const verifyMs = Date.now() - verifyStart;
 
   for (const mode of config.modes) {

@@ -5,6 +5,7 @@
  * exactly the dead-lettered events the redrive got applied, and the growth of the extra
  * applications is exactly the duplicates it added.
  */
+import type { ModeEventDetails } from '../../functions/shared/event-details.js';
 import type { ModeOutcome } from '../../functions/shared/outcome.js';
 
 export interface RedriveCounts {
@@ -27,7 +28,8 @@ export interface RedriveCounts {
 
 /** A mode's redrive: the counts, and the verifier's whole outcome after the second drain. */
 export interface ModeRedrive extends RedriveCounts {
-  readonly after: ModeOutcome;
+  /** The verifier's outcome after the redrive, with every event's detail when the run is small enough. */
+  readonly after: ModeOutcome & { readonly events?: ModeEventDetails };
 }
 
 const applied = (outcome: ModeOutcome) => outcome.appliedOnce + outcome.duplicated;

@@ -28,13 +28,26 @@ function glyph(state: CellState, applications: number): string {
   return applications > 99 ? '99+' : String(applications);
 }
 
-export function renderGrid(mode: Mode, manifest: ManifestDetails, events: ModeEventDetails): string {
+export function renderGrid(
+  mode: Mode,
+  manifest: ManifestDetails,
+  events: ModeEventDetails,
+  options: {
+    /** The key of the page data the script reads for this grid. @default the mode */
+    readonly dataKey?: string;
+    /** Events to outline (by manifest index), with what the outline means. */
+    readonly marked?: { readonly indices: ReadonlySet<number>; readonly meaning: string };
+  } = {},
+): string {
   const cells: string[] = [];
   for (let index = 0; index < events.states.length; index += 1) {
     const state = events.states.charAt(index) as CellState;
     // Validates the character: an unknown state fails the build of the page, not silently in it.
     stateStyle(state);
-    cells.push(`<i role="gridcell" class="c ${state}">${glyph(state, events.applications[index] ?? 0)}</i>`);
+    const mark = options.marked?.indices.has(index) ? ' marked' : '';
+    cells.push(
+      `<i role="gridcell" class="c ${state}${mark}">${glyph(state, events.applications[index] ?? 0)}</i>`,
+    );
   }
   if (events.states.length !== manifest.eventIds.length) {
     throw new Error(
@@ -50,8 +63,8 @@ export function renderGrid(mode: Mode, manifest: ManifestDetails, events: ModeEv
   // Roving tabindex (the ARIA grid pattern): one tab stop per grid, arrows move inside it.
   rows[0] = rows[0]?.replace('<i role="gridcell"', '<i role="gridcell" tabindex="0"') ?? '';
   return [
-    `<div class="grid${dense ? ' dense' : ''}" role="grid" data-mode="${escapeHtml(mode)}" data-cols="${columns}"`,
-    ` aria-label="${escapeHtml(mode)}: ${produced} events in production order${unexpected.length > 0 ? `, then ${unexpected.length} unexpected ids` : ''}; arrow keys move between events"`,
+    `<div class="grid${dense ? ' dense' : ''}" role="grid" data-mode="${escapeHtml(options.dataKey ?? mode)}" data-cols="${columns}"`,
+    ` aria-label="${escapeHtml(mode)}: ${produced} events in production order${unexpected.length > 0 ? `, then ${unexpected.length} unexpected ids` : ''}${options.marked && options.marked.indices.size > 0 ? `; outlined: ${escapeHtml(options.marked.meaning)}` : ''}; arrow keys move between events"`,
     ` aria-describedby="grid-help">`,
     rows.join(''),
     '</div>',

@@ -6,7 +6,9 @@
 
 import { MODES, type Mode } from '../../../contract/topology.js';
 import {
+  EVENT_STATES,
   MAX_DETAILED_EVENTS,
+  type ManifestDetails,
   type ModeEventDetails,
   type Timeline,
 } from '../../../functions/shared/event-details.js';
@@ -171,7 +173,48 @@ ${renderCounts(events)}
 ${renderGrid(mode, report.manifest, events)}
 <h3>Over time</h3>
 ${timelineNote(events, timeline.runtime !== undefined)}
-<div class="chart">${await timelineChart(mode, timeline, extent)}</div></section>`;
+<div class="chart">${await timelineChart(mode, timeline, extent)}</div>${afterRedrive(report.manifest, mode, events, outcome.redrive?.after.events)}</section>`;
+}
+
+/** The key of a mode's grid after the redrive in the page data. */
+const afterRedriveKey = (mode: Mode): string => `${mode} after the redrive`;
+
+/**
+ * With --redrive: the mode's grid again, after the redrive, with the events that had been applied
+ * *and* dead-lettered before it outlined, and what the redrive did to them in one sentence.
+ */
+function afterRedrive(
+  manifest: ManifestDetails,
+  mode: Mode,
+  before: ModeEventDetails,
+  after: ModeEventDetails | undefined,
+): string {
+  if (!after) return '';
+  const marked = new Set<number>();
+  for (let index = 0; index < before.states.length; index += 1) {
+    if (before.states.charAt(index) === EVENT_STATES.appliedAndDeadLettered) marked.add(index);
+  }
+  let creditedAgain = 0;
+  let backInDlq = 0;
+  for (const index of marked) {
+    if ((after.applications[index] ?? 0) > (before.applications[index] ?? 0)) creditedAgain += 1;
+    else if (after.states.charAt(index) === EVENT_STATES.appliedAndDeadLettered) backInDlq += 1;
+  }
+  const skipped = marked.size - creditedAgain - backInDlq;
+  const story =
+    marked.size === 0
+      ? 'No event had been applied and dead-lettered before the redrive.'
+      : `Outlined: the ${plural(marked.size, 'event', 'events')} applied before ${marked.size === 1 ? 'it was' : 'they were'} dead-lettered. ` +
+        `After the redrive, ${creditedAgain} credited again, ${skipped} skipped as already applied, ` +
+        `${backInDlq} back in the DLQ without a second credit (refused as too old to dedupe, or failed again).`;
+  return `
+<h3>After the redrive</h3>
+<p class="note">${escapeHtml(story)}</p>
+${renderCounts(after)}
+${renderGrid(mode, manifest, after, {
+  dataKey: afterRedriveKey(mode),
+  marked: { indices: marked, meaning: 'applied and dead-lettered before the redrive' },
+})}`;
 }
 
 function timelineNote(events: ModeEventDetails, runtime: boolean): string {
@@ -199,6 +242,18 @@ function pageData(report: DetailedReport): string {
       unexpected: events.unexpectedEventIds,
     };
     crashPoints[mode] = `when it hit, ${MODES[mode].crashPoint}`;
+    const after = outcome.redrive?.after.events;
+    if (after) {
+      const key = afterRedriveKey(mode);
+      modes[key as Mode] = {
+        states: after.states,
+        applications: after.applications,
+        receiveCounts: after.receiveCounts,
+        crashes: after.crashes,
+        unexpected: after.unexpectedEventIds,
+      };
+      crashPoints[key as Mode] = crashPoints[mode];
+    }
   }
   if (!report.manifest || Object.keys(modes).length === 0) return '';
   const data = {

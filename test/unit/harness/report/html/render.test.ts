@@ -89,6 +89,45 @@ describe('renderRunReport', () => {
     expect(glyphs).toEqual(['o', 'd3', 'xD', 'aA', 'o', 'pP', 'u!', 'qP', 'o', 'e?', 'e?']);
   });
 
+  it('draws the grid again after a redrive, outlining the events applied and dead-lettered before it, and says what became of them', async () => {
+    const report = handMade();
+    const alo = report.modes['at-least-once'];
+    if (!alo) throw new Error('no at-least-once in the fixture');
+    // Before: evt-3 applied and dead-lettered ('a'), evt-2 dead-lettered. After: evt-3 credited again.
+    const after = {
+      ...alo,
+      events: details('oddoopuqo', [1, 3, 1, 2, 1, 0, 1, 0, 1], ['evt-unknown-1', 'evt-unknown-2']),
+    };
+    const redrive = {
+      deadLetteredBefore: 1,
+      redriven: 2,
+      appliedAfterRedrive: 1,
+      duplicatedByRedrive: 1,
+      deadLetteredAgain: 0,
+      lost: 0,
+      after,
+    };
+    const html = await renderRunReport(
+      { ...report, modes: { ...report.modes, 'at-least-once': { ...alo, redrive } } },
+      OPTIONS,
+    );
+    const mode = section(html, 'at-least-once');
+    const grids = mode.split('<div class="grid');
+    expect(grids).toHaveLength(3);
+    expect(grids[2]).toContain('data-mode="at-least-once after the redrive"');
+    const marked = [...(grids[2] ?? '').matchAll(/<i role="gridcell"[^>]*class="c (\w)( marked)?">/g)].map(
+      (match) => `${match[1]}${match[2] ? '*' : ''}`,
+    );
+    expect(marked.join(' ')).toBe('o d d o* o p u q o e e');
+    expect(mode).toContain(
+      'After the redrive, 1 credited again, 0 skipped as already applied, 0 back in the DLQ',
+    );
+    const data = JSON.parse(
+      /<script type="application\/json" id="run-data">(.*?)<\/script>/s.exec(html)?.[1] ?? '{}',
+    );
+    expect(data.modes['at-least-once after the redrive'].states).toBe('oddoopuqo');
+  });
+
   it("gives each mode's legend the counts of its JSON states", async () => {
     const html = await renderRunReport(handMade(), OPTIONS);
     for (const [mode, events] of Object.entries(EVENTS)) {
