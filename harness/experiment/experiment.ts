@@ -189,7 +189,7 @@ export async function runExperiment(
 /** Waits until every mode's queue is drained; no limit while it progresses, gives up when nothing changes. */
 function drain(
   env: ExperimentEnvironment,
-  config: ExperimentConfig,
+  config: Pick<ExperimentConfig, 'modes' | 'faults'>,
   progress: ExperimentProgress,
 ): Promise<Record<Mode, number>> {
   return waitUntilDrained(env, config.modes, {
@@ -214,18 +214,18 @@ function outageEndOf(faults: FaultSettings, firstSendAt: number): number | undef
  * the counts and the outcome after it (`before` is completed in place). A run with an outage
  * redrives only once it is over, as an operator redrives after the fix: the first drain can end
  * while it lasts (everything dead-lettered), and copies sent back into it would only be
- * dead-lettered again.
+ * dead-lettered again. `npm run redrive` runs it for a finished run (harness/experiment/redrive-run.ts).
  */
-async function redriveAndVerifyAgain(
+export async function redriveAndVerifyAgain<M extends ModeOutcome & { readonly redrive?: ModeRedrive }>(
   env: ExperimentEnvironment,
-  config: ExperimentConfig,
+  config: Pick<ExperimentConfig, 'modes' | 'faults'>,
   runId: string,
   progress: ExperimentProgress,
   input: {
     readonly afterSeconds: number;
     readonly firstDrainEndedAt: number;
     readonly outageEndsAt: number | undefined;
-    readonly before: Partial<Record<Mode, ModeReport>>;
+    readonly before: Partial<Record<Mode, M>>;
   },
 ): Promise<{ section: NonNullable<ExperimentReport['redrive']> }> {
   const waitStart = Date.now();

@@ -30,6 +30,8 @@ export interface Use<V> {
   readonly defaultText?: string;
   /** The help line at this entry point, where it says more than the option's own. */
   readonly help?: string;
+  /** The entry point cannot run without it: not giving it is a usage error (no default). */
+  readonly required?: true;
 }
 
 type Uses<V> = { readonly [E in EntryPointName]?: Use<V> };
@@ -81,6 +83,14 @@ export type OptionDeclaration = Common &
       }
   );
 
+export interface GroupDeclaration {
+  readonly heading: string;
+  /** Said after the group's options. */
+  readonly note?: string;
+  /** The note is said only where this option is accepted too (it is about that option). @default always */
+  readonly noteWith?: string;
+}
+
 /** Where an option stands in --help: each group under its heading, in this order. */
 export const GROUPS = {
   target: { heading: 'Targets' },
@@ -89,6 +99,7 @@ export const GROUPS = {
     note:
       'Crash rate, crash seed and batch size are deployment settings there: the run reads and prints them; ' +
       'passing a different --crash-rate or --batch-size is refused with how to redeploy.',
+    noteWith: 'crash-rate',
   },
   run: { heading: 'Options' },
   faults: {
@@ -99,7 +110,7 @@ export const GROUPS = {
       'them instead, so locally conflicts come from --throttle-rate. Retries are counted.',
   },
   general: { heading: 'Output and help' },
-} as const satisfies Record<string, { readonly heading: string; readonly note?: string }>;
+} as const satisfies Record<string, GroupDeclaration>;
 
 export type GroupName = keyof typeof GROUPS;
 
@@ -153,7 +164,15 @@ export const OPTIONS = {
       'aws: a stack deployed with `npx cdk deploy` to an AWS account, with your AWS credentials (profile, SSO ' +
       'or env) and region. localstack: a stack deployed to LocalStack with `npm run deploy:local` (see ' +
       'localstack/README.md)',
-    entryPoints: { experiment: { default: 'embedded' } },
+    entryPoints: {
+      experiment: { default: 'embedded' },
+      redrive: {
+        default: 'aws',
+        help:
+          'where the run was made: aws or localstack. An embedded run cannot be redriven afterwards: its ' +
+          'queues and ledger are gone when it ends (use `npm run experiment -- --redrive`)',
+      },
+    },
   },
   stack: {
     kind: 'text',
@@ -163,7 +182,7 @@ export const OPTIONS = {
     group: 'deployed',
     targets: DEPLOYED,
     help: 'CloudFormation stack name',
-    entryPoints: { experiment: { default: DEFAULT_STACK_NAME } },
+    entryPoints: { experiment: { default: DEFAULT_STACK_NAME }, redrive: { default: DEFAULT_STACK_NAME } },
   },
   region: {
     kind: 'text',
@@ -177,6 +196,9 @@ export const OPTIONS = {
       experiment: {
         defaultText: `AWS_REGION or your profile's; ${LOCALSTACK_DEFAULTS.region} for localstack`,
       },
+      redrive: {
+        defaultText: `AWS_REGION or your profile's; ${LOCALSTACK_DEFAULTS.region} for localstack`,
+      },
     },
   },
   endpoint: {
@@ -187,7 +209,19 @@ export const OPTIONS = {
     group: 'deployed',
     targets: LOCALSTACK,
     help: 'LocalStack endpoint',
-    entryPoints: { experiment: { defaultText: LOCALSTACK_DEFAULTS.endpoint } },
+    entryPoints: {
+      experiment: { defaultText: LOCALSTACK_DEFAULTS.endpoint },
+      redrive: { defaultText: LOCALSTACK_DEFAULTS.endpoint },
+    },
+  },
+  run: {
+    kind: 'text',
+    pattern: /^[A-Za-z0-9._:-]{1,128}$/,
+    shape: 'a run id (1–128 of A-Z a-z 0-9 . _ : -), like 20261130T150406Z-r1-ea4x',
+    placeholder: 'RUN',
+    group: 'run',
+    help: 'the run to redrive, as `npm run experiment` named it (reports/<runId>.json)',
+    entryPoints: { redrive: { required: true } },
   },
   messages: {
     kind: 'integer',
@@ -249,6 +283,7 @@ export const OPTIONS = {
       },
       bench: { ...DEFAULT_RUN_MODES, help: 'modes to measure' },
       proofs: { ...ALL_MODES, help: 'modes to prove' },
+      redrive: { help: 'modes to redrive', defaultText: "the run's (its manifest in the ledger says which)" },
     },
   },
   concurrency: {
@@ -550,7 +585,7 @@ export const OPTIONS = {
     kind: 'flag',
     group: 'general',
     help: 'print the report as JSON on stdout, nothing else',
-    entryPoints: { experiment: {} },
+    entryPoints: { experiment: {}, redrive: {} },
   },
   open: {
     kind: 'flag',
@@ -570,6 +605,7 @@ export const OPTIONS = {
       'bench:verifier': {},
       'bench:default-run': {},
       proofs: {},
+      redrive: {},
       'docs:options': {},
       'bench:scale': {},
     },
@@ -599,12 +635,12 @@ type ValueOf<D> = D extends { kind: 'flag' }
 type Defaulted<K extends OptionName, E> = Options[K] extends { kind: 'flag' }
   ? true
   : E extends keyof Options[K]['entryPoints']
-    ? Options[K]['entryPoints'][E] extends { default: unknown }
+    ? Options[K]['entryPoints'][E] extends { default: unknown } | { required: true }
       ? true
       : false
     : false;
 
-/** What an entry point reads: each accepted option's value, its default when not given. */
+/** What an entry point reads: each accepted option's value, its default when not given (a required one always is). */
 export type OptionValues<E extends EntryPointName> = {
   readonly [K in AcceptedBy<E>]: ValueOf<Options[K]> | (Defaulted<K, E> extends true ? never : undefined);
 };

@@ -84,6 +84,21 @@ time.`,
 single message, drains, and prints a verdict per mode computed from the ledger.`,
     exitCodes: '0 every verdict PROVED, 1 one was not (or the run failed), 2 invalid options.',
   },
+  redrive: {
+    command: 'npm run redrive --',
+    summary: "a finished deployed run's DLQs moved back: verified before, redriven, drained, verified again",
+    description: `Redrives a run that has ended on a deployed stack (--target aws or localstack), as the last step of
+the runbook in docs/redrive.md: asks the verifier what the run looks like now, moves each mode's
+non-empty DLQ back to its source queue with SQS's StartMessageMoveTask, waits until every queue is
+drained, asks the verifier again, and prints the table before and the table after the redrive.
+An embedded run cannot be redriven afterwards (its emulators are gone when it ends): use
+\`npm run experiment -- --redrive\`.`,
+    footer: `Writes reports/<runId>-redrive.json. The move task moves everything in a DLQ, earlier runs'
+messages too (a DLQ keeps them 14 days): they are counted as redriven, and applied to their own
+runs.`,
+    exitCodes:
+      '0 done, 1 the redrive failed (or the run is not in the stack), 2 invalid options, 129/130/143 hung up/interrupted/terminated.',
+  },
   'docs:options': {
     command: 'npm run docs:options --',
     summary: 'writes docs/options.md from the option declaration (harness/options/)',

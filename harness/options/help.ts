@@ -1,5 +1,12 @@
 /** Each entry point's `--help`, made from the declaration. */
-import { GROUPS, type GroupName, OPTIONS, type OptionDeclaration, type OptionName } from './declaration.js';
+import {
+  GROUPS,
+  type GroupDeclaration,
+  type GroupName,
+  OPTIONS,
+  type OptionDeclaration,
+  type OptionName,
+} from './declaration.js';
 import { ENTRY_POINTS, type EntryPoint, type EntryPointName } from './entry-points.js';
 import { acceptedOptions } from './parse.js';
 import { allowed, defaultText, useAt } from './values.js';
@@ -46,11 +53,17 @@ export function details(name: OptionName, entryPoint: EntryPointName): string {
   const scope = useAt('target', entryPoint) !== undefined ? declaration.targets : undefined;
   return [
     allowed(declaration),
-    `default ${defaultText(name, entryPoint)}`,
+    useAt(name, entryPoint)?.required ? 'required' : `default ${defaultText(name, entryPoint)}`,
     scope ? `--target ${scope.only.join(' or ')} only` : '',
   ]
     .filter(Boolean)
     .join('; ');
+}
+
+/** The note of an option group at an entry point, if it has one that applies there. */
+export function groupNote(group: GroupName, entryPoint: EntryPointName): string | undefined {
+  const { note, noteWith }: GroupDeclaration = GROUPS[group];
+  return noteWith === undefined || useAt(noteWith as OptionName, entryPoint) ? note : undefined;
 }
 
 export function helpText(entryPoint: EntryPointName): string {
@@ -68,8 +81,7 @@ export function helpText(entryPoint: EntryPointName): string {
   for (const group of Object.keys(GROUPS) as GroupName[]) {
     const names = accepted.filter((name) => OPTIONS[name].group === group);
     if (names.length === 0) continue;
-    const heading: { heading: string; note?: string } = GROUPS[group];
-    lines.push('', `${heading.heading}:`);
+    lines.push('', `${GROUPS[group].heading}:`);
     for (const name of names) {
       const label = `  ${optionLabel(name)}`;
       const first = label.length < COLUMN - 1 ? label.padEnd(COLUMN) : undefined;
@@ -78,7 +90,8 @@ export function helpText(entryPoint: EntryPointName): string {
       const more = details(name, entryPoint);
       if (more) lines.push(...wrap(more, COLUMN));
     }
-    if (heading.note) lines.push(...wrap(heading.note, 2));
+    const note = groupNote(group, entryPoint);
+    if (note) lines.push(...wrap(note, 2));
   }
   if (command.passThrough) lines.push('', ...wrap(command.passThrough.help, 0));
   paragraph(command.footer);

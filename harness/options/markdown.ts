@@ -1,7 +1,7 @@
 /** docs/options.md, made from the declaration: a table per entry point. */
 import { GROUPS, type GroupName, OPTIONS, type OptionDeclaration, type OptionName } from './declaration.js';
 import { ENTRY_POINT_NAMES, ENTRY_POINTS, type EntryPoint, type EntryPointName } from './entry-points.js';
-import { capitalised, helpLine, optionLabel } from './help.js';
+import { capitalised, groupNote, helpLine, optionLabel } from './help.js';
 import { acceptedOptions } from './parse.js';
 import { allowed, defaultText, useAt } from './values.js';
 
@@ -45,8 +45,8 @@ function section(entryPoint: EntryPointName): string[] {
   }
   const groups = new Set(accepted.map((name) => OPTIONS[name].group));
   const notes = (Object.keys(GROUPS) as GroupName[]).flatMap((group) => {
-    const heading: { readonly heading: string; readonly note?: string } = GROUPS[group];
-    return groups.has(group) && heading.note ? [heading.note] : [];
+    const note = groups.has(group) ? groupNote(group, entryPoint) : undefined;
+    return note ? [note] : [];
   });
   if (command.passThrough) notes.push(command.passThrough.help);
   lines.push('', ...notes.flatMap((note) => [note, '']), `Exit codes: ${command.exitCodes}`);

@@ -90,6 +90,15 @@ export function parseOptions<E extends EntryPointName>(
     else values[name] = quick && use?.quick !== undefined ? use.quick : use?.default;
   }
 
+  for (const name of accepted) {
+    if (useAt(name, entryPoint)?.required && !explicit.has(name)) {
+      const placeholder = declarationOf(name).placeholder;
+      throw new UsageError(
+        `${command.command.replace(/ --$/, '')} needs --${name}${placeholder ? ` ${placeholder}` : ''}: ${declarationOf(name).help}`,
+      );
+    }
+  }
+
   const target = values.target;
   if (typeof target === 'string' && (TARGETS as readonly string[]).includes(target)) {
     for (const name of explicit) {

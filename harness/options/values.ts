@@ -53,6 +53,7 @@ function valueText(value: OptionValue): string {
 export function defaultText(name: OptionName, entryPoint: EntryPointName): string {
   const use = useAt(name, entryPoint);
   const declaration: OptionDeclaration = OPTIONS[name];
+  if (use?.required) return 'required';
   const plain =
     use?.defaultText ??
     (use?.default !== undefined ? valueText(use.default) : declaration.kind === 'flag' ? 'off' : 'none');

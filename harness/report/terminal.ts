@@ -1,7 +1,9 @@
 import { MODES, type Mode } from '../../contract/topology.js';
+import type { ModeOutcome } from '../../functions/shared/outcome.js';
 import type { LiveModeStats } from '../environments/environment.js';
 import type { DrainSnapshot } from '../experiment/drain.js';
-import type { ExperimentReport } from '../experiment/experiment.js';
+import type { ExperimentReport, ModeReport } from '../experiment/experiment.js';
+import type { RedriveRunReport } from '../experiment/redrive-run.js';
 import { anyFault, type FaultSettings } from '../faults/faults.js';
 
 const money = (cents: number): string => {
@@ -10,10 +12,20 @@ const money = (cents: number): string => {
   return `${sign}${Math.floor(abs / 100).toLocaleString('en-US')}.${String(abs % 100).padStart(2, '0')}`;
 };
 
-type ModeRow = NonNullable<ExperimentReport['modes'][Mode]>;
+/**
+ * A mode's row as the tables read it: the verifier's outcome, and what an experiment adds when it
+ * has it (the local runtime's counts, the redrive). An experiment's report fits, and so does
+ * `npm run redrive`'s (harness/experiment/redrive-run.ts).
+ */
+type ModeRow = ModeOutcome & Partial<Pick<ModeReport, 'runtime' | 'redrive'>>;
+
+/** A report as the result and redrive tables read it: its modes' rows. */
+export interface TableReport {
+  readonly modes: Partial<Record<Mode, ModeRow>>;
+}
 
 /** The report's modes as [mode, outcome] pairs, in report (topology) order. */
-const modeRows = (report: Pick<ExperimentReport, 'modes'>): [Mode, ModeRow][] =>
+const modeRows = (report: TableReport): [Mode, ModeRow][] =>
   Object.entries(report.modes) as [Mode, ModeRow][];
 
 /**
@@ -86,7 +98,7 @@ export interface ResultCell {
 }
 
 /** The result table's cells per mode, in RESULT_COLUMNS order: the terminal and the page render them. */
-export function resultRows(report: Pick<ExperimentReport, 'modes'>): ResultCell[][] {
+export function resultRows(report: TableReport): ResultCell[][] {
   return modeRows(report).map(([mode, m]) => {
     const flagged = violations(mode, m);
     const cell = (text: string, field?: keyof ModeRow): ResultCell => ({
@@ -113,7 +125,7 @@ export function resultRows(report: Pick<ExperimentReport, 'modes'>): ResultCell[
 }
 
 /** The result table: one row per mode; a count a correct run cannot produce is marked with `!`. */
-export function formatTable(report: Pick<ExperimentReport, 'modes'>): string {
+export function formatTable(report: TableReport): string {
   const rows = resultRows(report).map((cells) =>
     cells.map(({ text, impossible }) => (impossible ? `${text} !` : text)),
   );
@@ -138,7 +150,7 @@ export const REDRIVE_COLUMNS = [
  * The redrive table's cells per mode (REDRIVE_COLUMNS order), for the modes that were redriven;
  * marked as the result table is, from the outcome after the redrive.
  */
-export function redriveRows(report: Pick<ExperimentReport, 'modes'>): ResultCell[][] {
+export function redriveRows(report: TableReport): ResultCell[][] {
   return modeRows(report).flatMap(([mode, m]) => {
     const r = m.redrive;
     if (!r) return [];
@@ -164,7 +176,7 @@ export function redriveRows(report: Pick<ExperimentReport, 'modes'>): ResultCell
 }
 
 /** The table after the redrive, when the run had one. */
-export function formatRedriveTable(report: Pick<ExperimentReport, 'modes'>): string | undefined {
+export function formatRedriveTable(report: TableReport): string | undefined {
   const rows = redriveRows(report);
   if (rows.length === 0) return undefined;
   return alignedTable(
@@ -173,14 +185,37 @@ export function formatRedriveTable(report: Pick<ExperimentReport, 'modes'>): str
   );
 }
 
-/** `after the redrive (5 s after the first drain; move 0.4 s, drain 9.8 s, verify 1.1 s):`. */
-export function redriveHeading(report: Pick<ExperimentReport, 'redrive'>): string {
+/**
+ * `after the redrive (5 s after the first drain; move 0.4 s, drain 9.8 s, verify 1.1 s):`; `when`
+ * says when the redrive ran, where it was not after a first drain.
+ */
+export function redriveHeading(report: Pick<ExperimentReport, 'redrive'>, when?: string): string {
   const r = report.redrive;
   if (!r) return 'after the redrive:';
   const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
-  const when =
-    r.afterSeconds > 0 ? `${r.afterSeconds} s after the first drain` : 'right after the first drain';
-  return `after the redrive (${when}; move ${s(r.phasesMs.move)}, drain ${s(r.phasesMs.drain)}, verify ${s(r.phasesMs.verify)}):`;
+  const at =
+    when ??
+    (r.afterSeconds > 0 ? `${r.afterSeconds} s after the first drain` : 'right after the first drain');
+  return `after the redrive (${at}; move ${s(r.phasesMs.move)}, drain ${s(r.phasesMs.drain)}, verify ${s(r.phasesMs.verify)}):`;
+}
+
+/**
+ * `npm run redrive`'s output: the run's table as it stood before the redrive, then the table after
+ * it, as the experiment prints them.
+ */
+export function formatRedriveRun(report: RedriveRunReport, stackName: string): string {
+  const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+  const modes = Object.keys(report.modes).length;
+  return [
+    `redrive of run ${report.runId} on ${report.target} (stack ${stackName}): ${modes} mode${modes === 1 ? '' : 's'}, ` +
+      `${s(report.durationMs)} (verify before the redrive ${s(report.phasesMs.verify)})`,
+    '',
+    'before the redrive:',
+    formatTable(report),
+    '',
+    redriveHeading({ redrive: { afterSeconds: 0, ...report.redrive } }, 'of the finished run'),
+    formatRedriveTable(report) ?? '(no mode was redriven)',
+  ].join('\n');
 }
 
 export const FAULT_COLUMNS = [

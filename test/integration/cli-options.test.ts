@@ -56,6 +56,38 @@ describe('npm run experiment (the CLI, as a child process): options and unreacha
   });
 });
 
+describe('npm run redrive (a finished deployed run): what it refuses before it reaches a stack', () => {
+  it('needs --run', async () => {
+    const result = await runNpmScript('redrive', []);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('error: npm run redrive needs --run RUN: the run to redrive');
+  });
+
+  it('refuses an embedded run, saying to redrive within the run instead', async () => {
+    const result = await runNpmScript('redrive', ['--run', 'r-1', '--target', 'embedded']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(
+      'error: an embedded run cannot be redriven after it ended: its queues, DLQs and ledger lived in ' +
+        'emulators that stopped with it. Redrive within the run instead: `npm run experiment -- --redrive`',
+    );
+    expect(result.stdout).toBe('');
+  });
+
+  it('--target localstack with nothing listening says how to start LocalStack', async () => {
+    const result = await runNpmScript('redrive', [
+      '--run',
+      'r-1',
+      '--target',
+      'localstack',
+      '--endpoint',
+      'http://127.0.0.1:9',
+    ]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('LocalStack is not reachable at http://127.0.0.1:9');
+    expect(result.stderr).not.toMatch(/\n\s+at /); // no stack trace
+  });
+});
+
 /**
  * Every `npm run` entry point answers the same way before it starts anything: its help on stdout
  * and exit 0, or an invalid option's message and a hint on stderr and exit 2.
@@ -67,6 +99,7 @@ describe.concurrent.each([
   ['bench:verifier', ['--events', '0'], '--events must be a whole number from 1 to 10,000,000, got "0"'],
   ['bench:default-run', ['--', '--crash-rate', '2'], 'after --, for the experiment: --crash-rate must be'],
   ['proofs', ['--crash-at', 'nowhere'], '--crash-at must be EVENT@RECEIVE, like evt-000000@1, got "nowhere"'],
+  ['redrive', ['--run', 'a run'], '--run must be a run id (1–128 of A-Z a-z 0-9 . _ : -)'],
   ['docs:options', ['--nope'], "Unknown option '--nope'"],
 ] as const)('npm run %s', (script, bad, message) => {
   it('--help prints the help made from the option declaration and exits 0', async () => {

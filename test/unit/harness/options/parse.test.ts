@@ -40,6 +40,30 @@ describe('the option parser', () => {
     });
   });
 
+  it('gives npm run redrive a deployed target and the run’s modes by default, and needs --run', () => {
+    expect(parseOptions('redrive', ['--run', '20261130T150406Z-r1-ea4x']).values).toEqual({
+      target: 'aws',
+      stack: 'DeliverySemantics',
+      region: undefined,
+      endpoint: undefined,
+      run: '20261130T150406Z-r1-ea4x',
+      modes: undefined,
+      json: false,
+      help: false,
+    });
+    expect(() => parseOptions('redrive', ['--target', 'localstack'])).toThrow(
+      new UsageError(
+        'npm run redrive needs --run RUN: the run to redrive, as `npm run experiment` named it (reports/<runId>.json)',
+      ),
+    );
+    expect(() => parseOptions('redrive', ['--run', 'a/b'])).toThrow(
+      '--run must be a run id (1–128 of A-Z a-z 0-9 . _ : -), like 20261130T150406Z-r1-ea4x, got "a/b"',
+    );
+    expect(() => parseOptions('redrive', ['--run', 'r', '--target', 'embedded', '--stack', 'S'])).toThrow(
+      '--stack applies to --target aws or localstack, not embedded',
+    );
+  });
+
   it('reads lists, and modes in topology order whatever order they were given in', () => {
     expect(parseOptions('sweep', ['--batch-sizes', '5, 20', '--crash-rates=0,1']).values).toMatchObject({
       'batch-sizes': [5, 20],
