@@ -285,7 +285,7 @@ export function explainRedriveError(
           ? `the LocalStack at ${endpoint ?? LOCALSTACK_DEFAULTS.endpoint}`
           : 'this endpoint'
       } does not support (${error.name}: ${error.message}). LocalStack 4.14.0, which localstack/README.md pins, does; ` +
-        'run without --redrive, or redrive from the SQS console.',
+        'upgrade it, or move the messages back from the SQS console ("Start DLQ redrive").',
     );
   }
   return error;
