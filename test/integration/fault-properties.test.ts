@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DEFAULT_MODES } from '../../contract/topology.js';
+import { DEFAULT_MODES, type Mode } from '../../contract/topology.js';
 import { type EmbeddedEnvironment, embeddedModeSettings } from '../../harness/environments/embedded.js';
 import { localVisibilityTimeoutSeconds } from '../../harness/environments/local-timing.js';
 import type { ExperimentConfig } from '../../harness/experiment/experiment.js';
@@ -15,7 +15,9 @@ import { experimentConfig, replayCommand, runEmbedded } from '../support/embedde
  * seed (FAULT_PROPERTY_SEED replays the schedule) and the `npm run experiment` command that replays
  * the run, which is also printed before each run (a timeout prints no assertion). The max receive
  * count is 3, so poison reaches the DLQ in three rounds; a valid event can then be dead-lettered
- * too (three failed deliveries in a row): that is not a loss, and its money is not drift.
+ * too (three failed deliveries in a row): that is not a loss, and its money is not drift. Some runs
+ * draw the operator's runbook: a DynamoDB outage long enough to fill the DLQs, then a redrive, and
+ * the invariants must hold after it too (an event dead-lettered again is counted as such, not lost).
  */
 const RUNS = Number(process.env.FAULT_PROPERTY_RUNS ?? 3);
 const MESSAGES = 40;
@@ -39,6 +41,9 @@ const schedule = fc.record({
   poisonRate: fc.constantFrom(0, 0.1),
   // Slow runs are long (a delay beyond the visibility timeout): drawn less often.
   slow: fc.constantFrom(false, false, false, true),
+  // An outage that outlasts every receive (it fills the DLQs) is always followed by a redrive.
+  outage: fc.constantFrom(false, false, true),
+  redrive: fc.boolean(),
 });
 
 describe('fault schedules (property-based, fast-check)', () => {
@@ -53,54 +58,75 @@ describe('fault schedules (property-based, fast-check)', () => {
     'effectively-once is exact, at-least-once never loses, nothing unexpected is ever applied',
     async () => {
       await fc.assert(
-        fc.asyncProperty(schedule, async ({ seed, batchSize, concurrency, crashRate, slow, ...faults }) => {
-          const cfg = experimentConfig({
-            seed,
-            messages: MESSAGES,
-            batchSize,
-            concurrency,
-            crashRate,
-            maxReceiveCount: MAX_RECEIVE_COUNT,
-            faults: {
-              ...faults,
-              workDelayMs: slow ? slowInvocationMs(batchSize, concurrency) : 0,
-              workDelayRate: slow ? 0.25 : 0,
-            },
-          });
-          const replay = replayCommand(cfg);
-          const budgetMs = runBudgetMs(cfg);
-          process.stderr.write(`fault property run (budget ${Math.round(budgetMs / 1000)} s): ${replay}\n`);
-          try {
-            const { report } = await withinBudget(
-              (expired) =>
-                runEmbedded(cfg, (started) => {
-                  env = started;
-                  // The budget ran out while it started: nobody else will stop it.
-                  if (expired()) void started.stop();
-                }),
-              budgetMs,
-              replay,
-            );
-            for (const mode of DEFAULT_MODES) {
-              const outcome = report.modes[mode];
-              if (!outcome) throw new Error(`no outcome for ${mode}`);
-              expect([...violations(mode, outcome)], `${mode}: ${replay}`).toEqual([]);
-              expect(
-                outcome.appliedOnce + outcome.duplicated + outcome.lost + outcome.deadLettered,
-                `${mode}: ${replay}`,
-              ).toBe(cfg.messages);
+        fc.asyncProperty(
+          schedule,
+          async ({ seed, batchSize, concurrency, crashRate, slow, outage, redrive, ...faults }) => {
+            const visibility = localVisibilityTimeoutSeconds(batchSize, concurrency);
+            const cfg = experimentConfig({
+              seed,
+              messages: MESSAGES,
+              batchSize,
+              concurrency,
+              crashRate,
+              maxReceiveCount: MAX_RECEIVE_COUNT,
+              faults: {
+                ...faults,
+                workDelayMs: slow ? slowInvocationMs(batchSize, concurrency) : 0,
+                workDelayRate: slow ? 0.25 : 0,
+                ...(outage ? { outage: { afterSeconds: 1, forSeconds: outageSeconds(visibility) } } : {}),
+              },
+              ...(outage || redrive ? { redrive: { afterSeconds: 0 } } : {}),
+            });
+            const replay = replayCommand(cfg);
+            const budgetMs = runBudgetMs(cfg);
+            process.stderr.write(`fault property run (budget ${Math.round(budgetMs / 1000)} s): ${replay}\n`);
+            try {
+              const { report } = await withinBudget(
+                (expired) =>
+                  runEmbedded(cfg, (started) => {
+                    env = started;
+                    // The budget ran out while it started: nobody else will stop it.
+                    if (expired()) void started.stop();
+                  }),
+                budgetMs,
+                replay,
+              );
+              // Before the redrive (or without one), and after it: the same invariants.
+              const outcomes = (mode: Mode) => {
+                const before = report.modes[mode];
+                if (!before) throw new Error(`no outcome for ${mode}`);
+                return before.redrive ? [before, { ...before, ...before.redrive.after }] : [before];
+              };
+              for (const mode of DEFAULT_MODES) {
+                for (const outcome of outcomes(mode)) {
+                  expect([...violations(mode, outcome)], `${mode}: ${replay}`).toEqual([]);
+                  expect(
+                    outcome.appliedOnce + outcome.duplicated + outcome.lost + outcome.deadLettered,
+                    `${mode}: ${replay}`,
+                  ).toBe(cfg.messages);
+                }
+              }
+              for (const eo of outcomes('effectively-once')) {
+                expect(eo, replay).toMatchObject({ duplicated: 0, lost: 0, unexpected: 0, consistent: true });
+                expect(eo.deadLettered, replay).toBeGreaterThanOrEqual(eo.poison);
+                // Money is either applied once or waiting in the DLQ: never missing, never twice.
+                expect(eo.driftCents, replay).toBe(0 - eo.deadLetteredCents); // 0 - x, not -x: toBe tells -0 from 0
+              }
+              for (const alo of outcomes('at-least-once')) expect(alo.lost, replay).toBe(0);
+              // The outage met the consumers' requests (whether it also fills a DLQ depends on how many
+              // receives fit in it: batch 1 at concurrency 2 gets through few messages in 20 s).
+              if (outage) {
+                expect(
+                  report.modes['effectively-once']?.runtime?.injected.outageRejections,
+                  replay,
+                ).toBeGreaterThan(0);
+              }
+            } finally {
+              await env?.stop();
+              env = undefined;
             }
-            const eo = report.modes['effectively-once'];
-            expect(eo, replay).toMatchObject({ duplicated: 0, lost: 0, unexpected: 0, consistent: true });
-            expect(eo?.deadLettered, replay).toBeGreaterThanOrEqual(eo?.poison ?? 0);
-            // Money is either applied once or waiting in the DLQ: never missing, never twice.
-            expect(eo?.driftCents, replay).toBe(0 - (eo?.deadLetteredCents ?? 0)); // 0 - x, not -x: toBe tells -0 from 0
-            expect(report.modes['at-least-once']?.lost, replay).toBe(0);
-          } finally {
-            await env?.stop();
-            env = undefined;
-          }
-        }),
+          },
+        ),
         { numRuns: RUNS, endOnFailure: true, ...(SEED !== undefined ? { seed: SEED } : {}) },
       );
     },
@@ -108,6 +134,11 @@ describe('fault schedules (property-based, fast-check)', () => {
     RUNS * (WORST_RUN_BUDGET_MS + 30_000),
   );
 });
+
+/** Longer than every receive of a message at the max receive count: the outage fills the DLQs. */
+function outageSeconds(visibilitySeconds: number): number {
+  return visibilitySeconds * MAX_RECEIVE_COUNT + 2;
+}
 
 /** A slow invocation outlives its messages' visibility timeout by a second: the class stays drawn. */
 function slowInvocationMs(batchSize: number, concurrency: number): number {
@@ -139,7 +170,10 @@ function runBudgetMs(cfg: ExperimentConfig): number {
   const invocations = Math.ceil(deliveries / settings.batchSize) * settings.maxReceiveCount;
   const invocationMs = INIT_ALLOWANCE_MS + settings.functionTimeoutSeconds * 1000 + faults.workDelayMs;
   const rounds = settings.maxReceiveCount * settings.visibilityTimeoutSeconds * 1000;
-  return FIXED_COSTS_MS + Math.ceil(invocations / settings.maxConcurrency) * invocationMs + rounds;
+  const drain = Math.ceil(invocations / settings.maxConcurrency) * invocationMs + rounds;
+  const outageMs = (faults.outage?.forSeconds ?? 0) * 1000;
+  // A redrive drains everything once more, at most.
+  return FIXED_COSTS_MS + outageMs + drain * (cfg.redrive ? 2 : 1);
 }
 
 /** The largest budget any draw can get: batches of one, two pollers, every rate at its highest, slow. */
@@ -156,7 +190,12 @@ const WORST_RUN_BUDGET_MS = Math.max(
           producerDuplicateRate: 0.2,
           redeliveryRate: 0.2,
           workDelayMs: slowInvocationMs(1, concurrency),
+          outage: {
+            afterSeconds: 1,
+            forSeconds: outageSeconds(localVisibilityTimeoutSeconds(1, concurrency)),
+          },
         },
+        redrive: { afterSeconds: 0 },
       }),
     ),
   ),

@@ -59,6 +59,8 @@ export async function runEmbedded(
     ...(cfg.maxReceiveCount !== undefined ? { maxReceiveCount: cfg.maxReceiveCount } : {}),
     visibilityTimeoutSeconds: cfg.visibilityTimeoutSeconds,
     faults: cfg.faults,
+    ...(cfg.markerTtlSeconds !== undefined ? { markerTtlSeconds: cfg.markerTtlSeconds } : {}),
+    ...(cfg.ageGuard !== undefined ? { ageGuard: cfg.ageGuard } : {}),
   });
   started(env);
   const runId = newRunId(cfg.seed);
