@@ -1,5 +1,6 @@
 import {
   DEFAULT_MARKER_RETENTION_DAYS,
+  MAX_MARKER_RETENTION_DAYS,
   type Retention,
   retentionOf,
   retentionRuleViolations,
@@ -71,10 +72,15 @@ export function deploymentSettingsFromContext(get: (key: string) => unknown): De
   const markerRetentionDays = optionalNumber(get, 'markerRetentionDays');
   if (
     markerRetentionDays !== undefined &&
-    !(Number.isInteger(markerRetentionDays) && markerRetentionDays >= 1 && markerRetentionDays <= 3650)
+    !(
+      Number.isInteger(markerRetentionDays) &&
+      markerRetentionDays >= 1 &&
+      markerRetentionDays <= MAX_MARKER_RETENTION_DAYS
+    )
   ) {
     throw new InvalidSettingError(
-      `context markerRetentionDays=${markerRetentionDays} must be a whole number of days from 1 to 3650`,
+      `context markerRetentionDays=${markerRetentionDays} must be a whole number of days from 1 to ` +
+        `${MAX_MARKER_RETENTION_DAYS} (the run's manifest is kept that long)`,
     );
   }
   if (crashRate !== undefined && !(crashRate >= 0 && crashRate <= 1)) {

@@ -27,31 +27,49 @@ export const DEAD_LETTER_RETENTION_SECONDS = 14 * DAY_SECONDS;
 export const EVIDENCE_RETENTION_SECONDS = 30 * DAY_SECONDS;
 /** The deployed default of `markerRetentionDays`: longer than the DLQ keeps a message. */
 export const DEFAULT_MARKER_RETENTION_DAYS = 30;
+/**
+ * The longest marker retention a deployment may set. The producer writes the run's manifest
+ * without knowing the deployment's setting, so it keeps it this long: the verifier's evidence
+ * outlives every marker.
+ */
+export const MAX_MARKER_RETENTION_DAYS = 365;
+/** How long the producer keeps a run's manifest: as long as the longest marker may live. */
+export const MANIFEST_TTL_SECONDS = MAX_MARKER_RETENTION_DAYS * DAY_SECONDS;
 
 export interface Retention {
   /** How long a dedupe record remembers an event (effectively-once's marker, Powertools' record). */
   readonly markerTtlSeconds: number;
   /**
-   * The oldest event the age guard accepts, by the producer's `createdAt`: the marker TTL less a
-   * margin for clock skew between producer, consumer and DynamoDB and for the time between the
-   * guard's check and the write (a tenth of the TTL, at least 1 s and at most an hour).
+   * The oldest event the age guard accepts, by the producer's `createdAt`: the marker TTL less
+   * {@link marginSeconds}.
    */
   readonly maxEventAgeSeconds: number;
-  /** TTL of every other ledger item; a marker item lives as long as the longer of the two. */
+  /**
+   * What the guard keeps between an event's age and its marker's expiry: the skew between the
+   * producer's and the consumer's clocks, and the time from the guard's check to the write (SDK
+   * and ledger retries, up to a function timeout). A tenth of the TTL, at least 5 s (the local
+   * function timeout is 3 s), at most an hour. Also how far in the future a `createdAt` may be.
+   */
+  readonly marginSeconds: number;
+  /** TTL of the run's other ledger items: 30 days, or the marker TTL if longer. */
   readonly evidenceTtlSeconds: number;
 }
 
+/** The shortest marker TTL: the guard's margin of 5 s leaves it 5 s of events to accept. */
+export const MIN_MARKER_TTL_SECONDS = 10;
+
 export function retentionOf(markerTtlSeconds: number): Retention {
-  if (!(Number.isInteger(markerTtlSeconds) && markerTtlSeconds >= 2)) {
+  if (!(Number.isInteger(markerTtlSeconds) && markerTtlSeconds >= MIN_MARKER_TTL_SECONDS)) {
     throw new RangeError(
-      `a marker TTL must be a whole number of seconds, at least 2 (got ${markerTtlSeconds})`,
+      `a marker TTL must be a whole number of seconds, at least ${MIN_MARKER_TTL_SECONDS} (got ${markerTtlSeconds})`,
     );
   }
-  const margin = Math.min(3600, Math.max(1, Math.ceil(markerTtlSeconds / 10)));
+  const margin = Math.min(3600, Math.max(5, Math.ceil(markerTtlSeconds / 10)));
   return {
     markerTtlSeconds,
     maxEventAgeSeconds: markerTtlSeconds - margin,
-    evidenceTtlSeconds: EVIDENCE_RETENTION_SECONDS,
+    marginSeconds: margin,
+    evidenceTtlSeconds: Math.max(EVIDENCE_RETENTION_SECONDS, markerTtlSeconds),
   };
 }
 

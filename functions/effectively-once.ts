@@ -16,7 +16,7 @@ export const applyEffectivelyOnce: ApplyMessage = async (deps, message, delivery
   // Before the transaction: past its marker's expiry the condition would let a second credit through.
   await refuseIfTooOld(deps.ledger, message, {
     enabled: deps.config.ageGuard,
-    maxEventAgeSeconds: deps.config.retention.maxEventAgeSeconds,
+    retention: deps.config.retention,
   });
   const outcome = await creditAccount(deps.ledger, message, delivery, { idempotent: true });
   if (outcome === 'duplicate') {

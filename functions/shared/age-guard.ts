@@ -1,6 +1,6 @@
+import type { Retention } from '../../contract/retention.js';
 import { TooOldToDedupeError } from './errors.js';
-import type { Ledger } from './ledger.js';
-import { recordRefusal } from './ledger.js';
+import { type Ledger, recordRefusal } from './ledger.js';
 import type { MessageBody } from './message.js';
 
 /**
@@ -10,18 +10,27 @@ import type { MessageBody } from './message.js';
  * longer makes the redelivery a duplicate: without the guard an already-applied event would be
  * applied again. The producer's `createdAt` is the event's age, whatever its SQS message's.
  *
+ * A `createdAt` further in the future than the margin is refused too: its age would be understated
+ * for as long as the clock that stamped it runs ahead, and the guard would accept it past its
+ * marker's expiry.
+ *
  * Records the refusal in the ledger (the verifier's `tooOldToDedupe`), then throws
  * TooOldToDedupeError so the record fails and, after its receives, ends in the DLQ.
  */
 export async function refuseIfTooOld(
   ledger: Ledger,
   message: MessageBody,
-  guard: { readonly enabled: boolean; readonly maxEventAgeSeconds: number },
+  guard: {
+    readonly enabled: boolean;
+    readonly retention: Pick<Retention, 'maxEventAgeSeconds' | 'marginSeconds'>;
+  },
 ): Promise<void> {
   if (!guard.enabled) return;
   const now = ledger.now?.() ?? Date.now();
-  const ageSeconds = Math.floor((now - Date.parse(message.createdAt)) / 1000);
-  if (ageSeconds <= guard.maxEventAgeSeconds) return;
+  const ageMs = now - Date.parse(message.createdAt);
+  const { maxEventAgeSeconds, marginSeconds } = guard.retention;
+  if (ageMs <= maxEventAgeSeconds * 1000 && ageMs >= -marginSeconds * 1000) return;
+  const ageSeconds = Math.round(ageMs / 1000);
   await recordRefusal(ledger, message, ageSeconds);
-  throw new TooOldToDedupeError(message.eventId, ageSeconds, guard.maxEventAgeSeconds);
+  throw new TooOldToDedupeError(message.eventId, ageSeconds, maxEventAgeSeconds);
 }

@@ -1,4 +1,4 @@
-import { type Retention, retentionOf } from '../../contract/retention.js';
+import { MIN_MARKER_TTL_SECONDS, type Retention, retentionOf } from '../../contract/retention.js';
 import type { Mode } from '../../contract/topology.js';
 import { ConfigError } from './errors.js';
 
@@ -45,17 +45,17 @@ export function readConsumerConfig(mode: Mode, env: Env = process.env): Consumer
     crashRate: requireRate('CRASH_RATE', env),
     crashSeed: requireEnv('CRASH_SEED', env),
     crashAt: requireCrashTargets('CRASH_AT', env),
-    retention: retentionOf(requireWholeSeconds('MARKER_TTL_SECONDS', env)),
+    retention: retentionOf(requireWholeSeconds('MARKER_TTL_SECONDS', env, MIN_MARKER_TTL_SECONDS)),
     ageGuard: requireSwitch('AGE_GUARD', env),
   };
 }
 
-/** A whole number of seconds, at least 2, e.g. MARKER_TTL_SECONDS. */
-export function requireWholeSeconds(name: string, env: Env = process.env): number {
+/** A whole number of seconds, at least `min`, e.g. MARKER_TTL_SECONDS. */
+export function requireWholeSeconds(name: string, env: Env = process.env, min = 0): number {
   const raw = requireEnv(name, env);
   const value = Number(raw);
-  if (!/^[0-9]+$/.test(raw.trim()) || value < 2) {
-    throw new ConfigError(`${name}=${raw} must be a whole number of seconds, at least 2`);
+  if (!/^[0-9]+$/.test(raw.trim()) || value < min) {
+    throw new ConfigError(`${name}=${raw} must be a whole number of seconds, at least ${min}`);
   }
   return value;
 }

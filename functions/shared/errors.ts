@@ -98,8 +98,11 @@ export class TooOldToDedupeError extends Error {
     readonly maxAgeSeconds: number,
   ) {
     super(
-      `event ${eventId} is ${ageSeconds} s old, older than the ${maxAgeSeconds} s its dedupe record is ` +
-        'sure to remember: refused, not applied (it ends in the DLQ; docs/retention.md)',
+      ageSeconds < 0
+        ? `event ${eventId} was created ${-ageSeconds} s in the future (a producer clock ahead?): its age ` +
+            'cannot be trusted, refused, not applied (it ends in the DLQ; docs/retention.md)'
+        : `event ${eventId} is ${ageSeconds} s old, older than the ${maxAgeSeconds} s its dedupe record is ` +
+            'sure to remember: refused, not applied (it ends in the DLQ; docs/retention.md)',
     );
   }
 }

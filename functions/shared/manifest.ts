@@ -1,9 +1,8 @@
 import { BatchWriteCommand, type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { manifestEventKey, manifestPartitionKey, SK, TTL_ATTRIBUTE } from '../../contract/ledger-keys.js';
-import { DEFAULT_RETENTION } from '../../contract/retention.js';
+import { MANIFEST_TTL_SECONDS } from '../../contract/retention.js';
 import { MODE_NAMES, type Mode } from '../../contract/topology.js';
 import { chunks } from './chunks.js';
-import { expiresAt } from './ledger.js';
 import { type LedgerReader, numberAttribute, queryPartition } from './ledger-reader.js';
 
 /**
@@ -43,7 +42,7 @@ export async function writeManifestEvents(
   events: readonly ManifestEvent[],
 ): Promise<void> {
   const pk = manifestPartitionKey(runId);
-  const ttl = expiresAt({ retention: DEFAULT_RETENTION });
+  const ttl = Math.floor(Date.now() / 1000) + MANIFEST_TTL_SECONDS;
   const batches = chunks(events, 25);
   let next = 0;
   const worker = async () => {
@@ -80,7 +79,7 @@ export async function writeManifestSummary(
         sk: SK.manifestSummary,
         ...summary,
         modes: [...summary.modes],
-        [TTL_ATTRIBUTE]: expiresAt({ retention: DEFAULT_RETENTION }),
+        [TTL_ATTRIBUTE]: Math.floor(Date.now() / 1000) + MANIFEST_TTL_SECONDS,
       },
     }),
   );

@@ -53,8 +53,8 @@ export interface Idempotency {
   readonly config: IdempotencyConfig;
   readonly persistenceStore: DynamoDBPersistenceLayer;
   readonly keyedOn: IdempotencyKeying['keyedOn'];
-  /** The age guard's limit when the keying has one (`marker-retention`), else undefined. */
-  readonly maxEventAgeSeconds?: number;
+  /** The retention the age guard enforces when the keying has one (`marker-retention`), else undefined. */
+  readonly guardedBy?: Retention;
 }
 
 export interface PowertoolsConsumerDeps extends ConsumerDeps {
@@ -92,7 +92,7 @@ export function createIdempotency(
     }),
     persistenceStore: new DynamoDBPersistenceLayer({ tableName, awsSdkV3Client: client }),
     keyedOn: keying.keyedOn,
-    ...(keying.remembers === 'marker-retention' ? { maxEventAgeSeconds: retention.maxEventAgeSeconds } : {}),
+    ...(keying.remembers === 'marker-retention' ? { guardedBy: retention } : {}),
   };
 }
 
@@ -140,10 +140,10 @@ export async function processRecord(
 ): Promise<CreditOutcome> {
   try {
     const message = parseMessageBody(record.body);
-    const maxEventAgeSeconds = deps.idempotency.maxEventAgeSeconds;
+    const guarded = deps.idempotency.guardedBy;
     // Before Powertools looks up the key: a record that has expired would not stop a second credit.
-    if (maxEventAgeSeconds !== undefined) {
-      await refuseIfTooOld(deps.ledger, message, { enabled: deps.config.ageGuard, maxEventAgeSeconds });
+    if (guarded !== undefined) {
+      await refuseIfTooOld(deps.ledger, message, { enabled: deps.config.ageGuard, retention: guarded });
     }
     const { outcome } = await credit(record, message, deliveryOf(record, context, position));
     if (outcome === 'duplicate') {

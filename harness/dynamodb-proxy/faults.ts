@@ -91,7 +91,15 @@ export interface FaultPolicy extends ProxyPolicy {
 }
 
 /** The operations a handler's data path uses; control-plane calls (DescribeTable, …) always pass. */
-const FAULTABLE_OPERATIONS = new Set(['TransactWriteItems', 'UpdateItem', 'PutItem', 'GetItem', 'Query']);
+const FAULTABLE_OPERATIONS = new Set([
+  'TransactWriteItems',
+  'UpdateItem',
+  'PutItem',
+  // Powertools deletes its INPROGRESS record when the function fails: an outage must refuse that too.
+  'DeleteItem',
+  'GetItem',
+  'Query',
+]);
 
 /** Names and status codes as DynamoDB sends them; the messages only need to read like its own. */
 const ERRORS = {

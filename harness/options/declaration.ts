@@ -383,7 +383,7 @@ export const OPTIONS = {
     help:
       'switch off the age guard of the consumers that dedupe: an event older than its dedupe record can ' +
       'remember is applied instead of refused (shows what a late redrive does without it)',
-    entryPoints: { experiment: { defaultText: 'off: the guard refuses such events (tooOldToDedupe)' } },
+    entryPoints: { experiment: { defaultText: 'guard on: such events are refused (tooOldToDedupe)' } },
   },
   'poison-rate': {
     kind: 'rate',

@@ -694,6 +694,7 @@ describe('DeliverySemanticsStack', () => {
   it.each([
     [{ markerRetentionDays: '0' }, /markerRetentionDays=0 must be a whole number of days/],
     [{ markerRetentionDays: '1.5' }, /markerRetentionDays=1.5 must be a whole number of days/],
+    [{ markerRetentionDays: '366' }, /markerRetentionDays=366 must be a whole number of days from 1 to 365/],
     [{ crashRate: '2' }, /crashRate=2 must be between 0 and 1/],
     [{ crashRate: 'often' }, /crashRate=often is not a number/],
     [{ batchSize: '0' }, /batchSize=0/],

@@ -87,7 +87,7 @@ describe('effectively-once consumer', () => {
   });
 
   describe('the age guard', () => {
-    // A 100 s marker remembers for sure an event up to 90 s old (a tenth is the margin).
+    // A 100 s marker remembers for sure an event up to 90 s old (a tenth, 10 s, is the margin).
     const retention = retentionOf(100);
     const agedBy = (seconds: number) => new Date(NOW - seconds * 1000).toISOString();
 
@@ -111,6 +111,21 @@ describe('effectively-once consumer', () => {
         ExpressionAttributeValues: { ':one': 1, ':age': 91 },
       });
       expect(refusal?.UpdateExpression).toMatch(/^ADD refusals :one /);
+    });
+
+    it('refuses an event created further in the future than the margin: its age cannot be trusted', async () => {
+      const record = sqsRecord(messageBody({ eventId: 'evt-ahead', createdAt: agedBy(-11) }));
+
+      const result = await processBatch(
+        sqsEvent(record),
+        lambdaContext,
+        consumerDeps('effectively-once', { retention }),
+      );
+
+      expect(result).toEqual({ batchItemFailures: [{ itemIdentifier: record.messageId }] });
+      expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
+      const keys = ddb.commandCalls(UpdateCommand).map((call) => call.args[0].input.Key?.sk);
+      expect(keys).toContain('OLD#evt-ahead');
     });
 
     it('applies an event exactly at the limit, and a too-old one with the guard off', async () => {

@@ -89,7 +89,14 @@ describe('the fault policy’s outage window', () => {
   it('fails every data-path operation and passes control-plane calls', async () => {
     const { policy } = pinned({ outage: { afterSeconds: 0, forSeconds: 60 } });
     policy.startClock();
-    for (const operation of ['TransactWriteItems', 'UpdateItem', 'PutItem', 'GetItem', 'Query']) {
+    for (const operation of [
+      'TransactWriteItems',
+      'UpdateItem',
+      'PutItem',
+      'DeleteItem',
+      'GetItem',
+      'Query',
+    ]) {
       expect(await send(policy, operation, requestOf('at-least-once')), operation).toMatchObject({
         forwarded: false,
         status: 503,
@@ -102,7 +109,7 @@ describe('the fault policy’s outage window', () => {
         status: 200,
       });
     }
-    expect(policy.stats).toMatchObject({ requests: 7, outageRejections: 5 });
+    expect(policy.stats).toMatchObject({ requests: 8, outageRejections: 6 });
   });
 
   it('counts rejections per mode, under other when the body names none', async () => {
