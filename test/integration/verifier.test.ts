@@ -54,7 +54,12 @@ function withoutConditions(): DynamoDBDocumentClient {
     (next) => async (args) => {
       const input = args.input as Partial<TransactWriteCommandInput>;
       for (const item of input.TransactItems ?? []) {
-        if (item.Update) delete item.Update.ConditionExpression;
+        if (item.Update) {
+          delete item.Update.ConditionExpression;
+          // DynamoDB refuses names and values no expression uses: the marker condition's own.
+          delete item.Update.ExpressionAttributeNames?.['#dedupeUntil'];
+          delete item.Update.ExpressionAttributeValues?.[':now'];
+        }
         if (item.Put) delete item.Put.ConditionExpression;
       }
       return next(args);
