@@ -62,6 +62,8 @@ function prepareHandlerEnvironment(target: FloorTarget): void {
     CRASH_RATE: '0',
     CRASH_SEED: 'floor',
     CRASH_AT: 'none',
+    MARKER_TTL_SECONDS: String(DEFAULT_RETENTION.markerTtlSeconds),
+    AGE_GUARD: 'on',
     AWS_REGION: target.region,
     AWS_ACCESS_KEY_ID: CREDENTIALS.accessKeyId,
     AWS_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey,
