@@ -8,7 +8,7 @@ import type { Mode } from './topology.js';
  *   pk = RUN#<runId>#MODE#<mode>
  *   sk = STAT#<counter>                             deliveries, crashes, suppressed duplicates, …
  *        BAL#<accountId>                            the account balance
- *        APP#<eventId>                              effectively-once: the processed marker
+ *        APP#<eventId>                              effectively-once: the processed marker; entry-upsert: its entry
  *        APP#<eventId>#<receiveCount>#<messageId>#<requestId>#<position>   other modes: one per application
  *        CRASH#<key>#<receiveCount>                 an injected crash (key = eventId, or the messageId of an unparsable body)
  *        OLD#<eventId>                              the age guard refused the event (too old to dedupe)

@@ -81,6 +81,12 @@ export interface ModeSettings {
    */
   readonly idempotencyTable?: boolean;
   /**
+   * Whether the mode keeps no balance item: the balance is derived on read, the sum of the mode's
+   * entries (the verifier reads it so).
+   * @default false: a balance item per account
+   */
+  readonly derivesBalance?: boolean;
+  /**
    * Whether a run includes the mode when `--modes` is not given ({@link DEFAULT_MODES}: the default
    * of the experiment's and the bench's `--modes`); `npm run proofs` proves every mode.
    * @default true
@@ -213,6 +219,23 @@ export const MODES = {
         'was credited, the process was killed before Powertools marked its message id COMPLETED at the last receive SQS allows, SQS dead-lettered it, and its redriven copy, a message id Powertools had never seen, was credited again',
       expected:
         'the redriven copy of the credited, dead-lettered event, a new message id, to be credited again',
+    },
+  },
+  'entry-upsert': {
+    ...consumerDefaults,
+    summary:
+      'writes one ledger entry per event keyed on the event id (one UpdateItem that SETs it: a repeat writes the same entry) and derives the balance on read, as the sum of the entries; then Lambda deletes the batch',
+    crashPoint: 'the entry had been written, the batch not yet acknowledged',
+    reportBatchItemFailures: true,
+    deletesOwnBatch: false,
+    derivesBalance: true,
+    inDefaultRun: false,
+    promises: { noLoss: true, noDuplicates: true },
+    proof: {
+      counts: { crashes: 1, appliedOnce: 1, duplicated: 0, suppressedDuplicates: 1, driftCents: 0 },
+      story:
+        'was written, the process was killed before the acknowledgement, and the redelivery wrote the same entry again: one entry, counted once',
+      expected: 'the crash to land after the entry and the redelivery to rewrite the entry, not add a second',
     },
   },
 } as const satisfies Record<string, ModeSettings>;

@@ -4,7 +4,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
 import * as v from 'valibot';
 import { SK } from '../contract/ledger-keys.js';
-import { MODE_NAMES, type Mode } from '../contract/topology.js';
+import { MODE_NAMES, MODES, type Mode, type ModeSettings } from '../contract/topology.js';
 import { requireEnv } from './shared/config.js';
 import { createLogger } from './shared/consumer.js';
 import { sweepDeadLetters } from './shared/dead-letters.js';
@@ -114,12 +114,15 @@ async function verifyModeInDetail(
   const deadLettered = [...sweep.events].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   // Crashes are few (one item per injected crash): read them whole before the join.
   const collector = detailed ? collectEventDetails(await readCrashes(deps.reader, runId, mode)) : undefined;
-  const [counts, counters, actualCents, tooOldToDedupe] = await Promise.all([
+  const derived = (MODES[mode] as ModeSettings).derivesBalance === true;
+  const [counts, counters, balances, tooOldToDedupe] = await Promise.all([
     joinByEventId(readManifestEvents(deps.reader, runId), applications, deadLettered, collector?.sink),
     readCounters(deps.reader, runId, mode),
-    sumBalances(deps.reader, runId, mode),
+    derived ? Promise.resolve(0) : sumBalances(deps.reader, runId, mode),
     countRefusals(deps.reader, runId, mode),
   ]);
+  // A mode without balance items reads a balance as its entries' sum, which the join has added up.
+  const actualCents = derived ? counts.ledgerCents : balances;
   const outcome: ModeOutcome = {
     produced: summary.produced,
     poison: summary.poison,
@@ -145,6 +148,7 @@ async function verifyModeInDetail(
     appliedAndDeadLettered: counts.appliedAndDeadLettered,
     deadLetteredUnreadable: sweep.unreadable,
     tooOldToDedupe,
+    orderViolations: counts.orderViolations,
   };
   return collector ? { outcome, detail: collector.finish() } : { outcome };
 }
@@ -156,20 +160,18 @@ async function* readApplications(
   mode: Mode,
   detailed: boolean,
 ): AsyncGenerator<ApplicationRecord> {
-  const projection = ['eventId', 'accountId', 'amountCents', 'applications'];
-  if (detailed) projection.push('receiveCount', 'appliedAt');
+  // The application time always: the order of applications is counted by every verification.
+  const projection = ['eventId', 'accountId', 'amountCents', 'applications', 'appliedAt'];
+  if (detailed) projection.push('receiveCount');
   for await (const item of queryPrefix(reader, runId, mode, SK.applicationPrefix, projection)) {
     yield {
       eventId: String(item.eventId),
       accountId: String(item.accountId),
       amountCents: numberAttribute(item, 'amountCents'),
       applications: numberAttribute(item, 'applications'),
-      ...(detailed
-        ? {
-            receiveCount: numberAttribute(item, 'receiveCount'),
-            appliedAtMs: timeAttribute(item, 'appliedAt'),
-          }
-        : {}),
+      // Required for per-event detail; a count-only verification orders what has a time.
+      ...(detailed || item.appliedAt !== undefined ? { appliedAtMs: timeAttribute(item, 'appliedAt') } : {}),
+      ...(detailed ? { receiveCount: numberAttribute(item, 'receiveCount') } : {}),
     };
   }
 }

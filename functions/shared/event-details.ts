@@ -35,6 +35,8 @@ export type EventState = (typeof EVENT_STATES)[keyof typeof EVENT_STATES];
 export interface ManifestDetails {
   readonly eventIds: readonly string[];
   readonly accountIds: readonly string[];
+  /** Each event's position in its account's stream (null without one); absent in older reports. */
+  readonly seqs?: readonly (number | null)[];
   readonly amountCents: readonly number[];
   /** The poison kind of each event, or null for a valid one. */
   readonly poison: readonly (string | null)[];
@@ -98,7 +100,12 @@ export interface CrashRecord {
 interface DetailedEvent {
   readonly eventId: string;
   readonly manifest:
-    | { readonly accountId: string; readonly amountCents: number; readonly poison?: string }
+    | {
+        readonly accountId: string;
+        readonly amountCents: number;
+        readonly seq?: number;
+        readonly poison?: string;
+      }
     | undefined;
   readonly applied:
     | {
@@ -131,6 +138,7 @@ export function collectEventDetails(crashes: readonly CrashRecord[]): EventDetai
   const manifest = {
     eventIds: [] as string[],
     accountIds: [] as string[],
+    seqs: [] as (number | null)[],
     amountCents: [] as number[],
     poison: [] as (string | null)[],
   };
@@ -151,6 +159,7 @@ export function collectEventDetails(crashes: readonly CrashRecord[]): EventDetai
       }
       manifest.eventIds.push(event.eventId);
       manifest.accountIds.push(event.manifest.accountId);
+      manifest.seqs.push(event.manifest.seq ?? null);
       manifest.amountCents.push(event.manifest.amountCents);
       manifest.poison.push(event.manifest.poison ?? null);
       states.push(event.state);

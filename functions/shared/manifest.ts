@@ -13,6 +13,8 @@ export interface ManifestEvent {
   readonly eventId: string;
   readonly accountId: string;
   readonly amountCents: number;
+  /** The event's position in its account's stream; absent in manifests written before it existed. */
+  readonly seq?: number;
   /** Set when the producer sent this event as an invalid body on purpose: which kind of invalid. */
   readonly poison?: string;
 }
@@ -117,12 +119,14 @@ export async function* readManifestEvents(
     'eventId',
     'accountId',
     'amountCents',
+    'seq',
     'poison',
   ])) {
     yield {
       eventId: String(item.eventId),
       accountId: String(item.accountId),
       amountCents: numberAttribute(item, 'amountCents'),
+      ...(typeof item.seq === 'number' ? { seq: item.seq } : {}),
       ...(typeof item.poison === 'string' ? { poison: item.poison } : {}),
     };
   }

@@ -29,6 +29,11 @@ export const MessageBodySchema = v.strictObject({
     v.maxValue(MAX_AMOUNT_CENTS),
   ),
   /**
+   * The event's position in its account's stream (1, 2, 3, … per account), stamped by the producer,
+   * the source of truth for order; a re-send keeps it. The verifier counts applications out of it.
+   */
+  seq: v.pipe(v.number(), v.integer('must be a whole number'), v.minValue(1)),
+  /**
    * When the producer created the event (ISO 8601, UTC): its age, which no SQS attribute gives once
    * a redrive has sent it back as a new message. The consumers that dedupe refuse an event older
    * than their dedupe records remember (functions/shared/age-guard.ts).

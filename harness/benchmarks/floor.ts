@@ -195,6 +195,7 @@ export async function measureFloor(target: FloorTarget, run: FloorRun): Promise<
             runId,
             accountId: `acct-${index % run.accounts}`,
             amountCents: 1 + (index % 997),
+            seq: 1,
             createdAt: new Date().toISOString(),
           },
           index,

@@ -164,6 +164,7 @@ async function cancelledTransaction(
     runId: `bench-cancelled-${Date.now()}`,
     accountId: 'acct-1',
     amountCents: 100,
+    seq: 1,
     createdAt: new Date().toISOString(),
   };
   const delivery = { messageId: 'm-1', receiveCount: 1, requestId: 'r-1', position: 0 };

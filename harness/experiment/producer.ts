@@ -92,14 +92,20 @@ export function buildManifest(
   let expectedCents = 0;
   let poison = 0;
   let producerDuplicates = 0;
+  /** Per account, the seq of its last event: every event (poison too) takes the next position. */
+  const lastSeq = new Map<string, number>();
   for (let index = 0; index < messages; index += 1) {
     const amountCents = 1 + Math.floor(random() * 10_000);
     const account = Math.floor(random() * accounts);
+    const accountId = `acct-${String(account).padStart(width, '0')}`;
+    const seq = (lastSeq.get(accountId) ?? 0) + 1;
+    lastSeq.set(accountId, seq);
     const body: MessageBody = {
       eventId: `evt-${String(index).padStart(6, '0')}`,
       runId,
-      accountId: `acct-${String(account).padStart(width, '0')}`,
+      accountId,
       amountCents,
+      seq,
       createdAt: createdAt.toISOString(),
     };
     const { runId: _, createdAt: __, ...event } = body;

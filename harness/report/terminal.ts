@@ -403,6 +403,14 @@ function notes(report: ExperimentReport): string[] {
         'after the first send; a lower --outage-after puts it inside the run.',
     );
   }
+  const outOfOrder = rows.filter(([, outcome]) => (outcome.orderViolations ?? 0) > 0);
+  if (outOfOrder.length > 0) {
+    notes.push(
+      `note: applied out of order within an account: ${outOfOrder.map(([mode, outcome]) => `${mode} ${outcome.orderViolations}`).join(', ')} ` +
+        'event(s) applied after a later event of the same account (orderViolations in the JSON): a standard queue ' +
+        'keeps no order, and a retry comes back after the events behind it.',
+    );
+  }
   const refused = rows.filter(([, outcome]) => (outcome.tooOldToDedupe ?? 0) > 0);
   if (refused.length > 0) {
     notes.push(

@@ -411,6 +411,7 @@ describe('DynamoDB proxy, fault policy: transaction conflicts (hot keys DynamoDB
       runId,
       accountId: 'acct-1',
       amountCents: 125,
+      seq: 1,
       createdAt: new Date().toISOString(),
     };
 
@@ -465,7 +466,14 @@ describe('DynamoDB proxy, fault policy: transaction conflicts (hot keys DynamoDB
 
     await creditAccount(
       ledger,
-      { eventId: 'evt-1', runId, accountId: 'acct-1', amountCents: 125, createdAt: new Date().toISOString() },
+      {
+        eventId: 'evt-1',
+        runId,
+        accountId: 'acct-1',
+        amountCents: 125,
+        seq: 1,
+        createdAt: new Date().toISOString(),
+      },
       { messageId: 'm', receiveCount: 1, requestId: 'r', position: 0 },
       { idempotent: false },
     );

@@ -33,7 +33,7 @@ let env: EmbeddedEnvironment;
 
 const delivery = (n: number) => ({ messageId: `m-${n}`, receiveCount: n, requestId: `r-${n}`, position: 0 });
 const CREATED_AT = new Date().toISOString();
-const body = (event: ManifestEvent) => ({ ...event, runId: RUN, createdAt: CREATED_AT });
+const body = (event: ManifestEvent) => ({ ...event, runId: RUN, seq: 1, createdAt: CREATED_AT });
 const ledger = (mode: Mode, ddb: DynamoDBDocumentClient = env.ddb): Ledger => ({
   ddb,
   tableName: env.tableName,
@@ -110,7 +110,7 @@ describe('the verifier against DynamoDB Local and fauxqs (real bundle, real tabl
     await creditAccount(alo, body(b), delivery(1), { idempotent: false });
     await creditAccount(
       alo,
-      { eventId: 'evt-z', runId: RUN, accountId: 'acct-9', amountCents: 400, createdAt: CREATED_AT },
+      { eventId: 'evt-z', runId: RUN, accountId: 'acct-9', amountCents: 400, seq: 1, createdAt: CREATED_AT },
       delivery(1),
       { idempotent: false },
     );
@@ -175,6 +175,7 @@ describe('the verifier against DynamoDB Local and fauxqs (real bundle, real tabl
     const [e, f] = events.map((event) => ({
       ...event,
       runId: run,
+      seq: 1,
       createdAt: new Date(t).toISOString(),
     })) as [MessageBody, MessageBody];
     expect(await creditAccount(at(t), e, delivery(1), { idempotent: true })).toBe('applied');
@@ -213,14 +214,14 @@ describe('the verifier against DynamoDB Local and fauxqs (real bundle, real tabl
       modes: MODE_NAMES,
     });
     for (const event of events) {
-      const message = { ...event, runId: run, createdAt: CREATED_AT };
+      const message = { ...event, runId: run, seq: 1, createdAt: CREATED_AT };
       await creditAccount(ledger('effectively-once'), message, delivery(1), { idempotent: true });
       await creditAccount(ledger('at-least-once'), message, delivery(1), { idempotent: false });
     }
     // Two deliveries of 'a': its records must stay adjacent to each other, not split by 'a-b'.
     await creditAccount(
       ledger('at-least-once'),
-      { eventId: 'a', runId: run, accountId: 'acct-1', amountCents: 10, createdAt: CREATED_AT },
+      { eventId: 'a', runId: run, accountId: 'acct-1', amountCents: 10, seq: 1, createdAt: CREATED_AT },
       delivery(2),
       { idempotent: false },
     );
@@ -244,6 +245,7 @@ describe('the verifier against DynamoDB Local and fauxqs (real bundle, real tabl
       runId: run,
       accountId: 'acct-1',
       amountCents: 100,
+      seq: 1,
       createdAt: CREATED_AT,
     };
     await creditAccount(eo, first, delivery(1), { idempotent: true });

@@ -229,6 +229,7 @@ function modeReport(manifest: ManifestDetails, sim: Simulated, omit: boolean): M
     appliedAndDeadLettered: 0,
     deadLetteredUnreadable: 0,
     tooOldToDedupe: 0,
+    orderViolations: 0,
     throughputPerSecond: Math.round((manifest.eventIds.length / ((last - START_MS) / 1000 + 1)) * 10) / 10,
     ...(omit
       ? {

@@ -11,6 +11,7 @@ export function messageBody(overrides: Partial<MessageBody> = {}): MessageBody {
     runId: 'run-1',
     accountId: 'acct-1',
     amountCents: 250,
+    seq: 1,
     // The unit tests' clock (consumer-deps.ts): a fresh event, well inside any age guard.
     createdAt: new Date(NOW - 1000).toISOString(),
     ...overrides,

@@ -10,6 +10,7 @@ import {
   MAX_DETAILED_EVENTS,
   MAX_TIMELINE_BUCKETS,
 } from '../../../functions/shared/event-details.js';
+import { payloadHash } from '../../../functions/shared/message.js';
 import { joinByEventId } from '../../../functions/shared/outcome.js';
 import {
   parseDeadLetterQueueUrls,
@@ -25,6 +26,7 @@ const DLQ = {
   'effectively-once': 'https://sqs.local/eo-dlq',
   'powertools-idempotency': 'https://sqs.local/pti-dlq',
   'powertools-message-id': 'https://sqs.local/ptm-dlq',
+  'entry-upsert': 'https://sqs.local/eu-dlq',
 } as const;
 
 type Item = Record<string, unknown>;
@@ -262,6 +264,7 @@ describe('verifier', () => {
       runId: RUN,
       accountId: 'x',
       amountCents: 999,
+      seq: 1,
       createdAt: new Date().toISOString(),
     });
     sqs
@@ -441,6 +444,8 @@ describe('verifier', () => {
       expect(result.manifest).toEqual({
         eventIds: ['e1-o', 'e2-d', 'e3-a', 'e4-x', 'e5-l', 'e6-p', 'e7-q', 'e8-u'],
         accountIds: Array(8).fill('x'),
+        // The fixture's manifest has no seq (as one written before seq existed).
+        seqs: Array(8).fill(null),
         amountCents: Array(8).fill(100),
         poison: [null, null, null, null, null, 'malformed-json', 'missing-field', 'unknown-field'],
       });
@@ -512,7 +517,7 @@ describe('verifier', () => {
       expect(buildTimeline([], [])).toEqual({ startMs: 0, bucketMs: 1000, applications: [], crashes: [] });
     });
 
-    it('without events, returns counts only and neither reads crash items nor projects receive counts and times', async () => {
+    it('without events, returns counts only: reads no crash items and projects no receive counts', async () => {
       everyState();
 
       const result = await verifyRun(deps, { runId: RUN, modes: ['at-least-once'] });
@@ -524,7 +529,8 @@ describe('verifier', () => {
       expect(queries.some((input) => input.ExpressionAttributeValues?.[':prefix'] === 'CRASH#')).toBe(false);
       const projected = queries.flatMap((input) => Object.values(input.ExpressionAttributeNames ?? {}));
       expect(projected).not.toContain('receiveCount');
-      expect(projected).not.toContain('appliedAt');
+      // The application time is read always: the order of applications is counted by every verification.
+      expect(projected).toContain('appliedAt');
     });
 
     it('rejects an events flag that is not a boolean', async () => {
@@ -619,6 +625,42 @@ describe('joinByEventId', () => {
     await expect(joinByEventId(stream([event('b'), event('a')]), stream([]), [])).rejects.toThrow(
       /out of order/,
     );
+  });
+
+  it('counts events first applied after a later event of their account, by seq and application time', async () => {
+    // Account x: seq 1 at t=10, seq 3 at t=20, seq 2 at t=30 (after 3: one violation), seq 4 at
+    // t=40 and again at t=45 (its first application counts: none). Account y: seq 2 at t=1, seq 1
+    // at t=2 (one), and an event without a seq (an older manifest: not counted).
+    const manifest = [
+      { eventId: 'a', accountId: 'x', amountCents: 1, seq: 1 },
+      { eventId: 'b', accountId: 'x', amountCents: 1, seq: 2 },
+      { eventId: 'c', accountId: 'x', amountCents: 1, seq: 3 },
+      { eventId: 'd', accountId: 'x', amountCents: 1, seq: 4 },
+      { eventId: 'e', accountId: 'y', amountCents: 1, seq: 1 },
+      { eventId: 'f', accountId: 'y', amountCents: 1, seq: 2 },
+      { eventId: 'g', accountId: 'y', amountCents: 1 },
+    ];
+    const applied = (eventId: string, ...appliedAtMs: number[]) => ({
+      eventId,
+      applications: appliedAtMs.length,
+      cents: appliedAtMs.length,
+      payloadHashes: new Set([payloadHash({ accountId: eventId < 'e' ? 'x' : 'y', amountCents: 1 })]),
+      appliedAtMs,
+    });
+    const counts = await joinByEventId(
+      stream(manifest),
+      stream([
+        applied('a', 10),
+        applied('b', 30),
+        applied('c', 20),
+        applied('d', 45, 40),
+        applied('e', 2),
+        applied('f', 1),
+        applied('g', 0),
+      ]),
+      [],
+    );
+    expect(counts.orderViolations).toBe(2);
   });
 
   it('orders ids the way DynamoDB orders their sort keys (a before a-b before a0)', async () => {

@@ -13,6 +13,7 @@ const valid = {
   runId: 'run-1',
   accountId: 'acct-1',
   amountCents: 100,
+  seq: 1,
   createdAt: '2026-01-01T00:00:00.000Z',
 };
 
@@ -39,24 +40,28 @@ describe('message body validation', () => {
     ['a missing eventId', JSON.stringify({ ...valid, eventId: undefined }), 'eventId'],
     ['a # in the runId', JSON.stringify({ ...valid, runId: 'a#b' }), 'runId'],
     ['an unknown field', JSON.stringify({ ...valid, note: 'x' }), 'note'],
-    ['a missing createdAt', JSON.stringify({ ...valid, createdAt: undefined }), 'createdAt'],
+    ['a missing createdAt', JSON.stringify({ ...valid, seq: 1, createdAt: undefined }), 'createdAt'],
     // Each of these is read differently, or not at all, by Date.parse: the guard could not date it.
     [
       'a createdAt with an offset',
-      JSON.stringify({ ...valid, createdAt: '2024-01-01T00:00:00+01' }),
+      JSON.stringify({ ...valid, seq: 1, createdAt: '2024-01-01T00:00:00+01' }),
       'createdAt',
     ],
     [
       'a createdAt without a zone',
-      JSON.stringify({ ...valid, createdAt: '2024-01-01T00:00:00' }),
+      JSON.stringify({ ...valid, seq: 1, createdAt: '2024-01-01T00:00:00' }),
       'createdAt',
     ],
     [
       'a createdAt on 30 February',
-      JSON.stringify({ ...valid, createdAt: '2024-02-30T00:00:00Z' }),
+      JSON.stringify({ ...valid, seq: 1, createdAt: '2024-02-30T00:00:00Z' }),
       'createdAt',
     ],
-    ['a createdAt as a number', JSON.stringify({ ...valid, createdAt: 1_700_000_000_000 }), 'createdAt'],
+    [
+      'a createdAt as a number',
+      JSON.stringify({ ...valid, seq: 1, createdAt: 1_700_000_000_000 }),
+      'createdAt',
+    ],
   ])('rejects %s and names the field', (_name, body, field) => {
     expect(fieldOf(body)).toBe(field);
   });

@@ -43,6 +43,7 @@ function outcome(overrides: Partial<ModeOutcome>): ModeOutcome {
     appliedAndDeadLettered: 0,
     deadLetteredUnreadable: 0,
     tooOldToDedupe: 0,
+    orderViolations: 0,
     ...overrides,
   };
 }

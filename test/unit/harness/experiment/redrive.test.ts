@@ -31,6 +31,7 @@ const before: ModeOutcome = {
   appliedAndDeadLettered: 6,
   deadLetteredUnreadable: 0,
   tooOldToDedupe: 0,
+  orderViolations: 0,
 };
 
 describe('what a redrive did, from the outcomes before and after it', () => {

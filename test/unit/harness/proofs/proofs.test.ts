@@ -37,6 +37,7 @@ function outcome(overrides: Partial<ModeReport>): ModeReport {
     appliedAndDeadLettered: 0,
     deadLetteredUnreadable: 0,
     tooOldToDedupe: 0,
+    orderViolations: 0,
     throughputPerSecond: 1,
     ...overrides,
   };

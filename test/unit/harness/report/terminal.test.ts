@@ -54,6 +54,7 @@ const outcome = {
   suppressedDuplicates: 0,
   appliedAndDeadLettered: 0,
   tooOldToDedupe: 0,
+  orderViolations: 0,
   throughputPerSecond: 10,
 };
 
