@@ -21,6 +21,9 @@ describe('npm run proofs (single-message demonstrations, real SIGKILLs, counted 
       ),
       expect.stringMatching(/^PROVED powertools-idempotency: .*credited it again \(.*2 applications/),
       expect.stringMatching(/^PROVED powertools-message-id: .*credited it again \(.*2 applications/),
+      expect.stringMatching(
+        /^PROVED entry-upsert: .*wrote the same entry again.*\(.*1 applied \(1 applications\), 0 lost, 1 skipped/,
+      ),
       // The redrive proof: applied, killed at the last allowed receive, dead-lettered, redriven.
       expect.stringMatching(
         /^PROVED at-least-once after a redrive: evt-000000 was applied, .*dead-lettered it, and its redriven copy .*applied a second time \(before the redrive: 1 applied, 1 dead-lettered although applied, 1 redriven; after: 1 produced, 2 deliveries, 1 crash\(es\), 1 applied \(2 applications\), 0 lost, 0 skipped as duplicates, 0 in the DLQ\)$/,
