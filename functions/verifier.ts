@@ -116,7 +116,9 @@ async function verifyModeInDetail(
   const collector = detailed ? collectEventDetails(await readCrashes(deps.reader, runId, mode)) : undefined;
   const derived = (MODES[mode] as ModeSettings).derivesBalance === true;
   const [counts, counters, balances, tooOldToDedupe] = await Promise.all([
-    joinByEventId(readManifestEvents(deps.reader, runId), applications, deadLettered, collector?.sink),
+    joinByEventId(readManifestEvents(deps.reader, runId), applications, deadLettered, collector?.sink, {
+      keepOutOfOrderIds: detailed,
+    }),
     readCounters(deps.reader, runId, mode),
     derived ? Promise.resolve(0) : sumBalances(deps.reader, runId, mode),
     countRefusals(deps.reader, runId, mode),
@@ -150,7 +152,7 @@ async function verifyModeInDetail(
     tooOldToDedupe,
     orderViolations: counts.orderViolations,
   };
-  return collector ? { outcome, detail: collector.finish() } : { outcome };
+  return collector ? { outcome, detail: collector.finish(counts.outOfOrderEventIds) } : { outcome };
 }
 
 /** The mode's application records in key order; receive count and time only when detail is wanted. */

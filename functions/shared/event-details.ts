@@ -65,6 +65,11 @@ export interface ModeEventDetails {
    * before reading its id, and keys it by the message id); they are in the timeline only.
    */
   readonly unattributedCrashes: number;
+  /**
+   * Manifest indices of the events first applied after a later event of their account (the
+   * outcome's orderViolations, one by one); absent when there are none.
+   */
+  readonly outOfOrder?: readonly number[];
   /** Applications and recorded crashes over time, in buckets from the first one. */
   readonly timeline: Timeline;
 }
@@ -120,7 +125,11 @@ interface DetailedEvent {
 export interface EventDetailsCollector {
   /** Give it every event id of the join, in order. */
   readonly sink: (event: DetailedEvent) => void;
-  finish(): { readonly manifest: ManifestDetails; readonly events: ModeEventDetails };
+  /** `outOfOrder`: the ids the join found applied after a later event of their account. */
+  finish(outOfOrder?: ReadonlySet<string>): {
+    readonly manifest: ManifestDetails;
+    readonly events: ModeEventDetails;
+  };
 }
 
 /**
@@ -169,7 +178,10 @@ export function collectEventDetails(crashes: readonly CrashRecord[]): EventDetai
       attributedCrashes += crashed.length;
       crashesPerEvent.push(crashed.join(','));
     },
-    finish() {
+    finish(outOfOrder) {
+      const late = outOfOrder
+        ? manifest.eventIds.flatMap((id, index) => (outOfOrder.has(id) ? [index] : []))
+        : [];
       const totalCrashes = [...crashesByKey.values()].reduce((sum, counts) => sum + counts.length, 0);
       return {
         manifest,
@@ -180,6 +192,7 @@ export function collectEventDetails(crashes: readonly CrashRecord[]): EventDetai
           crashes: crashesPerEvent,
           unattributedCrashes: totalCrashes - attributedCrashes,
           unexpectedEventIds,
+          ...(late.length > 0 ? { outOfOrder: late } : {}),
           timeline: buildTimeline(
             applicationTimes,
             crashes.flatMap((crash) => Array<number>(crash.crashes).fill(crash.crashedAtMs)),

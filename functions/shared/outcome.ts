@@ -65,6 +65,11 @@ export interface ModeOutcome {
    * a seq (older manifests) are not counted.
    */
   readonly orderViolations: number;
+  /**
+   * State modes only (topology `balanceIsState`): events whose state was not written because a newer
+   * state of their account was stored already. Applied, not lost: the newer state contains them.
+   */
+  readonly superseded?: number;
 }
 
 /** One event's application records, read in key order and grouped. */
@@ -108,6 +113,8 @@ export interface JoinCounts {
   appliedAndDeadLettered: number;
   ledgerCents: number;
   orderViolations: number;
+  /** The ids behind orderViolations, when the join was asked to keep them (per-event detail). */
+  outOfOrderEventIds?: ReadonlySet<string>;
 }
 
 /**
@@ -119,6 +126,7 @@ export async function joinByEventId(
   applied: AsyncIterable<AppliedEvent>,
   deadLettered: Iterable<readonly [string, ReadonlySet<string>]>,
   sink?: EventSink,
+  options: { readonly keepOutOfOrderIds?: boolean } = {},
 ): Promise<JoinCounts> {
   const counts: JoinCounts = {
     appliedOnce: 0,
@@ -134,7 +142,7 @@ export async function joinByEventId(
     ledgerCents: 0,
     orderViolations: 0,
   };
-  const order = new OrderOfApplication();
+  const order = new OrderOfApplication(options.keepOutOfOrderIds === true);
   const events = manifest[Symbol.asyncIterator]();
   const applications = applied[Symbol.asyncIterator]();
   const dead = deadLettered[Symbol.iterator]();
@@ -149,7 +157,9 @@ export async function joinByEventId(
       letter.done ? undefined : letter.value[0],
     ].filter((id): id is string => id !== undefined);
     if (ids.length === 0) {
-      counts.orderViolations = order.violations();
+      const late = order.violations();
+      counts.orderViolations = late.count;
+      if (late.eventIds) counts.outOfOrderEventIds = late.eventIds;
       return counts;
     }
     // The smallest id of the three heads; a string sort compares code units, as `<` does.
@@ -282,6 +292,10 @@ export async function* groupApplications(
  */
 class OrderOfApplication {
   private readonly byAccount = new Map<string, number[]>();
+  /** Per account, the event id of each pair, when the ids are kept (small runs' detail). */
+  private readonly idsByAccount = new Map<string, string[]>();
+
+  constructor(private readonly keepIds: boolean) {}
 
   add(event: ManifestEvent, applied: AppliedEvent): void {
     const first = applied.appliedAtMs === undefined ? undefined : Math.min(...applied.appliedAtMs);
@@ -292,22 +306,32 @@ class OrderOfApplication {
       this.byAccount.set(event.accountId, pairs);
     }
     pairs.push(first, event.seq);
+    if (this.keepIds) {
+      const ids = this.idsByAccount.get(event.accountId) ?? [];
+      ids.push(event.eventId);
+      this.idsByAccount.set(event.accountId, ids);
+    }
   }
 
-  violations(): number {
+  violations(): { count: number; eventIds?: Set<string> } {
     let count = 0;
-    for (const pairs of this.byAccount.values()) {
-      const applications: [number, number][] = [];
+    const late = this.keepIds ? new Set<string>() : undefined;
+    for (const [account, pairs] of this.byAccount) {
+      const ids = this.idsByAccount.get(account);
+      const applications: [number, number, number][] = [];
       for (let index = 0; index < pairs.length; index += 2)
-        applications.push([pairs[index] ?? 0, pairs[index + 1] ?? 0]);
+        applications.push([pairs[index] ?? 0, pairs[index + 1] ?? 0, index / 2]);
       // Equal times in seq order: only an application strictly earlier can precede.
       applications.sort(([timeA, seqA], [timeB, seqB]) => timeA - timeB || seqA - seqB);
       let highest = 0;
-      for (const [, seq] of applications) {
-        if (seq < highest) count += 1;
-        else highest = seq;
+      for (const [, seq, position] of applications) {
+        if (seq < highest) {
+          count += 1;
+          const id = ids?.[position];
+          if (id !== undefined) late?.add(id);
+        } else highest = seq;
       }
     }
-    return count;
+    return late ? { count, eventIds: late } : { count };
   }
 }

@@ -40,11 +40,12 @@ export function renderGrid(
   } = {},
 ): string {
   const cells: string[] = [];
+  const late = new Set(events.outOfOrder ?? []);
   for (let index = 0; index < events.states.length; index += 1) {
     const state = events.states.charAt(index) as CellState;
     // Validates the character: an unknown state fails the build of the page, not silently in it.
     stateStyle(state);
-    const mark = options.marked?.indices.has(index) ? ' marked' : '';
+    const mark = (options.marked?.indices.has(index) ? ' marked' : '') + (late.has(index) ? ' late' : '');
     cells.push(
       `<i role="gridcell" class="c ${state}${mark}">${glyph(state, events.applications[index] ?? 0)}</i>`,
     );
@@ -91,7 +92,14 @@ export function renderCounts(events: ModeEventDetails): string {
   return `<ul class="counts">${STATE_STYLES.map((style) => {
     const count = counts.get(style.key) ?? 0;
     return `<li class="${count === 0 ? 'zero' : ''}" data-state="${style.key}"><i class="c ${style.key}" aria-hidden="true">${legendGlyph(style.key)}</i><span class="label">${escapeHtml(style.label)}</span> <b class="n">${count.toLocaleString('en-US')}</b></li>`;
-  }).join('')}</ul>`;
+  }).join('')}${lateItem(events)}</ul>`;
+}
+
+/** The corner mark's legend item: events applied after a later event of their account. */
+function lateItem(events: ModeEventDetails): string {
+  const late = events.outOfOrder?.length ?? 0;
+  if (late === 0) return '';
+  return `<li data-mark="late"><i class="c o late" aria-hidden="true"></i><span class="label">corner: applied after a later event of its account</span> <b class="n">${late.toLocaleString('en-US')}</b></li>`;
 }
 
 /** The glyph shown in a legend swatch (a duplicate shows "2", the smallest n). */

@@ -54,7 +54,9 @@ export const PAGE_SCRIPT = `
       poison: manifest.poison[index],
       applications: mode.applications[index],
       receives: list(mode.receiveCounts[index]),
-      crashes: list(mode.crashes[index])
+      crashes: list(mode.crashes[index]),
+      seq: manifest.seqs ? manifest.seqs[index] : null,
+      late: (mode.outOfOrder || []).indexOf(index) >= 0
     };
   }
   function stateText(event) {
@@ -88,8 +90,9 @@ export const PAGE_SCRIPT = `
     row(facts, 'event', event.id + (event.position ? '  (#' + event.position + ' of ' + manifest.eventIds.length + ')' : '  (never produced)'));
     row(facts, 'mode', modeName);
     if (event.position) {
-      row(facts, 'account', event.account);
+      row(facts, 'account', event.account + (event.seq ? '  (its event #' + event.seq + ')' : ''));
       row(facts, 'amount', money(event.amount));
+      if (event.late) row(facts, 'order', 'applied after a later event of this account');
       if (event.poison) row(facts, 'poison', event.poison + ' (sent as an invalid body)');
       row(facts, 'applications', String(event.applications));
       row(facts, 'applied at receive', event.receives.length ? event.receives.join(', ') : '–');

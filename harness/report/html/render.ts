@@ -240,6 +240,7 @@ function pageData(report: DetailedReport): string {
       receiveCounts: events.receiveCounts,
       crashes: events.crashes,
       unexpected: events.unexpectedEventIds,
+      ...(events.outOfOrder ? { outOfOrder: events.outOfOrder } : {}),
     };
     crashPoints[mode] = `when it hit, ${MODES[mode].crashPoint}`;
     const after = outcome.redrive?.after.events;

@@ -659,8 +659,12 @@ describe('joinByEventId', () => {
         applied('g', 0),
       ]),
       [],
+      undefined,
+      { keepOutOfOrderIds: true },
     );
     expect(counts.orderViolations).toBe(2);
+    // Which ones, for the page: b (seq 2 after seq 3) and e (seq 1 after seq 2).
+    expect([...(counts.outOfOrderEventIds ?? [])].sort()).toEqual(['b', 'e']);
   });
 
   it('orders ids the way DynamoDB orders their sort keys (a before a-b before a0)', async () => {

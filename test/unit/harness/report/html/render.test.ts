@@ -128,6 +128,30 @@ describe('renderRunReport', () => {
     expect(data.modes['at-least-once after the redrive'].states).toBe('oddoopuqo');
   });
 
+  it('marks the events applied after a later event of their account with a corner, and counts them in the legend', async () => {
+    const report = handMade();
+    const alo = report.modes['at-least-once'];
+    if (!alo?.events) throw new Error('no at-least-once detail in the fixture');
+    const html = await renderRunReport(
+      {
+        ...report,
+        modes: {
+          ...report.modes,
+          'at-least-once': { ...alo, events: { ...alo.events, outOfOrder: [0, 4] } },
+        },
+      },
+      OPTIONS,
+    );
+    const mode = section(html, 'at-least-once');
+    const late = [...mode.matchAll(/<i role="gridcell"[^>]*class="c (\w)( marked)?( late)?">/g)].map(
+      (match) => Boolean(match[3]),
+    );
+    expect(late.slice(0, 6)).toEqual([true, false, false, false, true, false]);
+    expect(mode).toMatch(
+      /data-mark="late".*applied after a later event of its account<\/span> <b class="n">2<\/b>/,
+    );
+  });
+
   it("gives each mode's legend the counts of its JSON states", async () => {
     const html = await renderRunReport(handMade(), OPTIONS);
     for (const [mode, events] of Object.entries(EVENTS)) {
