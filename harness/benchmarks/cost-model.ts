@@ -1,4 +1,5 @@
 import { MODES, type Mode } from '../../contract/topology.js';
+import type { OperationCounts } from '../dynamodb-proxy/meter.js';
 import { PRICES } from './prices.js';
 
 /** What one metered run of a mode counted (harness/benchmarks/metered-run.ts). */
@@ -13,10 +14,69 @@ export interface ModeUsage {
     readonly emptyReceives: number;
     readonly deleteRequests: number;
   };
-  readonly dynamodb: {
-    readonly requests: number;
-    readonly writeUnits: number;
-    readonly readUnits: number;
+  readonly dynamodb: DynamoDbUsage;
+}
+
+export interface DynamoDbUsage {
+  readonly requests: number;
+  readonly writeUnits: number;
+  readonly readUnits: number;
+}
+
+const isRead = (operation: string) => operation === 'GetItem' || operation === 'Query';
+
+/**
+ * What the meter counted, per operation, as billed usage: every request; write units by the
+ * documented rules (DynamoDB Local under-reports transactions, see dynamodb-proxy/meter.ts); read
+ * units as DynamoDB Local reported them. `reportedWriteUnits` is DynamoDB Local's own count of the
+ * writes, kept beside the rules, not billed.
+ */
+export function dynamodbUsageOf(
+  operations: Readonly<Record<string, OperationCounts>>,
+): DynamoDbUsage & { readonly reportedWriteUnits: number } {
+  const sum = (pick: (counts: OperationCounts) => number, only: (operation: string) => boolean) =>
+    Object.entries(operations)
+      .filter(([operation]) => only(operation))
+      .reduce((total, [, counts]) => total + pick(counts), 0);
+  return {
+    requests: sum(
+      (counts) => counts.requests,
+      () => true,
+    ),
+    writeUnits: sum(
+      (counts) => counts.ruleWriteUnits,
+      (op) => !isRead(op),
+    ),
+    readUnits: sum((counts) => counts.consumedUnits, isRead),
+    reportedWriteUnits: sum(
+      (counts) => counts.consumedUnits,
+      (op) => !isRead(op),
+    ),
+  };
+}
+
+/**
+ * The yardstick's usage (harness/benchmarks/yardstick.ts): its own DynamoDB counts, and the Lambda
+ * and SQS of the at-least-once mode metered beside it — the same queue, mapping, batch size and
+ * loop, scaled to the yardstick's messages. at-least-once's durations include its transaction, so
+ * the yardstick's Lambda line is an upper bound, as every mode's is.
+ */
+export function yardstickUsage(messages: number, dynamodb: DynamoDbUsage, atLeastOnce: ModeUsage): ModeUsage {
+  const scale = messages / Math.max(atLeastOnce.messages, 1);
+  const scaled = (value: number) => Math.round(value * scale);
+  return {
+    messages,
+    lambda: {
+      invocations: scaled(atLeastOnce.lambda.invocations),
+      billedDurationMs: scaled(atLeastOnce.lambda.billedDurationMs),
+    },
+    sqs: {
+      sendRequests: scaled(atLeastOnce.sqs.sendRequests),
+      receiveRequests: scaled(atLeastOnce.sqs.receiveRequests),
+      emptyReceives: scaled(atLeastOnce.sqs.emptyReceives),
+      deleteRequests: scaled(atLeastOnce.sqs.deleteRequests),
+    },
+    dynamodb,
   };
 }
 

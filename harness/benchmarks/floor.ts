@@ -135,7 +135,8 @@ async function loadHandler(mode: Mode, target: FloorTarget): Promise<BatchHandle
   }
 }
 
-function record(body: MessageBody, index: number): SQSRecord {
+/** One synthetic SQS record of `body`, as the mapping would hand it over on its first delivery. */
+export function record(body: MessageBody, index: number): SQSRecord {
   const messageId = randomUUID();
   return {
     messageId,
@@ -155,7 +156,8 @@ function record(body: MessageBody, index: number): SQSRecord {
   };
 }
 
-function context(mode: Mode): Context {
+/** A Lambda context with 30 s left, named after `mode`. */
+export function context(mode: Mode): Context {
   const deadline = Date.now() + 30_000;
   return {
     callbackWaitsForEmptyEventLoop: false,

@@ -5,9 +5,11 @@ import { MODES, type Mode } from '../../contract/topology.js';
 import { creditAccount } from '../../functions/shared/ledger.js';
 import type { OperationCounts } from '../dynamodb-proxy/meter.js';
 import { newRunId, runExperiment } from '../experiment/experiment.js';
-import type { ModeUsage } from './cost-model.js';
+import { DEFAULTS } from '../options/declaration.js';
+import { dynamodbUsageOf, type ModeUsage, yardstickUsage } from './cost-model.js';
 import { benchConfig, startBenchEnvironment } from './environment.js';
 import { meterSqs } from './sqs-meter.js';
+import { meterYardstick, type YardstickRun } from './yardstick.js';
 
 export interface MeteredMode {
   readonly usage: ModeUsage;
@@ -15,6 +17,12 @@ export interface MeteredMode {
   readonly dynamodbByOperation: Readonly<Record<string, OperationCounts>>;
   /** Σ write units DynamoDB Local reported (ConsumedCapacity) for the same requests, failures excluded. */
   readonly reportedWriteUnits: number;
+}
+
+export interface MeteredYardstick {
+  readonly run: YardstickRun;
+  /** Its DynamoDB counts with at-least-once's Lambda and SQS (cost-model.ts, yardstickUsage). */
+  readonly usage: ModeUsage;
 }
 
 export interface CancelledTransactionCase {
@@ -34,7 +42,12 @@ export async function meteredRun(options: {
   readonly modes: readonly Mode[];
   readonly messages: number;
   readonly log: (message: string) => void;
-}): Promise<{ modes: Partial<Record<Mode, MeteredMode>>; cancelled: CancelledTransactionCase }> {
+}): Promise<{
+  modes: Partial<Record<Mode, MeteredMode>>;
+  /** The production-shaped at-least-once (yardstick.ts), when at-least-once was metered. */
+  yardstick?: MeteredYardstick;
+  cancelled: CancelledTransactionCase;
+}> {
   const batchSize = MODES['effectively-once'].batchSize;
   const concurrency = MODES['effectively-once'].maxConcurrency;
   const env = await startBenchEnvironment({
@@ -69,11 +82,7 @@ export async function meteredRun(options: {
       const invocations = (after?.invocations ?? 0) - (before.invocations ?? 0);
       const deliveries = report.modes[mode]?.deliveries ?? options.messages;
       const receive = sqs.ReceiveMessage;
-      const sum = (pick: (counts: OperationCounts) => number, only?: (operation: string) => boolean) =>
-        Object.entries(operations)
-          .filter(([operation]) => only?.(operation) ?? true)
-          .reduce((total, [, counts]) => total + pick(counts), 0);
-      const isRead = (operation: string) => operation === 'GetItem' || operation === 'Query';
+      const { reportedWriteUnits, ...dynamodb } = dynamodbUsageOf(operations);
       modes[mode] = {
         usage: {
           messages: options.messages,
@@ -91,26 +100,33 @@ export async function meteredRun(options: {
               ? invocations * Math.ceil(deliveries / Math.max(invocations, 1) / 10)
               : (sqs.DeleteMessageBatch?.billedRequests ?? 0) + (sqs.DeleteMessage?.billedRequests ?? 0),
           },
-          dynamodb: {
-            requests: sum((counts) => counts.requests),
-            // By the documented rules: DynamoDB Local under-reports transactions (see dynamodb-proxy/meter.ts).
-            writeUnits: sum(
-              (counts) => counts.ruleWriteUnits,
-              (op) => !isRead(op),
-            ),
-            readUnits: sum((counts) => counts.consumedUnits, isRead),
-          },
+          dynamodb,
         },
         dynamodbByOperation: structuredClone(operations),
-        reportedWriteUnits: sum(
-          (counts) => counts.consumedUnits,
-          (op) => !isRead(op),
-        ),
+        reportedWriteUnits,
       };
       options.log(`metered ${mode}: ${JSON.stringify(modes[mode]?.usage)}`);
     }
+    const atLeastOnce = modes['at-least-once'];
+    let yardstick: MeteredYardstick | undefined;
+    if (atLeastOnce) {
+      const run = await meterYardstick({
+        endpoint: env.local.dynamodbEndpoint,
+        region: env.local.region,
+        tableName: env.tableName,
+        messages: options.messages,
+        accounts: DEFAULTS.accounts,
+        batchSize,
+        concurrency,
+      });
+      yardstick = { run, usage: yardstickUsage(run.messages, run.dynamodb, atLeastOnce.usage) };
+      options.log(
+        `metered the yardstick: ${JSON.stringify(run.dynamodb)}, money ${JSON.stringify(run.money)}`,
+      );
+    }
     return {
       modes,
+      ...(yardstick ? { yardstick } : {}),
       cancelled: await cancelledTransaction(env.local.dynamodbEndpoint, env.local.region, env.tableName),
     };
   } finally {

@@ -1,9 +1,10 @@
 import type { Mode } from '../../contract/topology.js';
-import type { ModeCost } from './cost-model.js';
+import type { ModeCost, ModeUsage } from './cost-model.js';
 import type { CellResult } from './end-to-end.js';
 import type { CancelledTransactionCase, MeteredMode } from './metered-run.js';
 import type { PRICES } from './prices.js';
 import type { ScalePoint } from './scale.js';
+import type { YardstickRun } from './yardstick.js';
 
 export interface CellRatios {
   readonly batchSize: number;
@@ -43,9 +44,28 @@ export interface BenchReport {
     readonly notes: readonly string[];
   };
   readonly cost: Partial<Record<Mode, ModeCost>>;
+  /**
+   * At-least-once in its production shape (yardstick.ts): one UpdateItem per message, no
+   * application record; absent when at-least-once was not run (it borrows its Lambda and SQS).
+   */
+  readonly yardstick?: YardstickReport;
   readonly prices: typeof PRICES;
   readonly scale: readonly ScalePoint[];
   readonly targets: readonly Target[];
   /** Sections that failed (a scale point); the rest of the report stands. */
   readonly failures: readonly string[];
+}
+
+/** The yardstick's row: counted in the metered run, priced like the modes, checked by the money. */
+export interface YardstickReport {
+  /** `at-least-once (production shape)` */
+  readonly name: string;
+  readonly usage: ModeUsage;
+  readonly dynamodbByOperation: YardstickRun['dynamodbByOperation'];
+  readonly reportedWriteUnits: number;
+  readonly failedRecords: number;
+  readonly money: YardstickRun['money'];
+  readonly cost: ModeCost;
+  /** effectively-once's price ÷ the yardstick's; null when effectively-once was not run. */
+  readonly effectivelyOnceOverYardstick: { readonly writeUnits: number; readonly usd: number } | null;
 }

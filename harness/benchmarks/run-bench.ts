@@ -7,7 +7,8 @@
  *   3. ratios       end to end ÷ floor; effectively-once ÷ at-least-once; powertools ÷ effectively-once
  *   4. counted      requests and write/read units per message, through a meter (metered-run.ts)
  *   5. scale        effectively-once at 1,000 / 10,000 / 100,000 messages, time and peak memory (scale.ts)
- *   6. cost         US$ per million messages from the counts and prices.ts (cost-model.ts)
+ *   6. cost         US$ per million messages from the counts and prices.ts (cost-model.ts), with
+ *                   at-least-once in its production shape (one write, yardstick.ts) as the yardstick
  *
  * Prints a table (stdout), progress on stderr, writes reports/bench-<timestamp>.json.
  *
@@ -27,10 +28,11 @@ import { costPerMillion } from './cost-model.js';
 import { type CellResult, type GridCell, runCell } from './end-to-end.js';
 import { meteredRun } from './metered-run.js';
 import { PRICES } from './prices.js';
-import type { BenchReport } from './report.js';
+import type { BenchReport, YardstickReport } from './report.js';
 import { runScalePoint, type ScalePoint } from './scale.js';
-import { ratiosOf, targetsOf } from './summary.js';
+import { priceRatio, ratiosOf, targetsOf } from './summary.js';
 import { formatBench } from './table.js';
+import { YARDSTICK_NAME } from './yardstick.js';
 
 const FULL_GRID: readonly GridCell[] = [1, 10, 100].flatMap((batchSize) =>
   [2, 5].map((concurrency) => ({ batchSize, concurrency })),
@@ -68,6 +70,28 @@ async function main({ values }: ParsedOptions<'bench'>): Promise<Finished> {
   }
 
   const ratios = endToEnd.map(ratiosOf);
+  const cost = Object.fromEntries(
+    Object.entries(metered.modes).map(([mode, result]) => [
+      mode,
+      result ? costPerMillion(mode as Mode, result.usage) : undefined,
+    ]),
+  ) as BenchReport['cost'];
+  const yardstickCost = metered.yardstick && costPerMillion('at-least-once', metered.yardstick.usage);
+  const yardstick: YardstickReport | undefined = metered.yardstick &&
+    yardstickCost && {
+      name: YARDSTICK_NAME,
+      usage: metered.yardstick.usage,
+      dynamodbByOperation: metered.yardstick.run.dynamodbByOperation,
+      reportedWriteUnits: metered.yardstick.run.reportedWriteUnits,
+      failedRecords: metered.yardstick.run.failedRecords,
+      money: metered.yardstick.run.money,
+      cost: yardstickCost,
+      effectivelyOnceOverYardstick: priceRatio(cost['effectively-once'], yardstickCost),
+    };
+  if (yardstick && !yardstick.money.exact)
+    failures.push(
+      `${YARDSTICK_NAME}: its balances add up to ${yardstick.money.balanceCents} cents, not the ${yardstick.money.expectedCents} sent (${yardstick.failedRecords} records failed)`,
+    );
   const report: BenchReport = {
     kind: quick ? 'quick' : 'full',
     startedAt: startedAt.toISOString(),
@@ -89,14 +113,11 @@ async function main({ values }: ParsedOptions<'bench'>): Promise<Finished> {
         'A cancelled TransactWriteItems (a duplicate in effectively-once) returns no ConsumedCapacity from DynamoDB Local; counted here as if billed like the write it was (2 units per KB of each item). No duplicates occur in these runs (no crashes), so this never changes the table.',
         'at-most-once deletes its batch from its own code; its SQS deletes are one DeleteMessageBatch per 10 records of each invocation, from its invocations.',
         'Lambda GB-seconds are the local billed durations × the topology memory: an upper bound for AWS (a shared 2-core machine, DynamoDB Local behind them).',
+        `${YARDSTICK_NAME} (harness/benchmarks/yardstick.ts) is not a mode: the at-least-once loop with one UpdateItem (ADD balanceCents) per message and no application record, run in the bench process with synthetic batches through its own meter; checked by the money only (its balances against the money sent). Its DynamoDB is counted; its Lambda and SQS are at-least-once's from this run (the same queue, mapping and loop). Every row, the yardstick included, has the delivery counter the verifier reads (one UpdateItem per batch: 0.1 WCU per message at batch 10).`,
       ],
     },
-    cost: Object.fromEntries(
-      Object.entries(metered.modes).map(([mode, result]) => [
-        mode,
-        result ? costPerMillion(mode as Mode, result.usage) : undefined,
-      ]),
-    ),
+    cost,
+    ...(yardstick ? { yardstick } : {}),
     prices: PRICES,
     scale,
     targets: targetsOf(ratios, scale),

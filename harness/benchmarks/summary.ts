@@ -1,4 +1,5 @@
 import type { Mode } from '../../contract/topology.js';
+import type { ModeCost } from './cost-model.js';
 import type { CellResult } from './end-to-end.js';
 import type { CellRatios, Target } from './report.js';
 import type { ScalePoint } from './scale.js';
@@ -30,6 +31,18 @@ export function spread(values: readonly number[]): Spread {
 
 /** a ÷ b, two decimals; 0 when b is 0. */
 export const ratio = (a: number, b: number): number => (b > 0 ? Math.round((a / b) * 100) / 100 : 0);
+
+/** One row's price over another's per message: write units and US$ in total, two decimals each. */
+export function priceRatio(
+  numerator: ModeCost | undefined,
+  denominator: ModeCost | undefined,
+): { readonly writeUnits: number; readonly usd: number } | null {
+  if (!numerator || !denominator) return null;
+  return {
+    writeUnits: ratio(numerator.perMessage.writeUnits, denominator.perMessage.writeUnits),
+    usd: ratio(numerator.usdPerMillion.total, denominator.usdPerMillion.total),
+  };
+}
 
 /** The ratios between modes end to end that the bench reports: numerator ÷ denominator. */
 export const MODE_RATIOS = [

@@ -1,4 +1,5 @@
 import type { Mode } from '../../contract/topology.js';
+import type { ModeCost } from './cost-model.js';
 import type { BenchReport } from './report.js';
 import { MODE_RATIOS, modeRatioText, targetsNotMeasured } from './summary.js';
 
@@ -36,15 +37,32 @@ export function formatBench(report: BenchReport): string {
   lines.push(
     `per message (metered run: ${report.metered.messages} messages per mode, batch 10, concurrency 5) and US$ per million messages (${report.prices.region}, on-demand, prices read ${report.prices.readOn})`,
   );
-  lines.push(
-    `${'mode'.padEnd(22)} ${'ddb req'.padStart(7)} ${'WCU'.padStart(6)} ${'RCU'.padStart(6)} ${'λ req'.padStart(6)} ${'λ GB-s'.padStart(8)} ${'SQS req'.padStart(7)}  ${'λ $'.padStart(7)} ${'SQS $'.padStart(7)} ${'DDB $'.padStart(7)} ${'total $'.padStart(8)}`,
-  );
-  for (const [mode, cost] of Object.entries(report.cost)) {
-    if (!cost) continue;
+  // Wide enough for the yardstick's name.
+  const name = (text: string) => text.padEnd(Math.max(22, report.yardstick?.name.length ?? 0));
+  const costRow = (label: string, cost: ModeCost) => {
     const p = cost.perMessage;
     const u = cost.usdPerMillion;
+    return `${name(label)} ${pad(p.dynamodbRequests, 7)} ${pad(p.writeUnits, 6)} ${pad(p.readUnits, 6)} ${pad(p.lambdaRequests, 6)} ${pad(p.lambdaGbSeconds, 8)} ${pad(p.sqsRequests, 7)}  ${pad(u.lambda.toFixed(2), 7)} ${pad(u.sqs.toFixed(2), 7)} ${pad(u.dynamodb.toFixed(2), 7)} ${pad(u.total.toFixed(2), 8)}`;
+  };
+  lines.push(
+    `${name('mode')} ${'ddb req'.padStart(7)} ${'WCU'.padStart(6)} ${'RCU'.padStart(6)} ${'λ req'.padStart(6)} ${'λ GB-s'.padStart(8)} ${'SQS req'.padStart(7)}  ${'λ $'.padStart(7)} ${'SQS $'.padStart(7)} ${'DDB $'.padStart(7)} ${'total $'.padStart(8)}`,
+  );
+  // The yardstick first: what every other row is compared with.
+  if (report.yardstick) lines.push(costRow(report.yardstick.name, report.yardstick.cost));
+  for (const [mode, cost] of Object.entries(report.cost)) {
+    if (cost) lines.push(costRow(mode, cost));
+  }
+  const yardstick = report.yardstick;
+  if (yardstick) {
+    const money = yardstick.money;
     lines.push(
-      `${mode.padEnd(22)} ${pad(p.dynamodbRequests, 7)} ${pad(p.writeUnits, 6)} ${pad(p.readUnits, 6)} ${pad(p.lambdaRequests, 6)} ${pad(p.lambdaGbSeconds, 8)} ${pad(p.sqsRequests, 7)}  ${pad(u.lambda.toFixed(2), 7)} ${pad(u.sqs.toFixed(2), 7)} ${pad(u.dynamodb.toFixed(2), 7)} ${pad(u.total.toFixed(2), 8)}`,
+      `${yardstick.name}: one UpdateItem (ADD balanceCents) per message, no application record; checked by the money only: balances ${money.balanceCents} of ${money.expectedCents} cents sent (${money.exact ? 'exact' : 'NOT EXACT'}); its Lambda and SQS are at-least-once's`,
+    );
+    const over = yardstick.effectivelyOnceOverYardstick;
+    lines.push(
+      over
+        ? `effectively-once ÷ ${yardstick.name}: ${over.writeUnits}× the write units, ${over.usd}× the US$`
+        : `effectively-once ÷ ${yardstick.name}: not measured (effectively-once was not run)`,
     );
   }
   const c = report.metered.cancelledTransaction;

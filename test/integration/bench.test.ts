@@ -2,9 +2,24 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_MODES } from '../../contract/topology.js';
+import { DEFAULT_MODES, type Mode } from '../../contract/topology.js';
 import type { BenchReport } from '../../harness/benchmarks/report.js';
 import { PROJECT_ROOT } from '../../lib/bundling.js';
+
+/**
+ * The write units per message each mode's credit needs at least, in its instrumented shape: a
+ * transaction of two small items is 4 (the application record or marker beside the balance);
+ * Powertools adds its INPROGRESS and COMPLETED writes; entry-upsert writes one item. A mode not
+ * listed writes at least one item per message.
+ */
+const MIN_WRITE_UNITS_PER_MESSAGE: Partial<Record<Mode, number>> = {
+  'at-most-once': 4,
+  'at-least-once': 4,
+  'effectively-once': 4,
+  'powertools-idempotency': 6,
+  'powertools-message-id': 6,
+  'entry-upsert': 1,
+};
 
 /**
  * Smoke test of `npm run bench -- --quick`: it runs, writes the report with every section, and the
@@ -34,9 +49,11 @@ describe('npm run bench -- --quick', () => {
       expect(report.ratios[0]?.endToEndOverFloor[mode], mode).toBeGreaterThan(0);
 
       const usage = report.metered.modes[mode]?.usage;
-      // Every message is one credit: at least one DynamoDB request and a transaction's 2 × 2 units.
+      // Every message is one credit: at least one DynamoDB request and the mode's write units.
       expect(usage?.dynamodb.requests, mode).toBeGreaterThanOrEqual(report.metered.messages);
-      expect(usage?.dynamodb.writeUnits, mode).toBeGreaterThanOrEqual(4 * report.metered.messages);
+      expect(usage?.dynamodb.writeUnits, mode).toBeGreaterThanOrEqual(
+        (MIN_WRITE_UNITS_PER_MESSAGE[mode] ?? 1) * report.metered.messages,
+      );
       expect(usage?.lambda.invocations, mode).toBeGreaterThan(0);
       expect(usage?.sqs.sendRequests, mode).toBeGreaterThan(0);
       expect(report.cost[mode]?.usdPerMillion.total, mode).toBeGreaterThan(0);
@@ -45,6 +62,14 @@ describe('npm run bench -- --quick', () => {
     expect(report.metered.modes['powertools-idempotency']?.usage.dynamodb.requests).toBeGreaterThan(
       report.metered.modes['effectively-once']?.usage.dynamodb.requests ?? Number.POSITIVE_INFINITY,
     );
+    // The yardstick, at-least-once in its production shape: one write unit per message (and the
+    // delivery counter's tenth), checked by the money; effectively-once's transaction costs more.
+    const yardstick = report.yardstick;
+    expect(yardstick?.money.exact, JSON.stringify(yardstick?.money)).toBe(true);
+    expect(yardstick?.usage.dynamodb.writeUnits).toBeGreaterThanOrEqual(report.metered.messages);
+    expect(yardstick?.usage.dynamodb.writeUnits).toBeLessThan(2 * report.metered.messages);
+    expect(yardstick?.effectivelyOnceOverYardstick?.writeUnits).toBeGreaterThan(3);
+    expect(run.stdout).toMatch(/\nat-least-once \(production shape\) +1\.\d* +1\.\d* /);
     expect(report.metered.cancelledTransaction.cancellationCode).toMatch(/^ConditionalCheckFailed/);
     expect(report.prices.region).toBe('us-east-1');
     expect(report.targets.length).toBeGreaterThan(0);

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { MODES } from '../../../../contract/topology.js';
-import { costPerMillion, type ModeUsage } from '../../../../harness/benchmarks/cost-model.js';
+import {
+  costPerMillion,
+  dynamodbUsageOf,
+  type ModeUsage,
+  yardstickUsage,
+} from '../../../../harness/benchmarks/cost-model.js';
 import { PRICES } from '../../../../harness/benchmarks/prices.js';
 
 /** 1,000 messages: batches of 10, 40 s billed in all, one send, receive and delete per batch, 4 WCU each. */
@@ -91,5 +96,43 @@ describe('cost per million messages, from counted usage', () => {
     expect(cost.usdPerMillion.lambda).toBe(0.067);
     expect(cost.usdPerMillion.sqs).toBe(0.133);
     expect(cost.usdPerMillion.total).toBe(0.408);
+  });
+});
+
+describe('the meter’s counts as billed DynamoDB usage', () => {
+  const counts = (requests: number, ruleWriteUnits: number, consumedUnits: number) => ({
+    requests,
+    failed: 0,
+    consumedUnits,
+    ruleWriteUnits,
+    failedRuleWriteUnits: 0,
+    maxItemBytes: 100,
+  });
+
+  it('bills writes by the rules and reads as reported, and keeps the reported writes apart', () => {
+    expect(
+      dynamodbUsageOf({
+        TransactWriteItems: counts(100, 400, 200),
+        UpdateItem: counts(10, 10, 10),
+        Query: counts(2, 0, 3),
+      }),
+    ).toEqual({ requests: 112, writeUnits: 410, readUnits: 3, reportedWriteUnits: 210 });
+  });
+});
+
+describe('the yardstick’s usage', () => {
+  it('is its own DynamoDB with at-least-once’s Lambda and SQS, scaled to its messages', () => {
+    const dynamodb = { requests: 550, writeUnits: 550, readUnits: 0 };
+
+    expect(yardstickUsage(500, dynamodb, USAGE)).toEqual({
+      messages: 500,
+      lambda: { invocations: 50, billedDurationMs: 20_000 },
+      sqs: { sendRequests: 50, receiveRequests: 50, emptyReceives: 25, deleteRequests: 50 },
+      dynamodb,
+    });
+    // One write unit and request per message where the transaction has 4: the honest price.
+    const cost = costPerMillion('at-least-once', yardstickUsage(1000, dynamodb, USAGE));
+    expect(cost.perMessage.writeUnits).toBe(0.55);
+    expect(cost.usdPerMillion.dynamodb).toBe(0.344);
   });
 });

@@ -4,7 +4,7 @@ import { costPerMillion, type ModeUsage } from '../../../../harness/benchmarks/c
 import type { CellModeResult } from '../../../../harness/benchmarks/end-to-end.js';
 import { PRICES } from '../../../../harness/benchmarks/prices.js';
 import type { BenchReport } from '../../../../harness/benchmarks/report.js';
-import { ratiosOf, spread, targetsOf } from '../../../../harness/benchmarks/summary.js';
+import { priceRatio, ratiosOf, spread, targetsOf } from '../../../../harness/benchmarks/summary.js';
 import { formatBench } from '../../../../harness/benchmarks/table.js';
 
 const result = (endToEnd: number[], floor: number[], exact = true): CellModeResult => ({
@@ -281,5 +281,76 @@ describe('the bench table (stdout)', () => {
       '  n/a    effectively-once ≥ 85% of at-least-once (batch 10, concurrency 5): not measured (at-least-once was not run)',
     ]);
     expect(lines.join('\n')).not.toMatch(/MISSED|÷ at-least-once 0/);
+  });
+
+  it('prints the yardstick first, under the same columns, with its money check and the honest ratio', () => {
+    const yardstickUsed = usage(110, 110);
+    const yardstickCost = costPerMillion('at-least-once', yardstickUsed);
+    const withYardstick = report({
+      yardstick: {
+        name: 'at-least-once (production shape)',
+        usage: yardstickUsed,
+        dynamodbByOperation: {},
+        reportedWriteUnits: 110,
+        failedRecords: 0,
+        money: { expectedCents: 5000, balanceCents: 5000, exact: true },
+        cost: yardstickCost,
+        effectivelyOnceOverYardstick: priceRatio(
+          costPerMillion('effectively-once', usage(400, 100)),
+          yardstickCost,
+        ),
+      },
+    });
+    const lines = formatBench(withYardstick).split('\n');
+    const header = lines.find((line) => line.includes('total $')) ?? '';
+    const first = lines[lines.indexOf(header) + 1] ?? '';
+    expect(first.startsWith('at-least-once (production shape) ')).toBe(true);
+    // 1.1 WCU: $0.69 of DynamoDB against effectively-once's $2.50.
+    expect(first.slice('at-least-once (production shape)'.length).trim().split(/\s+/)).toEqual([
+      '1.1',
+      '1.1',
+      '0',
+      '0.1',
+      '0.01',
+      '0.3',
+      '0.15',
+      '0.12',
+      '0.69',
+      '0.96',
+    ]);
+    const ends = labelEnds(header, ['mode', 'ddb req', 'WCU', 'total $']);
+    expect(valueEnds(first).at(-1)).toBe(ends[3]);
+    const modeRow = lines.find((candidate) => candidate.startsWith('effectively-once ')) ?? '';
+    expect(valueEnds(modeRow).at(-1)).toBe(ends[3]);
+    expect(lines).toContain(
+      "at-least-once (production shape): one UpdateItem (ADD balanceCents) per message, no application record; checked by the money only: balances 5000 of 5000 cents sent (exact); its Lambda and SQS are at-least-once's",
+    );
+    // 4 ÷ 1.1 and 2.77 ÷ 0.96.
+    expect(lines).toContain(
+      'effectively-once ÷ at-least-once (production shape): 3.64× the write units, 2.89× the US$',
+    );
+  });
+
+  it('prints no yardstick when at-least-once was not run, and no honest ratio without effectively-once', () => {
+    expect(formatBench(report())).not.toContain('production shape');
+    const cost = costPerMillion('at-least-once', usage(100, 100));
+    const text = formatBench(
+      report({
+        yardstick: {
+          name: 'at-least-once (production shape)',
+          usage: usage(100, 100),
+          dynamodbByOperation: {},
+          reportedWriteUnits: 100,
+          failedRecords: 0,
+          money: { expectedCents: 1, balanceCents: 2, exact: false },
+          cost,
+          effectivelyOnceOverYardstick: null,
+        },
+      }),
+    );
+    expect(text).toContain('balances 2 of 1 cents sent (NOT EXACT)');
+    expect(text).toContain(
+      'effectively-once ÷ at-least-once (production shape): not measured (effectively-once was not run)',
+    );
   });
 });
