@@ -7,8 +7,9 @@ import type { Mode } from './topology.js';
  *
  *   pk = RUN#<runId>#MODE#<mode>
  *   sk = STAT#<counter>                             deliveries, crashes, suppressed duplicates, …
- *        BAL#<accountId>                            the account balance
- *        APP#<eventId>                              effectively-once: the processed marker; entry-upsert: its entry
+ *        BAL#<accountId>                            the account balance (state-upsert: and its version, the seq written)
+ *        APP#<eventId>                              effectively-once: the processed marker; entry-upsert: its entry;
+ *                                                   state-upsert: the event's record (its state written or superseded)
  *        APP#<eventId>#<receiveCount>#<messageId>#<requestId>#<position>   other modes: one per application
  *        CRASH#<key>#<receiveCount>                 an injected crash (key = eventId, or the messageId of an unparsable body)
  *        OLD#<eventId>                              the age guard refused the event (too old to dedupe)
@@ -40,6 +41,8 @@ export const COUNTERS = {
   suppressedDuplicates: 'suppressedDuplicates',
   /** Transactions cancelled by a conflict or throttling and tried again (hot keys show here). */
   retriedCancellations: 'retriedCancellations',
+  /** state-upsert: events whose state was not written because a newer state was stored already. */
+  superseded: 'superseded',
 } as const;
 
 export type Counter = (typeof COUNTERS)[keyof typeof COUNTERS];

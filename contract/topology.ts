@@ -87,6 +87,14 @@ export interface ModeSettings {
    */
   readonly derivesBalance?: boolean;
   /**
+   * Whether the balance item holds a state, not a sum: the balance after the newest event written
+   * (state-upsert). The verifier then checks the balances against the state the application records
+   * imply (per account, the `balanceAfterCents` of the highest seq recorded), not against a sum of
+   * amounts, and reports the `superseded` count.
+   * @default false: the balance is the sum of the applied amounts
+   */
+  readonly balanceIsState?: boolean;
+  /**
    * Whether a run includes the mode when `--modes` is not given ({@link DEFAULT_MODES}: the default
    * of the experiment's and the bench's `--modes`); `npm run proofs` proves every mode.
    * @default true
@@ -236,6 +244,40 @@ export const MODES = {
       story:
         'was written, the process was killed before the acknowledgement, and the redelivery wrote the same entry again: one entry, counted once',
       expected: 'the crash to land after the entry and the redelivery to rewrite the entry, not add a second',
+    },
+  },
+  'state-upsert': {
+    ...consumerDefaults,
+    summary:
+      "writes the account's state: one conditional UpdateItem SETs the balance after the event and its seq as the version, only if the stored version is older (else a newer state is there: superseded), and records the event for the verifier; then Lambda deletes the batch",
+    crashPoint:
+      'the state had been written (or found superseded) and the event recorded, the batch not yet acknowledged',
+    reportBatchItemFailures: true,
+    deletesOwnBatch: false,
+    balanceIsState: true,
+    inDefaultRun: false,
+    // Nothing is lost (deleted only after the write); nothing duplicates: a repeat SETs nothing,
+    // its version is not older. Intermediate states may be skipped (superseded), not lost.
+    promises: { noLoss: true, noDuplicates: true },
+    proof: {
+      counts: { crashes: 1, appliedOnce: 1, duplicated: 0, suppressedDuplicates: 1, driftCents: 0 },
+      story:
+        'was written, the process was killed before the acknowledgement, and the redelivery found its own version stored and wrote nothing',
+      expected:
+        'the crash to land after the state write and the redelivery to fail the version condition, not write again',
+    },
+    redriveProof: {
+      counts: {
+        crashes: 1,
+        appliedOnce: 1,
+        duplicated: 0,
+        suppressedDuplicates: 1,
+        deadLettered: 0,
+        driftCents: 0,
+      },
+      story:
+        'was written, the process was killed before the acknowledgement at the last receive SQS allows, SQS dead-lettered it, and its redriven copy found its own version stored and wrote nothing',
+      expected: 'the redriven copy of the written, dead-lettered event to fail the version condition',
     },
   },
 } as const satisfies Record<string, ModeSettings>;

@@ -110,7 +110,9 @@ async function verifyModeInDetail(
       },
     );
   }
-  const applications = groupApplications(readApplications(deps.reader, runId, mode, detailed));
+  // A state mode's records also carry each event's state: the balance they imply is the newest's.
+  const states = (MODES[mode] as ModeSettings).balanceIsState === true ? new LatestStates() : undefined;
+  const applications = groupApplications(readApplications(deps.reader, runId, mode, detailed, states));
   const deadLettered = [...sweep.events].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   // Crashes are few (one item per injected crash): read them whole before the join.
   const collector = detailed ? collectEventDetails(await readCrashes(deps.reader, runId, mode)) : undefined;
@@ -125,6 +127,8 @@ async function verifyModeInDetail(
   ]);
   // A mode without balance items reads a balance as its entries' sum, which the join has added up.
   const actualCents = derived ? counts.ledgerCents : balances;
+  // A state mode's balance is a state, not a sum: the ledger's is the newest recorded state per account.
+  const ledgerCents = states ? states.totalCents() : counts.ledgerCents;
   const outcome: ModeOutcome = {
     produced: summary.produced,
     poison: summary.poison,
@@ -142,8 +146,8 @@ async function verifyModeInDetail(
     expectedCents: summary.expectedCents,
     actualCents,
     driftCents: actualCents - summary.expectedCents,
-    ledgerCents: counts.ledgerCents,
-    consistent: counts.ledgerCents === actualCents,
+    ledgerCents,
+    consistent: ledgerCents === actualCents,
     crashes: counters.crashes,
     suppressedDuplicates: counters.suppressedDuplicates,
     retriedCancellations: counters.retriedCancellations,
@@ -151,6 +155,7 @@ async function verifyModeInDetail(
     deadLetteredUnreadable: sweep.unreadable,
     tooOldToDedupe,
     orderViolations: counts.orderViolations,
+    ...(states ? { superseded: counters.superseded } : {}),
   };
   return collector ? { outcome, detail: collector.finish(counts.outOfOrderEventIds) } : { outcome };
 }
@@ -161,11 +166,18 @@ async function* readApplications(
   runId: string,
   mode: Mode,
   detailed: boolean,
+  states?: LatestStates,
 ): AsyncGenerator<ApplicationRecord> {
   // The application time always: the order of applications is counted by every verification.
   const projection = ['eventId', 'accountId', 'amountCents', 'applications', 'appliedAt'];
   if (detailed) projection.push('receiveCount');
+  if (states) projection.push('seq', 'balanceAfterCents');
   for await (const item of queryPrefix(reader, runId, mode, SK.applicationPrefix, projection)) {
+    states?.add(
+      String(item.accountId),
+      numberAttribute(item, 'seq'),
+      numberAttribute(item, 'balanceAfterCents'),
+    );
     yield {
       eventId: String(item.eventId),
       accountId: String(item.accountId),
@@ -175,6 +187,25 @@ async function* readApplications(
       ...(detailed || item.appliedAt !== undefined ? { appliedAtMs: timeAttribute(item, 'appliedAt') } : {}),
       ...(detailed ? { receiveCount: numberAttribute(item, 'receiveCount') } : {}),
     };
+  }
+}
+
+/**
+ * Per account, the state of the highest seq recorded: what a state mode's balances must hold. One
+ * pair of numbers per account, however many events.
+ */
+export class LatestStates {
+  private readonly byAccount = new Map<string, { seq: number; cents: number }>();
+
+  add(accountId: string, seq: number, cents: number): void {
+    const latest = this.byAccount.get(accountId);
+    if (latest === undefined || seq > latest.seq) this.byAccount.set(accountId, { seq, cents });
+  }
+
+  totalCents(): number {
+    let total = 0;
+    for (const { cents } of this.byAccount.values()) total += cents;
+    return total;
   }
 }
 

@@ -34,6 +34,16 @@ export const MessageBodySchema = v.strictObject({
    */
   seq: v.pipe(v.number(), v.integer('must be a whole number'), v.minValue(1)),
   /**
+   * The account's balance after this event (a state event): the running sum of the amounts of the
+   * account's valid events up to and including this one, stamped by the producer; state-upsert
+   * writes it as the balance. A poison event changes no balance, so its body carries the balance
+   * before it. Optional in the schema so that bodies built without it (the benches' own bodies)
+   * stay valid for the delta modes; state-upsert fails a body without it (functions/state-upsert.ts).
+   */
+  balanceAfterCents: v.optional(
+    v.pipe(v.number(), v.integer('must be an integer number of cents'), v.minValue(0)),
+  ),
+  /**
    * When the producer created the event (ISO 8601, UTC): its age, which no SQS attribute gives once
    * a redrive has sent it back as a new message. The consumers that dedupe refuse an event older
    * than their dedupe records remember (functions/shared/age-guard.ts).

@@ -94,22 +94,31 @@ export function buildManifest(
   let producerDuplicates = 0;
   /** Per account, the seq of its last event: every event (poison too) takes the next position. */
   const lastSeq = new Map<string, number>();
+  /** Per account, the sum of its valid events so far: each body's balanceAfterCents (state events). */
+  const balance = new Map<string, number>();
   for (let index = 0; index < messages; index += 1) {
     const amountCents = 1 + Math.floor(random() * 10_000);
     const account = Math.floor(random() * accounts);
     const accountId = `acct-${String(account).padStart(width, '0')}`;
     const seq = (lastSeq.get(accountId) ?? 0) + 1;
     lastSeq.set(accountId, seq);
+    const eventId = `evt-${String(index).padStart(6, '0')}`;
+    const isPoison = faultHits(faults.poisonRate, seed, 'poison', eventId);
+    // A poison event is never applied, so the balance after it is the balance before it.
+    const balanceAfterCents = (balance.get(accountId) ?? 0) + (isPoison ? 0 : amountCents);
+    balance.set(accountId, balanceAfterCents);
     const body: MessageBody = {
-      eventId: `evt-${String(index).padStart(6, '0')}`,
+      eventId,
       runId,
       accountId,
       amountCents,
       seq,
+      balanceAfterCents,
       createdAt: createdAt.toISOString(),
     };
-    const { runId: _, createdAt: __, ...event } = body;
-    if (faultHits(faults.poisonRate, seed, 'poison', body.eventId)) {
+    // The manifest keeps the event's delta; its state follows from the manifest, in seq order.
+    const { runId: _, createdAt: __, balanceAfterCents: ___, ...event } = body;
+    if (isPoison) {
       const kind = POISON_KIND_NAMES[
         Math.floor(faultDraw(seed, 'poison-kind', body.eventId) * POISON_KIND_NAMES.length)
       ] as PoisonKind;

@@ -12,6 +12,7 @@ export function messageBody(overrides: Partial<MessageBody> = {}): MessageBody {
     accountId: 'acct-1',
     amountCents: 250,
     seq: 1,
+    balanceAfterCents: 250,
     // The unit tests' clock (consumer-deps.ts): a fresh event, well inside any age guard.
     createdAt: new Date(NOW - 1000).toISOString(),
     ...overrides,

@@ -27,6 +27,7 @@ const DLQ = {
   'powertools-idempotency': 'https://sqs.local/pti-dlq',
   'powertools-message-id': 'https://sqs.local/ptm-dlq',
   'entry-upsert': 'https://sqs.local/eu-dlq',
+  'state-upsert': 'https://sqs.local/su-dlq',
 } as const;
 
 type Item = Record<string, unknown>;
@@ -319,6 +320,57 @@ describe('verifier', () => {
     expect(outcome?.actualCents).toBe(90);
   });
 
+  describe('a state mode (state-upsert: the balance is the newest state, not a sum)', () => {
+    const SU = `RUN#${RUN}#MODE#state-upsert`;
+    /** Events a..e of account x, 100 cents each: event n's state is 100 × n. */
+    const record = (eventId: string, seq: number) =>
+      application(eventId, 100, '', { seq, balanceAfterCents: 100 * seq }, SU);
+    const verifySu = async () =>
+      (await verifyRun(deps, { runId: RUN, modes: ['state-upsert'] })).modes['state-upsert'];
+
+    it('checks the balances against the newest recorded state per account, and reports superseded', async () => {
+      serveLedger(ddb, [
+        ...manifest(),
+        // Recorded out of key order on purpose: the newest state is the highest seq, not the last key.
+        record('a', 1),
+        record('b', 2),
+        record('c', 5),
+        record('d', 3),
+        record('e', 4),
+        balance(500, SU),
+        { pk: SU, sk: 'STAT#superseded', count: 2 },
+      ]);
+
+      expect(await verifySu()).toMatchObject({
+        appliedOnce: 5,
+        duplicated: 0,
+        lost: 0,
+        expectedCents: 500,
+        actualCents: 500,
+        driftCents: 0,
+        ledgerCents: 500,
+        consistent: true,
+        superseded: 2,
+      });
+    });
+
+    it('flags a balance no record attests as inconsistent, and a missing last state as drift', async () => {
+      serveLedger(ddb, [...manifest(), record('a', 1), record('b', 2), record('c', 3), balance(500, SU)]);
+
+      expect(await verifySu()).toMatchObject({ ledgerCents: 300, actualCents: 500, consistent: false });
+
+      ddb.reset();
+      serveLedger(ddb, [...manifest(), record('a', 1), record('b', 2), record('c', 3), balance(300, SU)]);
+      expect(await verifySu()).toMatchObject({ lost: 2, consistent: true, driftCents: -200, superseded: 0 });
+    });
+
+    it('leaves superseded out of the other modes', async () => {
+      serveLedger(ddb, [...manifest(), application('a', 100), balance(100)]);
+
+      expect(await verifyAlo()).not.toHaveProperty('superseded');
+    });
+  });
+
   it('reads with Query only, never Scan, and with consistent reads', async () => {
     serveLedger(ddb, [...manifest(), application('a', 100)]);
 
@@ -562,9 +614,11 @@ describe('verifier', () => {
       for (const mode of MODE_NAMES) {
         const pk = `RUN#${RUN}#MODE#${mode}`;
         ids.forEach((eventId, index) => {
-          items.push(applied(eventId, 1, index * 3, { accountId: `acct-${index % 100}` }, pk));
+          // seq and state: what a state mode's records carry besides (the others' ignore them).
+          const state = { accountId: `acct-${index % 100}`, seq: index + 1, balanceAfterCents: 0 };
+          items.push(applied(eventId, 1, index * 3, state, pk));
           if (index % 20 === 0) {
-            items.push(applied(eventId, 2, index * 3 + 30_000, {}, pk));
+            items.push(applied(eventId, 2, index * 3 + 30_000, { seq: index + 1, balanceAfterCents: 0 }, pk));
             items.push(crash(eventId, 1, index * 3 + 1, 1, pk));
           }
         });

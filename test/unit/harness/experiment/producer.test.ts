@@ -30,10 +30,42 @@ describe('producer manifest', () => {
       expect(readMessageBody(message.body)).toEqual({
         ...event,
         runId: 'run-1',
+        balanceAfterCents: expect.any(Number),
         createdAt: createdAt.toISOString(),
       });
     }
     expect(manifest.expectedCents).toBe(manifest.events.reduce((sum, m) => sum + m.amountCents, 0));
+  });
+
+  const parsed = (body: string): Record<string, unknown> => {
+    try {
+      return JSON.parse(body) as Record<string, unknown>;
+    } catch {
+      return {}; // malformed-json poison
+    }
+  };
+
+  it("stamps every body with its account's balance after it: the running sum of the account's valid events, poison changing nothing", () => {
+    const manifest = buildManifest('run-1', 'seed', 500, 5, { poisonRate: 0.1, producerDuplicateRate: 0.1 });
+    const running = new Map<string, number>();
+    const states = new Map<string, number>();
+    for (const event of manifest.events) {
+      const after =
+        (running.get(event.accountId) ?? 0) + (event.poison === undefined ? event.amountCents : 0);
+      running.set(event.accountId, after);
+      states.set(event.eventId, after);
+    }
+    expect(manifest.poison).toBeGreaterThan(0);
+    for (const message of manifest.messages) {
+      // Poison bodies too, where they parse as JSON: the balance before them.
+      const body = parsed(message.body.length < 100_000 ? message.body : '{}');
+      if (typeof body.balanceAfterCents === 'number')
+        expect(body.balanceAfterCents).toBe(states.get(message.eventId));
+      else expect(manifest.events.find((e) => e.eventId === message.eventId)?.poison).toBeDefined();
+    }
+    // The last state of each account is the account's expected balance: they add up to the money.
+    const finals = [...running.values()].reduce((sum, cents) => sum + cents, 0);
+    expect(finals).toBe(manifest.expectedCents);
   });
 
   it('sends drawn events as invalid bodies of every kind, none of which the handlers accept, and keeps them out of the expected money', () => {

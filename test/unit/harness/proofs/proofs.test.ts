@@ -76,7 +76,12 @@ describe('proofs', () => {
     const proofOf = (mode: (typeof MODE_NAMES)[number]) => (MODES[mode] as ModeSettings).redriveProof;
 
     it('is proved for the modes whose crash can leave an applied event in the DLQ', () => {
-      expect(REDRIVE_PROOF_MODES).toEqual(['at-least-once', 'effectively-once', 'powertools-message-id']);
+      expect(REDRIVE_PROOF_MODES).toEqual([
+        'at-least-once',
+        'effectively-once',
+        'powertools-message-id',
+        'state-upsert',
+      ]);
       expect(() => redriveProofVerdict('at-most-once', 'evt-1', redriven({}))).toThrow(/no redrive proof/);
     });
 

@@ -1,0 +1,148 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { balanceKey, COUNTERS, markerKey, partitionKey, TTL_ATTRIBUTE } from '../contract/ledger-keys.js';
+import { readConsumerConfig } from './shared/config.js';
+import { type ConsumerDeps, createConsumerDeps } from './shared/consumer.js';
+import { ConflictingReuseError, InvalidMessageError, RetryableWriteError } from './shared/errors.js';
+import { addToCounter, type CreditOutcome, expiresAt } from './shared/ledger.js';
+import { type MessageBody, payloadHash } from './shared/message.js';
+import { type ApplyMessage, workThenAcknowledge } from './shared/work-then-acknowledge.js';
+
+/** The condition of the state write: the stored state is older than the event's, or there is none. */
+export const STATE_CONDITION = 'attribute_not_exists(version) OR version < :seq';
+
+/**
+ * state-upsert: the event carries the account's balance after it (`balanceAfterCents`) and its
+ * position in the account's stream (`seq`). The business write is ONE conditional UpdateItem on the
+ * balance item: `SET balanceCents = :b, version = :seq` only if the stored version is older. A
+ * repeat finds its own version and writes nothing; an event that arrives after a later one finds a
+ * newer version and writes nothing either: its state is superseded, and already contained in the
+ * newer one (the balance after a later event includes every earlier amount). Duplicates and
+ * reordering are harmless by nature; the final balance is exact once each account's last event is
+ * written, while intermediate states may be skipped.
+ *
+ * Then, for the verifier only (the production shape is the first write alone), one record per
+ * event keyed on the event id (`APP#<eventId>`, `applications` always 1, `writes` counting the
+ * deliveries that wrote it), carrying the seq and the state, and whether the state was written or
+ * superseded. It comes second, so it attests a state write (or a newer state) that is durable: a
+ * failure between the two writes leaves the record missing, and the redelivery writes it.
+ */
+export const applyStateUpsert: ApplyMessage = async (deps, message, delivery): Promise<CreditOutcome> => {
+  const balanceAfterCents = message.balanceAfterCents;
+  if (balanceAfterCents === undefined) {
+    throw new InvalidMessageError('balanceAfterCents', 'is required by state-upsert (a state event)');
+  }
+  const now = deps.ledger.now?.() ?? Date.now();
+  const pk = partitionKey(message.runId, deps.ledger.mode);
+  const written = await writeState(deps, message, balanceAfterCents, pk, now);
+  try {
+    const { Attributes } = await deps.ledger.ddb.send(
+      new UpdateCommand({
+        TableName: deps.ledger.tableName,
+        Key: { pk, sk: markerKey(message.eventId) },
+        UpdateExpression:
+          'SET eventId = :event, accountId = :account, amountCents = :amount, seq = :seq, ' +
+          'balanceAfterCents = :state, payloadHash = :hash, applications = :one, ' +
+          'appliedAt = if_not_exists(appliedAt, :at), receiveCount = if_not_exists(receiveCount, :receive), ' +
+          'stateOutcome = if_not_exists(stateOutcome, :outcome), #ttl = :ttl ADD writes :one',
+        ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE },
+        ExpressionAttributeValues: {
+          ':event': message.eventId,
+          ':account': message.accountId,
+          ':amount': message.amountCents,
+          ':seq': message.seq,
+          ':state': balanceAfterCents,
+          ':hash': payloadHash(message),
+          ':one': 1,
+          ':at': new Date(now).toISOString(),
+          ':receive': delivery.receiveCount,
+          ':outcome': written === 'superseded' ? 'superseded' : 'written',
+          ':ttl': expiresAt(deps.ledger, now),
+        },
+        // A reused event id with another account or amount must not overwrite the first record.
+        ConditionExpression: 'attribute_not_exists(pk) OR payloadHash = :hash',
+        ReturnValues: 'UPDATED_OLD',
+      }),
+    );
+    // The record was there already: this delivery repeated the event, harmlessly.
+    if (Attributes?.writes !== undefined) {
+      await addToCounter(deps.ledger, message.runId, COUNTERS.suppressedDuplicates, 1);
+      return 'duplicate';
+    }
+  } catch (error) {
+    throw writeError(error, message);
+  }
+  // Counted once per event: on the delivery that first recorded it.
+  if (written === 'superseded') await addToCounter(deps.ledger, message.runId, COUNTERS.superseded, 1);
+  return 'applied';
+};
+
+/**
+ * The one business write. 'written': the state is the event's; 'own': the stored version is the
+ * event's own (a delivery wrote it before its record); 'superseded': a newer state is stored.
+ */
+async function writeState(
+  deps: ConsumerDeps,
+  message: MessageBody,
+  balanceAfterCents: number,
+  pk: string,
+  now: number,
+): Promise<'written' | 'own' | 'superseded'> {
+  try {
+    await deps.ledger.ddb.send(
+      new UpdateCommand({
+        TableName: deps.ledger.tableName,
+        Key: { pk, sk: balanceKey(message.accountId) },
+        UpdateExpression: 'SET balanceCents = :b, version = :seq, #ttl = :ttl',
+        ConditionExpression: STATE_CONDITION,
+        ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE },
+        ExpressionAttributeValues: {
+          ':b': balanceAfterCents,
+          ':seq': message.seq,
+          ':ttl': expiresAt(deps.ledger, now),
+        },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return 'written';
+  } catch (error) {
+    if (error instanceof Error && error.name === 'ConditionalCheckFailedException') {
+      const stored = storedVersion((error as { Item?: Record<string, unknown> }).Item);
+      return stored === message.seq ? 'own' : 'superseded';
+    }
+    throw writeError(error, message);
+  }
+}
+
+/** The stored version in a ConditionalCheckFailed's item, marshalled ({ N: '3' }) or not. */
+function storedVersion(item: Record<string, unknown> | undefined): number | undefined {
+  const value = item?.version;
+  if (typeof value === 'number') return value;
+  if (typeof value === 'object' && value !== null && 'N' in value) return Number(value.N);
+  return undefined;
+}
+
+function writeError(error: unknown, message: MessageBody): Error {
+  if (error instanceof ConflictingReuseError || error instanceof RetryableWriteError) return error;
+  if (error instanceof Error && error.name === 'ConditionalCheckFailedException') {
+    return new ConflictingReuseError(message.eventId, { cause: error });
+  }
+  return new RetryableWriteError(error instanceof Error ? `${error.name}: ${error.message}` : String(error), {
+    cause: error,
+  });
+}
+
+export function processBatch(
+  event: SQSEvent,
+  context: Pick<Context, 'awsRequestId'>,
+  deps: ConsumerDeps,
+): Promise<SQSBatchResponse> {
+  return workThenAcknowledge(event, context, deps, applyStateUpsert);
+}
+
+const deps = createConsumerDeps(readConsumerConfig('state-upsert'));
+
+export const handler = (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
+  deps.logger.addContext(context);
+  return processBatch(event, context, deps);
+};
