@@ -3,8 +3,7 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { COUNTERS, markerKey, partitionKey, TTL_ATTRIBUTE } from '../contract/ledger-keys.js';
 import { readConsumerConfig } from './shared/config.js';
 import { type ConsumerDeps, createConsumerDeps } from './shared/consumer.js';
-import { ConflictingReuseError, RetryableWriteError } from './shared/errors.js';
-import { addToCounter, type CreditOutcome, expiresAt } from './shared/ledger.js';
+import { addToCounter, type CreditOutcome, expiresAt, singleWriteError } from './shared/ledger.js';
 import { payloadHash } from './shared/message.js';
 import { type ApplyMessage, workThenAcknowledge } from './shared/work-then-acknowledge.js';
 
@@ -52,15 +51,7 @@ export const applyEntryUpsert: ApplyMessage = async (deps, message, delivery): P
     }
     return 'applied';
   } catch (error) {
-    if (error instanceof Error && error.name === 'ConditionalCheckFailedException') {
-      throw new ConflictingReuseError(message.eventId, { cause: error });
-    }
-    throw new RetryableWriteError(
-      error instanceof Error ? `${error.name}: ${error.message}` : String(error),
-      {
-        cause: error,
-      },
-    );
+    throw singleWriteError(error, message.eventId);
   }
 };
 

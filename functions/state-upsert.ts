@@ -3,8 +3,8 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { balanceKey, COUNTERS, markerKey, partitionKey, TTL_ATTRIBUTE } from '../contract/ledger-keys.js';
 import { readConsumerConfig } from './shared/config.js';
 import { type ConsumerDeps, createConsumerDeps } from './shared/consumer.js';
-import { ConflictingReuseError, InvalidMessageError, RetryableWriteError } from './shared/errors.js';
-import { addToCounter, type CreditOutcome, expiresAt } from './shared/ledger.js';
+import { InvalidMessageError } from './shared/errors.js';
+import { addToCounter, type CreditOutcome, expiresAt, singleWriteError } from './shared/ledger.js';
 import { type MessageBody, payloadHash } from './shared/message.js';
 import { type ApplyMessage, workThenAcknowledge } from './shared/work-then-acknowledge.js';
 
@@ -70,7 +70,7 @@ export const applyStateUpsert: ApplyMessage = async (deps, message, delivery): P
       return 'duplicate';
     }
   } catch (error) {
-    throw writeError(error, message);
+    throw singleWriteError(error, message.eventId);
   }
   // Counted once per event: on the delivery that first recorded it.
   if (written === 'superseded') await addToCounter(deps.ledger, message.runId, COUNTERS.superseded, 1);
@@ -110,7 +110,7 @@ async function writeState(
       const stored = storedVersion((error as { Item?: Record<string, unknown> }).Item);
       return stored === message.seq ? 'own' : 'superseded';
     }
-    throw writeError(error, message);
+    throw singleWriteError(error, message.eventId);
   }
 }
 
@@ -120,16 +120,6 @@ function storedVersion(item: Record<string, unknown> | undefined): number | unde
   if (typeof value === 'number') return value;
   if (typeof value === 'object' && value !== null && 'N' in value) return Number(value.N);
   return undefined;
-}
-
-function writeError(error: unknown, message: MessageBody): Error {
-  if (error instanceof ConflictingReuseError || error instanceof RetryableWriteError) return error;
-  if (error instanceof Error && error.name === 'ConditionalCheckFailedException') {
-    return new ConflictingReuseError(message.eventId, { cause: error });
-  }
-  return new RetryableWriteError(error instanceof Error ? `${error.name}: ${error.message}` : String(error), {
-    cause: error,
-  });
 }
 
 export function processBatch(

@@ -242,6 +242,19 @@ export function isMarkerConditionFailure(error: unknown): error is TransactionCa
   return isTransactionCanceled(error) && error.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed';
 }
 
+/**
+ * A failed single-item write as a consumer reports it: a failed payload condition is a reused event
+ * id (ConflictingReuseError), anything else is worth retrying (RetryableWriteError); either way the
+ * record fails and SQS delivers it again.
+ */
+export function singleWriteError(error: unknown, eventId: string): Error {
+  if (error instanceof ConflictingReuseError || error instanceof RetryableWriteError) return error;
+  if (error instanceof Error && error.name === 'ConditionalCheckFailedException') {
+    return new ConflictingReuseError(eventId, { cause: error });
+  }
+  return new RetryableWriteError(writeFailureReason(error), { cause: error });
+}
+
 function writeFailureReason(error: unknown): string {
   if (isTransactionCanceled(error)) {
     const codes = (error.CancellationReasons ?? []).map((reason) => reason.Code ?? 'None');

@@ -24,8 +24,7 @@ import { balanceKey, partitionKey, SK } from '../../contract/ledger-keys.js';
 import { DEFAULT_RETENTION } from '../../contract/retention.js';
 import type { ConsumerDeps } from '../../functions/shared/consumer.js';
 import { createCrashInjector } from '../../functions/shared/crash.js';
-import { RetryableWriteError } from '../../functions/shared/errors.js';
-import type { Ledger } from '../../functions/shared/ledger.js';
+import { type Ledger, singleWriteError } from '../../functions/shared/ledger.js';
 import { type ApplyMessage, workThenAcknowledge } from '../../functions/shared/work-then-acknowledge.js';
 import type { OperationCounts } from '../dynamodb-proxy/meter.js';
 import { meterPolicy } from '../dynamodb-proxy/meter.js';
@@ -57,12 +56,7 @@ export const applyProductionAtLeastOnce: ApplyMessage = async (deps, message) =>
     return 'applied';
   } catch (error) {
     // As every mode: the record is reported failed and SQS delivers it again.
-    throw new RetryableWriteError(
-      error instanceof Error ? `${error.name}: ${error.message}` : String(error),
-      {
-        cause: error,
-      },
-    );
+    throw singleWriteError(error, message.eventId);
   }
 };
 
