@@ -1,8 +1,5 @@
-import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { readConsumerConfig } from './shared/config.js';
-import { type ConsumerDeps, createConsumerDeps } from './shared/consumer.js';
 import { creditAccount } from './shared/ledger.js';
-import { type ApplyMessage, workThenAcknowledge } from './shared/work-then-acknowledge.js';
+import { type ApplyMessage, workFirstMode } from './shared/work-then-acknowledge.js';
 
 /**
  * at-least-once: apply, then return so Lambda deletes the batch. A crash after the work and
@@ -11,17 +8,4 @@ import { type ApplyMessage, workThenAcknowledge } from './shared/work-then-ackno
 export const applyAtLeastOnce: ApplyMessage = (deps, message, delivery) =>
   creditAccount(deps.ledger, message, delivery, { idempotent: false });
 
-export function processBatch(
-  event: SQSEvent,
-  context: Pick<Context, 'awsRequestId'>,
-  deps: ConsumerDeps,
-): Promise<SQSBatchResponse> {
-  return workThenAcknowledge(event, context, deps, applyAtLeastOnce);
-}
-
-const deps = createConsumerDeps(readConsumerConfig('at-least-once'));
-
-export const handler = (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
-  deps.logger.addContext(context);
-  return processBatch(event, context, deps);
-};
+export const { processBatch, handler } = workFirstMode('at-least-once', applyAtLeastOnce);

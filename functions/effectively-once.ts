@@ -1,10 +1,7 @@
-import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { COUNTERS } from '../contract/ledger-keys.js';
 import { refuseIfTooOld } from './shared/age-guard.js';
-import { readConsumerConfig } from './shared/config.js';
-import { type ConsumerDeps, createConsumerDeps } from './shared/consumer.js';
 import { addToCounter, creditAccount } from './shared/ledger.js';
-import { type ApplyMessage, workThenAcknowledge } from './shared/work-then-acknowledge.js';
+import { type ApplyMessage, workFirstMode } from './shared/work-then-acknowledge.js';
 
 /**
  * effectively-once: the same work-then-acknowledge order as at-least-once, but the credit and a
@@ -30,17 +27,4 @@ export const applyEffectivelyOnce: ApplyMessage = async (deps, message, delivery
   return outcome;
 };
 
-export function processBatch(
-  event: SQSEvent,
-  context: Pick<Context, 'awsRequestId'>,
-  deps: ConsumerDeps,
-): Promise<SQSBatchResponse> {
-  return workThenAcknowledge(event, context, deps, applyEffectivelyOnce);
-}
-
-const deps = createConsumerDeps(readConsumerConfig('effectively-once'));
-
-export const handler = (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
-  deps.logger.addContext(context);
-  return processBatch(event, context, deps);
-};
+export const { processBatch, handler } = workFirstMode('effectively-once', applyEffectivelyOnce);

@@ -1,11 +1,8 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { COUNTERS, markerKey, partitionKey, TTL_ATTRIBUTE } from '../contract/ledger-keys.js';
-import { readConsumerConfig } from './shared/config.js';
-import { type ConsumerDeps, createConsumerDeps } from './shared/consumer.js';
 import { addToCounter, type CreditOutcome, expiresAt, singleWriteError } from './shared/ledger.js';
 import { payloadHash } from './shared/message.js';
-import { type ApplyMessage, workThenAcknowledge } from './shared/work-then-acknowledge.js';
+import { type ApplyMessage, workFirstMode } from './shared/work-then-acknowledge.js';
 
 /**
  * entry-upsert: no balance item to add to. Each event writes its own ledger entry, keyed on the
@@ -55,17 +52,4 @@ export const applyEntryUpsert: ApplyMessage = async (deps, message, delivery): P
   }
 };
 
-export function processBatch(
-  event: SQSEvent,
-  context: Pick<Context, 'awsRequestId'>,
-  deps: ConsumerDeps,
-): Promise<SQSBatchResponse> {
-  return workThenAcknowledge(event, context, deps, applyEntryUpsert);
-}
-
-const deps = createConsumerDeps(readConsumerConfig('entry-upsert'));
-
-export const handler = (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
-  deps.logger.addContext(context);
-  return processBatch(event, context, deps);
-};
+export const { processBatch, handler } = workFirstMode('entry-upsert', applyEntryUpsert);

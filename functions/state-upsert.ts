@@ -1,12 +1,10 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { balanceKey, COUNTERS, markerKey, partitionKey, TTL_ATTRIBUTE } from '../contract/ledger-keys.js';
-import { readConsumerConfig } from './shared/config.js';
-import { type ConsumerDeps, createConsumerDeps } from './shared/consumer.js';
+import type { ConsumerDeps } from './shared/consumer.js';
 import { InvalidMessageError } from './shared/errors.js';
 import { addToCounter, type CreditOutcome, expiresAt, singleWriteError } from './shared/ledger.js';
 import { type MessageBody, payloadHash } from './shared/message.js';
-import { type ApplyMessage, workThenAcknowledge } from './shared/work-then-acknowledge.js';
+import { type ApplyMessage, workFirstMode } from './shared/work-then-acknowledge.js';
 
 /** The condition of the state write: the stored state is older than the event's, or there is none. */
 export const STATE_CONDITION = 'attribute_not_exists(version) OR version < :seq';
@@ -122,17 +120,4 @@ function storedVersion(item: Record<string, unknown> | undefined): number | unde
   return undefined;
 }
 
-export function processBatch(
-  event: SQSEvent,
-  context: Pick<Context, 'awsRequestId'>,
-  deps: ConsumerDeps,
-): Promise<SQSBatchResponse> {
-  return workThenAcknowledge(event, context, deps, applyStateUpsert);
-}
-
-const deps = createConsumerDeps(readConsumerConfig('state-upsert'));
-
-export const handler = (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
-  deps.logger.addContext(context);
-  return processBatch(event, context, deps);
-};
+export const { processBatch, handler } = workFirstMode('state-upsert', applyStateUpsert);

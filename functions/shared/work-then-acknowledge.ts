@@ -1,8 +1,11 @@
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { Delivery } from '../../contract/ledger-keys.js';
+import type { Mode } from '../../contract/topology.js';
+import { readConsumerConfig } from './config.js';
 import {
   type ConsumerDeps,
   countDeliveries,
+  createConsumerDeps,
   deliveryOf,
   logRecordFailure,
   REPORTED_AS_FAILED,
@@ -62,4 +65,30 @@ async function applyRecord(
     logRecordFailure(deps, record, error, REPORTED_AS_FAILED);
     return undefined;
   }
+}
+
+/** A work-first mode's exports, the same for every such mode. */
+export interface WorkFirstMode {
+  /** One invocation with injected deps (the unit tests and the floor bench call it). */
+  readonly processBatch: (
+    event: SQSEvent,
+    context: Pick<Context, 'awsRequestId'>,
+    deps: ConsumerDeps,
+  ) => Promise<SQSBatchResponse>;
+  /** The Lambda handler, its deps built once per execution environment, at cold start. */
+  readonly handler: (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
+}
+
+/** A mode that works, then lets Lambda acknowledge: `apply` per record. Call it at a handler's module scope. */
+export function workFirstMode(mode: Mode, apply: ApplyMessage): WorkFirstMode {
+  const deps = createConsumerDeps(readConsumerConfig(mode));
+  const processBatch: WorkFirstMode['processBatch'] = (event, context, batchDeps) =>
+    workThenAcknowledge(event, context, batchDeps, apply);
+  return {
+    processBatch,
+    handler: (event, context) => {
+      deps.logger.addContext(context);
+      return processBatch(event, context, deps);
+    },
+  };
 }
