@@ -13,39 +13,13 @@ import type {
 } from '../../../../harness/environments/environment.js';
 import { redriveFinishedRun } from '../../../../harness/experiment/redrive-run.js';
 import { formatRedriveRun } from '../../../../harness/report/terminal.js';
+import { modeOutcome } from '../../../support/outcome.js';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 
 /** One mode's outcome: 10 events, as the verifier reports them; each test sets what it is about. */
 function outcome(overrides: Partial<ModeOutcome>): ModeOutcome {
-  return {
-    produced: 10,
-    poison: 0,
-    producerDuplicates: 0,
-    deliveries: 12,
-    appliedOnce: 10,
-    duplicated: 0,
-    extraApplications: 0,
-    deadLettered: 0,
-    deadLetteredCents: 0,
-    lost: 0,
-    unexpected: 0,
-    payloadMismatches: 0,
-    conflictingReuse: 0,
-    expectedCents: 1_000,
-    actualCents: 1_000,
-    driftCents: 0,
-    ledgerCents: 1_000,
-    consistent: true,
-    crashes: 0,
-    suppressedDuplicates: 0,
-    retriedCancellations: 0,
-    appliedAndDeadLettered: 0,
-    deadLetteredUnreadable: 0,
-    tooOldToDedupe: 0,
-    orderViolations: 0,
-    ...overrides,
-  };
+  return modeOutcome({ deliveries: 12, ...overrides });
 }
 
 const SETTINGS: EffectiveModeSettings = {

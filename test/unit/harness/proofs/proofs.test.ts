@@ -9,35 +9,20 @@ import {
   REDRIVE_PROOF_MODES,
   redriveProofVerdict,
 } from '../../../../harness/proofs/proofs.js';
+import { modeOutcome } from '../../../support/outcome.js';
 
 /** A clean one-event outcome; each test overrides what its mode's proof pins. */
 function outcome(overrides: Partial<ModeReport>): ModeReport {
   return {
-    produced: 1,
-    poison: 0,
-    producerDuplicates: 0,
-    deliveries: 2,
-    appliedOnce: 0,
-    duplicated: 0,
-    extraApplications: 0,
-    deadLettered: 0,
-    deadLetteredCents: 0,
-    lost: 0,
-    unexpected: 0,
-    payloadMismatches: 0,
-    conflictingReuse: 0,
-    expectedCents: 100,
-    actualCents: 100,
-    driftCents: 0,
-    ledgerCents: 100,
-    consistent: true,
-    crashes: 1,
-    suppressedDuplicates: 0,
-    retriedCancellations: 0,
-    appliedAndDeadLettered: 0,
-    deadLetteredUnreadable: 0,
-    tooOldToDedupe: 0,
-    orderViolations: 0,
+    ...modeOutcome({
+      produced: 1,
+      deliveries: 2,
+      appliedOnce: 0,
+      expectedCents: 100,
+      actualCents: 100,
+      ledgerCents: 100,
+      crashes: 1,
+    }),
     throughputPerSecond: 1,
     ...overrides,
   };
