@@ -81,19 +81,16 @@ export interface ModeSettings {
    */
   readonly idempotencyTable?: boolean;
   /**
-   * Whether the mode keeps no balance item: the balance is derived on read, the sum of the mode's
-   * entries (the verifier reads it so).
-   * @default false: a balance item per account
+   * What an account's balance is, and so what the verifier reads and checks:
+   * - `sum` — a balance item the consumer adds each amount to; checked against the application
+   *   records' sum;
+   * - `entries` — no balance item: derived on read, the sum of the mode's entries (entry-upsert);
+   * - `state` — a balance item holding the balance after the newest event written (state-upsert),
+   *   checked against the state the application records imply (per account, the
+   *   `balanceAfterCents` of the highest seq recorded), with the `superseded` count.
+   * @default 'sum'
    */
-  readonly derivesBalance?: boolean;
-  /**
-   * Whether the balance item holds a state, not a sum: the balance after the newest event written
-   * (state-upsert). The verifier then checks the balances against the state the application records
-   * imply (per account, the `balanceAfterCents` of the highest seq recorded), not against a sum of
-   * amounts, and reports the `superseded` count.
-   * @default false: the balance is the sum of the applied amounts
-   */
-  readonly balanceIsState?: boolean;
+  readonly balance?: 'sum' | 'entries' | 'state';
   /**
    * Whether a run includes the mode when `--modes` is not given ({@link DEFAULT_MODES}: the default
    * of the experiment's and the bench's `--modes`); `npm run proofs` proves every mode.
@@ -236,7 +233,7 @@ export const MODES = {
     crashPoint: 'the entry had been written, the batch not yet acknowledged',
     reportBatchItemFailures: true,
     deletesOwnBatch: false,
-    derivesBalance: true,
+    balance: 'entries',
     inDefaultRun: false,
     promises: { noLoss: true, noDuplicates: true },
     proof: {
@@ -254,7 +251,7 @@ export const MODES = {
       'the state had been written (or found superseded) and the event recorded, the batch not yet acknowledged',
     reportBatchItemFailures: true,
     deletesOwnBatch: false,
-    balanceIsState: true,
+    balance: 'state',
     inDefaultRun: false,
     // Nothing is lost (deleted only after the write); nothing duplicates: a repeat SETs nothing,
     // its version is not older. Intermediate states may be skipped (superseded), not lost.

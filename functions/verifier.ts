@@ -110,13 +110,14 @@ async function verifyModeInDetail(
       },
     );
   }
+  const balance = (MODES[mode] as ModeSettings).balance ?? 'sum';
   // A state mode's records also carry each event's state: the balance they imply is the newest's.
-  const states = (MODES[mode] as ModeSettings).balanceIsState === true ? new LatestStates() : undefined;
+  const states = balance === 'state' ? new LatestStates() : undefined;
   const applications = groupApplications(readApplications(deps.reader, runId, mode, detailed, states));
   const deadLettered = [...sweep.events].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   // Crashes are few (one item per injected crash): read them whole before the join.
   const collector = detailed ? collectEventDetails(await readCrashes(deps.reader, runId, mode)) : undefined;
-  const derived = (MODES[mode] as ModeSettings).derivesBalance === true;
+  const derived = balance === 'entries';
   const [counts, counters, balances, tooOldToDedupe] = await Promise.all([
     joinByEventId(readManifestEvents(deps.reader, runId), applications, deadLettered, collector?.sink, {
       keepOutOfOrderIds: detailed,

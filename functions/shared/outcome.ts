@@ -66,7 +66,7 @@ export interface ModeOutcome {
    */
   readonly orderViolations: number;
   /**
-   * State modes only (topology `balanceIsState`): events whose state was not written because a newer
+   * State modes only (topology `balance: 'state'`): events whose state was not written because a newer
    * state of their account was stored already. Applied, not lost: the newer state contains them.
    */
   readonly superseded?: number;
