@@ -79,7 +79,7 @@ export async function redriveByCopy(
     }
     empty = 0;
     // One SendMessageBatch carries at most SQS's maximum payload in all: near-limit bodies go alone.
-    for (const group of bySize(Messages, maxBatchBytes)) {
+    for (const group of sizedBatches(Messages.map(copyOf), copyBytes, maxBatchBytes)) {
       moved += await moveBatch(sqs, deadLetterQueueUrl, sourceQueueUrl, group);
     }
   }
@@ -91,12 +91,13 @@ async function moveBatch(
   sqs: SQSClient,
   deadLetterQueueUrl: string,
   sourceQueueUrl: string,
-  messages: readonly Message[],
+  copies: readonly Copy[],
 ): Promise<number> {
-  const entries = messages.map((message, index) => ({
+  const messages = copies.map((copy) => copy.message);
+  const entries = copies.map(({ message, attributes }, index) => ({
     Id: String(index),
     MessageBody: required(message.Body, 'Body', message),
-    MessageAttributes: redrivenAttributes(message),
+    MessageAttributes: attributes,
   }));
   const sent = await sqs.send(new SendMessageBatchCommand({ QueueUrl: sourceQueueUrl, Entries: entries }));
   const succeeded = (sent.Successful ?? []).map((entry) => Number(entry.Id));
@@ -128,10 +129,22 @@ async function moveBatch(
   return succeeded.length;
 }
 
+/** A DLQ message and the attributes its copy is sent with, built once: sized, then sent. */
+interface Copy {
+  readonly message: Message;
+  readonly attributes: Record<string, MessageAttributeValue>;
+}
+
+const copyOf = (message: Message): Copy => ({ message, attributes: redrivenAttributes(message) });
+
 /** What SQS counts toward a message's size: the body, and each attribute's name, type and value. */
 export function messageBytes(message: Message): number {
+  return copyBytes(copyOf(message));
+}
+
+function copyBytes({ message, attributes }: Copy): number {
   let bytes = Buffer.byteLength(message.Body ?? '');
-  for (const [name, value] of Object.entries(redrivenAttributes(message))) {
+  for (const [name, value] of Object.entries(attributes)) {
     bytes += Buffer.byteLength(name) + Buffer.byteLength(value.DataType ?? '');
     bytes +=
       value.StringValue !== undefined
@@ -143,7 +156,7 @@ export function messageBytes(message: Message): number {
 
 /** Groups of at most 10 messages within `maxBytes` in all (a message alone may reach it). */
 export const bySize = (messages: readonly Message[], maxBytes: number): Message[][] =>
-  sizedBatches(messages, messageBytes, maxBytes);
+  sizedBatches(messages.map(copyOf), copyBytes, maxBytes).map((group) => group.map((copy) => copy.message));
 
 function required(value: string | undefined, what: string, message: Message | undefined): string {
   if (value === undefined)
