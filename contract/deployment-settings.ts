@@ -5,7 +5,7 @@ import {
   retentionOf,
   retentionRuleViolations,
 } from './retention.js';
-import { MODES, type Mode, type ModeSettings } from './topology.js';
+import { FIFO_MAX_BATCH_SIZE, isFifoMode, MODES, type Mode, type ModeSettings } from './topology.js';
 
 /** Per-deployment knobs, set with CDK context (`-c crashRate=0.02`) and resolved in one place. */
 export interface DeploymentSettings {
@@ -149,14 +149,22 @@ function optionalNumber(get: (key: string) => unknown, key: string): number | un
 /** A mode's topology settings with the deployment's overrides applied, checked against AWS's rules. */
 export function resolveModeSettings(mode: Mode, deployment: DeploymentSettings): ModeSettings {
   const base: ModeSettings = MODES[mode];
-  const batchSize = deployment.batchSize ?? base.batchSize;
+  const fifo = isFifoMode(mode);
+  // A FIFO source takes at most 10 records per batch and no batching window: a larger override is
+  // clamped for FIFO modes (fifoBatchSizeNote says so where it was asked for).
+  const batchSize = fifo
+    ? Math.min(FIFO_MAX_BATCH_SIZE, deployment.batchSize ?? base.batchSize)
+    : (deployment.batchSize ?? base.batchSize);
   const settings: ModeSettings = {
     ...base,
     batchSize,
     maxReceiveCount: deployment.maxReceiveCount ?? base.maxReceiveCount,
-    // AWS requires a batching window for batches larger than 10.
-    maxBatchingWindowSeconds:
-      batchSize > 10 ? Math.max(1, base.maxBatchingWindowSeconds) : base.maxBatchingWindowSeconds,
+    // AWS requires a batching window for batches larger than 10, and refuses one on FIFO.
+    maxBatchingWindowSeconds: fifo
+      ? 0
+      : batchSize > 10
+        ? Math.max(1, base.maxBatchingWindowSeconds)
+        : base.maxBatchingWindowSeconds,
   };
   if (settings.visibilityTimeoutSeconds < 6 * settings.functionTimeoutSeconds) {
     throw new InvalidSettingError(
@@ -170,4 +178,17 @@ export function resolveModeSettings(mode: Mode, deployment: DeploymentSettings):
     );
   }
   return settings;
+}
+
+/**
+ * The warning for a batch size above what FIFO allows, naming the FIFO modes it was clamped for;
+ * undefined when nothing was clamped.
+ */
+export function fifoBatchSizeNote(modes: readonly Mode[], batchSize: number | undefined): string | undefined {
+  const clamped = modes.filter(isFifoMode);
+  if (batchSize === undefined || batchSize <= FIFO_MAX_BATCH_SIZE || clamped.length === 0) return undefined;
+  return (
+    `batch size ${batchSize} applies to ${clamped.join(', ')} as ${FIFO_MAX_BATCH_SIZE} with no batching window: ` +
+    `Lambda takes at most ${FIFO_MAX_BATCH_SIZE} records per batch from a FIFO queue`
+  );
 }

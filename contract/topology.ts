@@ -92,6 +92,17 @@ export interface ModeSettings {
    */
   readonly balance?: 'sum' | 'entries' | 'state';
   /**
+   * The mode's queue and DLQ:
+   * - `standard` — at-least-once delivery, no order;
+   * - `fifo` — `.fifo` queues, `MessageGroupId` = the account, `MessageDeduplicationId` = the event
+   *   id, deduplication per group and throughput per group (high throughput). Lambda then takes at
+   *   most 10 records per batch and no batching window ({@link FIFO_MAX_BATCH_SIZE}), keeps one
+   *   batch per group in flight, and the handler stops at a batch's first failure, reporting it and
+   *   every later record.
+   * @default 'standard'
+   */
+  readonly queue?: 'standard' | 'fifo';
+  /**
    * Whether a run includes the mode when `--modes` is not given ({@link DEFAULT_MODES}: the default
    * of the experiment's and the bench's `--modes`); `npm run proofs` proves every mode.
    * @default true
@@ -277,6 +288,41 @@ export const MODES = {
       expected: 'the redriven copy of the written, dead-lettered event to fail the version condition',
     },
   },
+  'fifo-versioned': {
+    ...consumerDefaults,
+    summary:
+      'credits on a FIFO queue (one group per account) with one conditional UpdateItem: ADD the amount and SET version = seq, only if the stored version is seq − 1 (a repeat finds its own or a newer version and writes nothing; a gap fails the record until its predecessor is there), and records the event for the verifier; then Lambda deletes the batch',
+    crashPoint:
+      'the credit had been written (or found already there) and the event recorded, the batch not yet acknowledged',
+    queue: 'fifo',
+    reportBatchItemFailures: true,
+    deletesOwnBatch: false,
+    inDefaultRun: false,
+    // Nothing is lost (deleted only after the write), nothing duplicates: a repeat's seq is not
+    // the stored version + 1. A gap (the predecessor dead-lettered) blocks the account's later
+    // events until they are dead-lettered too, in order: docs/ordering.md, "The gap policy".
+    promises: { noLoss: true, noDuplicates: true },
+    proof: {
+      counts: { crashes: 1, appliedOnce: 1, duplicated: 0, suppressedDuplicates: 1, driftCents: 0 },
+      story:
+        'was credited, the process was killed before the acknowledgement, and the redelivery found its own seq as the stored version and wrote nothing',
+      expected:
+        'the crash to land after the credit and the redelivery to fail the version condition, not credit again',
+    },
+    redriveProof: {
+      counts: {
+        crashes: 1,
+        appliedOnce: 1,
+        duplicated: 0,
+        suppressedDuplicates: 1,
+        deadLettered: 0,
+        driftCents: 0,
+      },
+      story:
+        'was credited, the process was killed before the acknowledgement at the last receive SQS allows, SQS dead-lettered it, and its redriven copy found its seq already in the stored version and wrote nothing',
+      expected: 'the redriven copy of the credited, dead-lettered event to fail the version condition',
+    },
+  },
 } as const satisfies Record<string, ModeSettings>;
 
 export type Mode = keyof typeof MODES;
@@ -298,6 +344,20 @@ export function isMode(value: string): value is Mode {
   return Object.hasOwn(MODES, value);
 }
 
+/** Lambda's limit for an SQS FIFO event source: at most 10 records per batch, and no batching window. */
+export const FIFO_MAX_BATCH_SIZE = 10;
+
+/** Whether the mode's queue and DLQ are FIFO queues. */
+export function isFifoMode(mode: Mode): boolean {
+  return (MODES[mode] as ModeSettings).queue === 'fifo';
+}
+
+/** The mode's queue names: FIFO queue names must end in `.fifo`. */
+export function queueNames(mode: Mode): { readonly queue: string; readonly deadLetterQueue: string } {
+  const suffix = isFifoMode(mode) ? '.fifo' : '';
+  return { queue: `${mode}${suffix}`, deadLetterQueue: `${mode}-dlq${suffix}` };
+}
+
 /** The verifier: counting 100,000 records per mode is paginated reads, not compute, but give it room. */
 export const VERIFIER = { functionTimeoutSeconds: 300, memoryMb: 1024 } as const;
 
@@ -311,4 +371,4 @@ export const STORAGE = {
 } as const;
 
 /** Bumped when the ledger layout or the stack outputs change, so a driver can refuse a stale stack. */
-export const TOPOLOGY_VERSION = '4';
+export const TOPOLOGY_VERSION = '5';

@@ -1,9 +1,10 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { balanceKey, COUNTERS, markerKey, partitionKey, TTL_ATTRIBUTE } from '../contract/ledger-keys.js';
+import { balanceKey, COUNTERS, partitionKey, TTL_ATTRIBUTE } from '../contract/ledger-keys.js';
 import type { ConsumerDeps } from './shared/consumer.js';
 import { InvalidMessageError } from './shared/errors.js';
+import { storedVersionOf, upsertEventRecord } from './shared/event-record.js';
 import { addToCounter, type CreditOutcome, expiresAt, singleWriteError } from './shared/ledger.js';
-import { type MessageBody, payloadHash } from './shared/message.js';
+import type { MessageBody } from './shared/message.js';
 import { type ApplyMessage, workFirstMode } from './shared/work-then-acknowledge.js';
 
 /** The condition of the state write: the stored state is older than the event's, or there is none. */
@@ -33,46 +34,15 @@ export const applyStateUpsert: ApplyMessage = async (deps, message, delivery): P
   const now = deps.ledger.now?.() ?? Date.now();
   const pk = partitionKey(message.runId, deps.ledger.mode);
   const written = await writeState(deps, message, balanceAfterCents, pk, now);
-  try {
-    const { Attributes } = await deps.ledger.ddb.send(
-      new UpdateCommand({
-        TableName: deps.ledger.tableName,
-        Key: { pk, sk: markerKey(message.eventId) },
-        UpdateExpression:
-          'SET eventId = :event, accountId = :account, amountCents = :amount, seq = :seq, ' +
-          'balanceAfterCents = :state, payloadHash = :hash, applications = :one, ' +
-          'appliedAt = if_not_exists(appliedAt, :at), receiveCount = if_not_exists(receiveCount, :receive), ' +
-          'stateOutcome = if_not_exists(stateOutcome, :outcome), #ttl = :ttl ADD writes :one',
-        ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE },
-        ExpressionAttributeValues: {
-          ':event': message.eventId,
-          ':account': message.accountId,
-          ':amount': message.amountCents,
-          ':seq': message.seq,
-          ':state': balanceAfterCents,
-          ':hash': payloadHash(message),
-          ':one': 1,
-          ':at': new Date(now).toISOString(),
-          ':receive': delivery.receiveCount,
-          ':outcome': written === 'superseded' ? 'superseded' : 'written',
-          ':ttl': expiresAt(deps.ledger, now),
-        },
-        // A reused event id with another account or amount must not overwrite the first record.
-        ConditionExpression: 'attribute_not_exists(pk) OR payloadHash = :hash',
-        ReturnValues: 'UPDATED_OLD',
-      }),
-    );
-    // The record was there already: this delivery repeated the event, harmlessly.
-    if (Attributes?.writes !== undefined) {
-      await addToCounter(deps.ledger, message.runId, COUNTERS.suppressedDuplicates, 1);
-      return 'duplicate';
-    }
-  } catch (error) {
-    throw singleWriteError(error, message.eventId);
-  }
+  const outcome = await upsertEventRecord(deps, message, delivery, now, {
+    set: { seq: message.seq, balanceAfterCents },
+    setOnce: { stateOutcome: written === 'superseded' ? 'superseded' : 'written' },
+  });
   // Counted once per event: on the delivery that first recorded it.
-  if (written === 'superseded') await addToCounter(deps.ledger, message.runId, COUNTERS.superseded, 1);
-  return 'applied';
+  if (outcome === 'applied' && written === 'superseded') {
+    await addToCounter(deps.ledger, message.runId, COUNTERS.superseded, 1);
+  }
+  return outcome;
 };
 
 /**
@@ -105,19 +75,11 @@ async function writeState(
     return 'written';
   } catch (error) {
     if (error instanceof Error && error.name === 'ConditionalCheckFailedException') {
-      const stored = storedVersion((error as { Item?: Record<string, unknown> }).Item);
+      const stored = storedVersionOf(error);
       return stored === message.seq ? 'own' : 'superseded';
     }
     throw singleWriteError(error, message.eventId);
   }
-}
-
-/** The stored version in a ConditionalCheckFailed's item, marshalled ({ N: '3' }) or not. */
-function storedVersion(item: Record<string, unknown> | undefined): number | undefined {
-  const value = item?.version;
-  if (typeof value === 'number') return value;
-  if (typeof value === 'object' && value !== null && 'N' in value) return Number(value.N);
-  return undefined;
 }
 
 export const { processBatch, handler } = workFirstMode('state-upsert', applyStateUpsert);

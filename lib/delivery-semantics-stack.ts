@@ -30,6 +30,7 @@ import { partitionKey } from '../contract/ledger-keys.js';
 import { DEAD_LETTER_RETENTION_SECONDS, QUEUE_RETENTION_SECONDS } from '../contract/retention.js';
 import { modeId, modeOutputs, STACK_OUTPUTS } from '../contract/stack-outputs.js';
 import {
+  isFifoMode,
   MODE_NAMES,
   MODES,
   type Mode,
@@ -148,7 +149,19 @@ export class DeliverySemanticsStack extends Stack {
 
   private addMode(mode: Mode, settings: ModeSettings, deployment: DeploymentSettings): ModeResources {
     const id = modeId(mode);
+    // A FIFO mode's queue and DLQ are both FIFO (SQS refuses a standard DLQ for a FIFO queue); CDK
+    // adds the `.fifo` suffix to the generated names. Explicit deduplication ids (the event id),
+    // deduplicated and throttled per message group (an account): SQS's high-throughput FIFO.
+    const fifo: Partial<sqs.QueueProps> = isFifoMode(mode)
+      ? {
+          fifo: true,
+          contentBasedDeduplication: false,
+          deduplicationScope: sqs.DeduplicationScope.MESSAGE_GROUP,
+          fifoThroughputLimit: sqs.FifoThroughputLimit.PER_MESSAGE_GROUP_ID,
+        }
+      : {};
     const deadLetterQueue = new sqs.Queue(this, `${id}DeadLetterQueue`, {
+      ...fifo,
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       retentionPeriod: Duration.seconds(DEAD_LETTER_RETENTION_SECONDS),
@@ -156,6 +169,7 @@ export class DeliverySemanticsStack extends Stack {
       removalPolicy: RemovalPolicy.DESTROY,
     });
     const queue = new sqs.Queue(this, `${id}Queue`, {
+      ...fifo,
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       visibilityTimeout: Duration.seconds(settings.visibilityTimeoutSeconds),

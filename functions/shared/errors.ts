@@ -106,3 +106,23 @@ export class TooOldToDedupeError extends Error {
     );
   }
 }
+
+/**
+ * fifo-versioned: the event's predecessor in its account's stream has not been applied (the stored
+ * version is below seq − 1). Applying it would skip a position; it fails, so the FIFO queue delivers
+ * it again after its predecessor, or dead-letters it behind a predecessor that was dead-lettered
+ * (docs/ordering.md, "The gap policy").
+ */
+export class SequenceGapError extends Error {
+  override readonly name = 'SequenceGapError';
+  constructor(
+    readonly eventId: string,
+    readonly seq: number,
+    readonly storedVersion: number,
+  ) {
+    super(
+      `${eventId} is seq ${seq} of its account, but the account is at version ${storedVersion}: ` +
+        `seq ${storedVersion + 1} has not been applied yet, so it fails until it has`,
+    );
+  }
+}

@@ -1,6 +1,6 @@
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { Delivery } from '../../contract/ledger-keys.js';
-import type { Mode } from '../../contract/topology.js';
+import { isFifoMode, type Mode } from '../../contract/topology.js';
 import { readConsumerConfig } from './config.js';
 import {
   type ConsumerDeps,
@@ -24,16 +24,26 @@ export type ApplyMessage = (
  * every record is applied, then the handler returns, then Lambda deletes what was not reported
  * in `batchItemFailures`. A crash anywhere before the return deletes nothing, so every record of
  * the batch is delivered again — `apply` decides whether that duplicates.
+ *
+ * On a FIFO queue (`fifo`), the first failure ends the batch: it and every later record are
+ * reported, none of them applied, as AWS asks of a FIFO partial batch response (Powertools'
+ * SqsFifoPartialProcessor does the same). Applying a later record would put it before the failed
+ * one of its group, which comes back first.
  */
 export async function workThenAcknowledge(
   event: SQSEvent,
   context: Pick<Context, 'awsRequestId'>,
   deps: ConsumerDeps,
   apply: ApplyMessage,
+  fifo = false,
 ): Promise<SQSBatchResponse> {
   await countDeliveries(deps, event.Records);
   const failed: string[] = [];
   for (const [position, record] of event.Records.entries()) {
+    if (fifo && failed.length > 0) {
+      failed.push(record.messageId);
+      continue;
+    }
     const message = await applyRecord(deps, record, context, position, apply);
     if (message === undefined) {
       failed.push(record.messageId);
@@ -82,8 +92,9 @@ export interface WorkFirstMode {
 /** A mode that works, then lets Lambda acknowledge: `apply` per record. Call it at a handler's module scope. */
 export function workFirstMode(mode: Mode, apply: ApplyMessage): WorkFirstMode {
   const deps = createConsumerDeps(readConsumerConfig(mode));
+  const fifo = isFifoMode(mode);
   const processBatch: WorkFirstMode['processBatch'] = (event, context, batchDeps) =>
-    workThenAcknowledge(event, context, batchDeps, apply);
+    workThenAcknowledge(event, context, batchDeps, apply, fifo);
   return {
     processBatch,
     handler: (event, context) => {

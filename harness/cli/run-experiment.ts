@@ -4,6 +4,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { fifoBatchSizeNote } from '../../contract/deployment-settings.js';
 import { PROJECT_ROOT } from '../../lib/bundling.js';
 import { JavaMissingError } from '../emulators/index.js';
 import { connectDeployedEnvironment } from '../environments/deployed.js';
@@ -77,6 +78,11 @@ async function main(parsed: ParsedOptions<'experiment'>): Promise<number> {
     progress.phase(describeSettings(environment.description));
     const outage = outageWarning(effective.faults, effective.modes, environment.description.modes);
     if (outage) process.stderr.write(`${outage}\n`);
+    const fifoClamp = fifoBatchSizeNote(
+      effective.modes,
+      options.explicit.has('batch-size') ? config.batchSize : undefined,
+    );
+    if (fifoClamp) process.stderr.write(`note: ${fifoClamp}\n`);
     const report = await runExperiment(environment, effective, runId, progress, startedAt);
     progress.done();
 

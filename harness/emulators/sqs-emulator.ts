@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { buildApp } from 'fauxqs';
 import type { RunningEmulator } from './index.js';
 
@@ -9,6 +11,7 @@ import type { RunningEmulator } from './index.js';
  * coded endpoint the SDK sends each request to its QueueUrl's host (AWS_ENDPOINT_URL_SQS is not enough).
  */
 export async function startSqsEmulator(): Promise<RunningEmulator> {
+  assertFifoPatchApplied();
   // buildApp + our own listen rather than startFauxqs, which always binds 0.0.0.0.
   const app = buildApp({ logger: false });
   const endpoint = await app.listen({ host: '127.0.0.1', port: 0 });
@@ -21,4 +24,21 @@ export async function startSqsEmulator(): Promise<RunningEmulator> {
       return stopping;
     },
   };
+}
+
+/**
+ * fauxqs 1.9.2 hands out one message per FIFO group per receive and puts several expired messages of
+ * a group back in reverse order; patches/fauxqs+1.9.2.patch makes both behave as AWS documents
+ * (docs/ordering.md). npm's postinstall applies it; an install without scripts does not, and the
+ * FIFO modes would then run on a queue that is not SQS's FIFO.
+ */
+export function assertFifoPatchApplied(): void {
+  const store = fileURLToPath(new URL('sqs/sqsStore.js', import.meta.resolve('fauxqs')));
+  if (!readFileSync(store, 'utf8').includes('function sortBySequenceNumber(')) {
+    throw new Error(
+      `fauxqs is not patched (${store}): its FIFO queues would not behave as SQS's. ` +
+        'Run `npm ci` (its postinstall runs patch-package with patches/fauxqs+1.9.2.patch), ' +
+        'or `npx patch-package` after an install with --ignore-scripts.',
+    );
+  }
 }

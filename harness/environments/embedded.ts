@@ -6,7 +6,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { resolveModeSettings } from '../../contract/deployment-settings.js';
 import { consumerEnvironment, verifierEnvironment } from '../../contract/function-environment.js';
 import { DEFAULT_RETENTION } from '../../contract/retention.js';
-import { MODE_NAMES, MODES, type Mode, VERIFIER } from '../../contract/topology.js';
+import { isFifoMode, MODE_NAMES, MODES, type Mode, VERIFIER } from '../../contract/topology.js';
 import type { VerifierResult } from '../../functions/verifier.js';
 import { type Bundles, bundleHandlers } from '../bundling/bundle.js';
 import { type FaultPolicy, faultPolicy } from '../dynamodb-proxy/faults.js';
@@ -475,6 +475,7 @@ function createConsumers(
       maxBatchingWindowMs: settings.maxBatchingWindowSeconds * 1000,
       maxConcurrency: settings.maxConcurrency,
       reportBatchItemFailures: MODES[mode].reportBatchItemFailures,
+      fifo: isFifoMode(mode),
       visibilityTimeoutMs: settings.visibilityTimeoutSeconds * 1000,
       faults: {
         seed: options.crashSeed,

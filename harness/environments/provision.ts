@@ -7,7 +7,7 @@ import {
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { TTL_ATTRIBUTE } from '../../contract/ledger-keys.js';
 import { DEAD_LETTER_RETENTION_SECONDS, QUEUE_RETENTION_SECONDS } from '../../contract/retention.js';
-import { type Mode, STORAGE } from '../../contract/topology.js';
+import { isFifoMode, type Mode, queueNames, STORAGE } from '../../contract/topology.js';
 import type { EffectiveModeSettings } from './environment.js';
 
 export interface ProvisionedQueues {
@@ -16,16 +16,22 @@ export interface ProvisionedQueues {
   readonly deadLetterQueueUrl: string;
 }
 
-/** Creates a mode's queue and DLQ as the stack does: redrive policy, retention, visibility timeout. */
+/**
+ * Creates a mode's queue and DLQ as the stack does: redrive policy, retention, visibility timeout,
+ * and for a FIFO mode both `.fifo`, with explicit deduplication ids and high throughput.
+ */
 export async function createModeQueues(
   sqs: SQSClient,
   mode: Mode,
   settings: EffectiveModeSettings,
 ): Promise<ProvisionedQueues> {
+  const names = queueNames(mode);
+  const fifo = isFifoMode(mode) ? FIFO_ATTRIBUTES : {};
   const dlq = await sqs.send(
     new CreateQueueCommand({
-      QueueName: `${mode}-dlq`,
+      QueueName: names.deadLetterQueue,
       Attributes: {
+        ...fifo,
         MessageRetentionPeriod: String(DEAD_LETTER_RETENTION_SECONDS),
         MaximumMessageSize: String(STORAGE.maxMessageBytes),
       },
@@ -35,8 +41,9 @@ export async function createModeQueues(
   const dlqArn = await queueArn(sqs, deadLetterQueueUrl);
   const queue = await sqs.send(
     new CreateQueueCommand({
-      QueueName: mode,
+      QueueName: names.queue,
       Attributes: {
+        ...fifo,
         VisibilityTimeout: String(settings.visibilityTimeoutSeconds),
         MessageRetentionPeriod: String(QUEUE_RETENTION_SECONDS),
         MaximumMessageSize: String(STORAGE.maxMessageBytes),
@@ -50,6 +57,18 @@ export async function createModeQueues(
   const queueUrl = required(queue.QueueUrl, 'queue URL');
   return { queueUrl, queueArn: await queueArn(sqs, queueUrl), deadLetterQueueUrl };
 }
+
+/**
+ * A FIFO queue as the stack creates one: the producer sends explicit deduplication ids (the event
+ * id), deduplicated and throttled per message group (high throughput). fauxqs stores the last two and
+ * deduplicates queue-wide anyway, which explicit ids unique per event make the same.
+ */
+const FIFO_ATTRIBUTES = {
+  FifoQueue: 'true',
+  ContentBasedDeduplication: 'false',
+  DeduplicationScope: 'messageGroup',
+  FifoThroughputLimit: 'perMessageGroupId',
+} as const;
 
 /** Creates the ledger table with the stack's key schema and TTL. */
 export async function createLedgerTable(ddb: DynamoDBClient, tableName: string): Promise<void> {

@@ -71,6 +71,7 @@ export async function redriveByCopy(
         WaitTimeSeconds: 0,
         VisibilityTimeout: 60,
         MessageAttributeNames: ['All'],
+        MessageSystemAttributeNames: ['MessageGroupId'],
       }),
     );
     if (Messages.length === 0) {
@@ -94,10 +95,20 @@ async function moveBatch(
   copies: readonly Copy[],
 ): Promise<number> {
   const messages = copies.map((copy) => copy.message);
+  const fifo = sourceQueueUrl.endsWith('.fifo');
   const entries = copies.map(({ message, attributes }, index) => ({
     Id: String(index),
     MessageBody: required(message.Body, 'Body', message),
     MessageAttributes: attributes,
+    // A FIFO copy keeps its group, so the group's order holds. Its deduplication id is the DLQ
+    // message's id, new at every move: the event id would make SQS drop a copy sent within five
+    // minutes of the original.
+    ...(fifo
+      ? {
+          MessageGroupId: required(message.Attributes?.MessageGroupId, 'MessageGroupId', message),
+          MessageDeduplicationId: required(message.MessageId, 'MessageId', message),
+        }
+      : {}),
   }));
   const sent = await sqs.send(new SendMessageBatchCommand({ QueueUrl: sourceQueueUrl, Entries: entries }));
   const succeeded = (sent.Successful ?? []).map((entry) => Number(entry.Id));

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { SendMessageBatchCommand, type SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
-import { type Mode, STORAGE } from '../../contract/topology.js';
+import { isFifoMode, type Mode, STORAGE } from '../../contract/topology.js';
 import { sizedBatches } from '../../functions/shared/chunks.js';
 import type { ManifestEvent } from '../../functions/shared/manifest.js';
 import {
@@ -16,6 +16,8 @@ import { forEachConcurrently } from './concurrently.js';
 /** One SQS message the producer sends: an event's body (valid or poison), once or twice. */
 export interface OutgoingMessage {
   readonly eventId: string;
+  /** Its account: the message group on a FIFO queue (a poison body may not say it). */
+  readonly accountId: string;
   readonly body: string;
 }
 
@@ -126,6 +128,7 @@ export function buildManifest(
       // Rendered when sent, not kept: a run of 100,000 events must not hold hundreds of 1 MiB bodies.
       outgoing.push({
         eventId: body.eventId,
+        accountId,
         get body() {
           return POISON_KINDS[kind](body);
         },
@@ -136,10 +139,11 @@ export function buildManifest(
     events.push(event);
     expectedCents += amountCents;
     const json = JSON.stringify(body);
-    outgoing.push({ eventId: body.eventId, body: json });
-    // A retry after a lost SendMessage response: the same event, a second SQS message.
+    outgoing.push({ eventId: body.eventId, accountId, body: json });
+    // A retry after a lost SendMessage response: the same event, a second SQS message (on a FIFO
+    // queue, the same deduplication id: SQS accepts it and does not deliver it).
     if (faultHits(faults.producerDuplicateRate, seed, 'producer-duplicate', body.eventId)) {
-      outgoing.push({ eventId: body.eventId, body: json });
+      outgoing.push({ eventId: body.eventId, accountId, body: json });
       producerDuplicates += 1;
     }
   }
@@ -154,14 +158,22 @@ export async function produce(
   onSent: (count: number) => void = () => undefined,
 ): Promise<void> {
   const queueUrl = env.queueUrl(mode);
-  // A handful of batches in flight is enough to saturate a local emulator without starving it.
-  await forEachConcurrently(sendBatches(manifest.messages), 8, async (batch) => {
-    await sendBatch(env, queueUrl, manifest.runId, batch);
+  const fifo = isFifoMode(mode);
+  // A handful of batches in flight is enough to saturate a local emulator without starving it. A
+  // FIFO queue orders a group by arrival: batches in flight at once would arrive in any order, so
+  // they go one after the other (each in manifest order).
+  await forEachConcurrently(sendBatches(manifest.messages), fifo ? 1 : 8, async (batch) => {
+    await sendBatch(env, queueUrl, manifest.runId, batch, fifo);
     onSent(batch.length);
   });
 }
 
-function entryOf(runId: string, message: OutgoingMessage, index: number): SendMessageBatchRequestEntry {
+function entryOf(
+  runId: string,
+  message: OutgoingMessage,
+  index: number,
+  fifo: boolean,
+): SendMessageBatchRequestEntry {
   return {
     Id: String(index),
     MessageBody: message.body,
@@ -169,6 +181,9 @@ function entryOf(runId: string, message: OutgoingMessage, index: number): SendMe
       [RUN_ID_ATTRIBUTE]: { DataType: 'String', StringValue: runId },
       [EVENT_ID_ATTRIBUTE]: { DataType: 'String', StringValue: message.eventId },
     },
+    // One group per account: its events in order, other accounts in parallel. The event id as the
+    // deduplication id: a re-send within SQS's 5-minute window is accepted and not delivered.
+    ...(fifo ? { MessageGroupId: message.accountId, MessageDeduplicationId: message.eventId } : {}),
   };
 }
 
@@ -183,8 +198,9 @@ async function sendBatch(
   queueUrl: string,
   runId: string,
   batch: readonly OutgoingMessage[],
+  fifo: boolean,
 ): Promise<void> {
-  let entries = batch.map((message, index) => entryOf(runId, message, index));
+  let entries = batch.map((message, index) => entryOf(runId, message, index, fifo));
   for (let attempt = 1; entries.length > 0; attempt += 1) {
     const { Failed = [] } = await env.sqs.send(
       new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }),

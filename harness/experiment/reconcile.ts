@@ -1,3 +1,4 @@
+import { FIFO_MAX_BATCH_SIZE, isFifoMode, type Mode } from '../../contract/topology.js';
 import type { EnvironmentDescription } from '../environments/environment.js';
 import { UsageError } from '../options/usage-error.js';
 import type { ExperimentConfig } from './experiment.js';
@@ -25,7 +26,15 @@ export function reconcileWithEnvironment(
         `Drop --crash-rate, or redeploy: \`${redeploy(`-c crashRate=${config.crashRate} -c crashSeed=${description.crashSeed}`)}\``,
     );
   }
-  if (explicit.has('batch-size') && deployedBatchSizes.some((size) => size !== config.batchSize)) {
+  // A FIFO mode runs a batch size above 10 as 10 (contract/deployment-settings.ts): not a contradiction.
+  const asDeployed = (mode: Mode, size: number) =>
+    isFifoMode(mode) ? Math.min(FIFO_MAX_BATCH_SIZE, size) : size;
+  const requested = config.batchSize;
+  if (
+    explicit.has('batch-size') &&
+    requested !== undefined &&
+    config.modes.some((mode) => description.modes[mode].batchSize !== asDeployed(mode, requested))
+  ) {
     throw new UsageError(
       `the stack was deployed with batch size ${deployedBatchSizes.join('/')}, but --batch-size ${config.batchSize} was asked for. ` +
         `Drop --batch-size, or redeploy: \`${redeploy(`-c batchSize=${config.batchSize}`)}\``,

@@ -1,5 +1,6 @@
 import { type Message, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
+import { FIFO_MAX_BATCH_SIZE } from '../../contract/topology.js';
 import { deleteRecords } from '../../functions/shared/delete-records.js';
 import { redriveCountOf } from '../../functions/shared/message.js';
 import { faultDraw, faultHits } from '../faults/faults.js';
@@ -44,6 +45,15 @@ export interface EventSourceMappingOptions {
   /** Batches in flight at once (the ESM's maximum concurrency). */
   readonly maxConcurrency: number;
   readonly reportBatchItemFailures: boolean;
+  /**
+   * Whether the queue is a FIFO queue. Lambda then allows at most 10 records per batch and no
+   * batching window (refused here, as the CreateEventSourceMapping API refuses them). The order
+   * rules are SQS's: a receive returns a group's messages in order and holds the group back while
+   * any is in flight, so its retries come before its later messages; the handler stops at the
+   * first failure (docs/ordering.md).
+   * @default false
+   */
+  readonly fifo?: boolean;
   /** Long-poll wait per ReceiveMessage; short locally so stop() returns quickly. */
   readonly waitTimeSeconds?: number;
   /**
@@ -121,7 +131,14 @@ export class LocalEventSourceMapping {
   /** Marks second copies, which are never drawn for redelivery again. */
   private readonly isCopy = new WeakSet<SQSRecord>();
 
-  constructor(private readonly options: EventSourceMappingOptions) {}
+  constructor(private readonly options: EventSourceMappingOptions) {
+    if (options.fifo && (options.batchSize > FIFO_MAX_BATCH_SIZE || options.maxBatchingWindowMs > 0)) {
+      throw new RangeError(
+        `a FIFO event source takes at most ${FIFO_MAX_BATCH_SIZE} records per batch and no batching window ` +
+          `(got batch size ${options.batchSize}, window ${options.maxBatchingWindowMs} ms), as Lambda requires`,
+      );
+    }
+  }
 
   start(): void {
     if (this.running) return;

@@ -46,7 +46,8 @@ export function toSqsRecord(message: Message, queueArn: string, region: string):
  * AWSTraceHeader (a sender traced by X-Ray), MessageGroupId (FIFO queues, and standard queues'
  * fair-queue tenants), SequenceNumber and MessageDeduplicationId (FIFO queues only),
  * DeadLetterQueueSourceArn (a message moved to a dead-letter queue). This project's producer sends
- * none of them, untraced, to standard queues, and no mapping reads a dead-letter queue.
+ * its messages untraced; only a FIFO mode's carry the three FIFO ones, and no mapping reads a
+ * dead-letter queue.
  */
 const OPTIONAL_SYSTEM_ATTRIBUTES = [
   'AWSTraceHeader',

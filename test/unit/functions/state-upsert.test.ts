@@ -57,10 +57,10 @@ describe('state-upsert consumer', () => {
       Key: { pk: 'RUN#run-3#MODE#state-upsert', sk: 'APP#evt-s' },
       ExpressionAttributeValues: expect.objectContaining({
         ':seq': 7,
-        ':state': 12_345,
+        ':balanceAfterCents': 12_345,
         ':amount': 4200,
         ':one': 1,
-        ':outcome': 'written',
+        ':stateOutcome': 'written',
       }),
     });
     expect(keys(ddb)).not.toContain('STAT#superseded');
@@ -74,7 +74,7 @@ describe('state-upsert consumer', () => {
 
     expect(result).toEqual({ batchItemFailures: [] });
     const app = writes(ddb).find((input) => input.Key?.sk === 'APP#evt-old');
-    expect(app?.ExpressionAttributeValues).toMatchObject({ ':outcome': 'superseded' });
+    expect(app?.ExpressionAttributeValues).toMatchObject({ ':stateOutcome': 'superseded' });
     expect(keys(ddb)).toContain('STAT#superseded');
     expect(keys(ddb)).not.toContain('STAT#suppressedDuplicates');
   });

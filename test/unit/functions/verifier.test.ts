@@ -28,6 +28,7 @@ const DLQ = {
   'powertools-message-id': 'https://sqs.local/ptm-dlq',
   'entry-upsert': 'https://sqs.local/eu-dlq',
   'state-upsert': 'https://sqs.local/su-dlq',
+  'fifo-versioned': 'https://sqs.local/fv-dlq.fifo',
 } as const;
 
 type Item = Record<string, unknown>;

@@ -1,0 +1,72 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { balanceKey, partitionKey, TTL_ATTRIBUTE } from '../contract/ledger-keys.js';
+import type { ConsumerDeps } from './shared/consumer.js';
+import { SequenceGapError } from './shared/errors.js';
+import { storedVersionOf, upsertEventRecord } from './shared/event-record.js';
+import { type CreditOutcome, expiresAt, singleWriteError } from './shared/ledger.js';
+import type { MessageBody } from './shared/message.js';
+import { type ApplyMessage, workFirstMode } from './shared/work-then-acknowledge.js';
+
+/** The condition of the credit: the account is exactly one position behind the event. */
+export const NEXT_IN_ORDER = 'version = :previous';
+/** The first event of an account: no version stored yet. */
+export const FIRST_OF_ACCOUNT = 'attribute_not_exists(version)';
+
+/**
+ * fifo-versioned: a FIFO queue delivers an account's events in order (one message group per
+ * account), and each event carries its position in the account's stream (`seq`). The credit is ONE
+ * conditional UpdateItem on the balance item: `ADD balanceCents :amount SET version = :seq`, only if
+ * the stored version is seq − 1. So the version says which events are in the balance, and the
+ * condition makes the delta safe to apply twice without a marker:
+ * - a repeat (a redelivery, a redriven copy) finds its own seq or a later one stored: nothing is
+ *   written, and the event counts as a suppressed duplicate;
+ * - a gap (the stored version below seq − 1: the predecessor is not applied) throws
+ *   SequenceGapError; the record fails, and with it every later record of the batch (the FIFO
+ *   rule), so the account waits for its predecessor.
+ *
+ * Then, for the verifier only (the production shape is the credit alone), the event's record
+ * (`APP#<eventId>`, applications 1). It comes second, so it attests a durable credit: a failure
+ * between the two leaves the record missing, and the redelivery, finding its own version, writes it.
+ */
+export const applyFifoVersioned: ApplyMessage = async (deps, message, delivery): Promise<CreditOutcome> => {
+  const now = deps.ledger.now?.() ?? Date.now();
+  await creditInOrder(deps, message, now);
+  return upsertEventRecord(deps, message, delivery, now, { set: { seq: message.seq } });
+};
+
+/** The one business write: 'credited', or 'repeat' when the version shows the event is in already. */
+async function creditInOrder(
+  deps: ConsumerDeps,
+  message: MessageBody,
+  now: number,
+): Promise<'credited' | 'repeat'> {
+  const first = message.seq === 1;
+  try {
+    await deps.ledger.ddb.send(
+      new UpdateCommand({
+        TableName: deps.ledger.tableName,
+        Key: { pk: partitionKey(message.runId, deps.ledger.mode), sk: balanceKey(message.accountId) },
+        UpdateExpression: 'ADD balanceCents :amount SET version = :seq, #ttl = :ttl',
+        ConditionExpression: first ? FIRST_OF_ACCOUNT : NEXT_IN_ORDER,
+        ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE },
+        ExpressionAttributeValues: {
+          ':amount': message.amountCents,
+          ':seq': message.seq,
+          ':ttl': expiresAt(deps.ledger, now),
+          ...(first ? {} : { ':previous': message.seq - 1 }),
+        },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return 'credited';
+  } catch (error) {
+    if (error instanceof Error && error.name === 'ConditionalCheckFailedException') {
+      const stored = storedVersionOf(error) ?? 0;
+      if (message.seq <= stored) return 'repeat';
+      throw new SequenceGapError(message.eventId, message.seq, stored);
+    }
+    throw singleWriteError(error, message.eventId);
+  }
+}
+
+export const { processBatch, handler } = workFirstMode('fifo-versioned', applyFifoVersioned);
