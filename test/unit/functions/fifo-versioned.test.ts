@@ -1,0 +1,149 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { FIRST_OF_ACCOUNT, NEXT_IN_ORDER, processBatch } from '../../../functions/fifo-versioned.js';
+import { consumerDeps, Killed } from '../../support/consumer-deps.js';
+import { lambdaContext, messageBody, sqsEvent, sqsRecord } from '../../support/sqs-events.js';
+
+type Ddb = ReturnType<typeof mockClient>;
+const writes = (ddb: Ddb) => ddb.commandCalls(UpdateCommand).map((call) => call.args[0].input);
+const credit = (ddb: Ddb) => writes(ddb).find((input) => String(input.Key?.sk).startsWith('BAL#'));
+/** The balance and event items written, in order (no counters, no crash records). */
+const items = (ddb: Ddb) =>
+  writes(ddb)
+    .map((input) => String(input.Key?.sk))
+    .filter((sk) => /^(BAL|APP)#/.test(sk));
+/** A ConditionalCheckFailed carrying the stored item, as ReturnValuesOnConditionCheckFailure asks. */
+const storedVersion = (version: number) =>
+  new ConditionalCheckFailedException({
+    message: 'The conditional request failed',
+    $metadata: {},
+    Item: { version: { N: String(version) } },
+  });
+
+describe('fifo-versioned consumer', () => {
+  const ddb = mockClient(DynamoDBDocumentClient);
+  const sqs = mockClient(SQSClient);
+
+  beforeEach(() => {
+    ddb.reset();
+    sqs.reset();
+    ddb.on(UpdateCommand).resolves({});
+  });
+
+  it('credits with ONE conditional UpdateItem (ADD the amount, SET version = seq, only if the version is seq − 1), then records the event', async () => {
+    const body = messageBody({
+      runId: 'run-f',
+      eventId: 'evt-f',
+      accountId: 'acct-3',
+      amountCents: 700,
+      seq: 5,
+    });
+
+    const result = await processBatch(
+      sqsEvent(sqsRecord(body)),
+      lambdaContext,
+      consumerDeps('fifo-versioned'),
+    );
+
+    expect(result).toEqual({ batchItemFailures: [] });
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
+    // The credit first: the record attests a durable credit.
+    expect(items(ddb)).toEqual(['BAL#acct-3', 'APP#evt-f']);
+    expect(credit(ddb)).toMatchObject({
+      Key: { pk: 'RUN#run-f#MODE#fifo-versioned', sk: 'BAL#acct-3' },
+      ConditionExpression: NEXT_IN_ORDER,
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      ExpressionAttributeValues: { ':amount': 700, ':seq': 5, ':previous': 4 },
+    });
+    expect(credit(ddb)?.UpdateExpression).toMatch(/^ADD balanceCents :amount SET version = :seq/);
+  });
+
+  it("credits an account's first event only if no version is stored", async () => {
+    await processBatch(
+      sqsEvent(sqsRecord(messageBody({ accountId: 'acct-new', seq: 1 }))),
+      lambdaContext,
+      consumerDeps('fifo-versioned'),
+    );
+
+    expect(credit(ddb)?.ConditionExpression).toBe(FIRST_OF_ACCOUNT);
+    expect(credit(ddb)?.ExpressionAttributeValues).not.toHaveProperty(':previous');
+  });
+
+  it('skips a repeat (its own seq or a later one stored): no second credit, the record upserted and counted as a suppressed duplicate', async () => {
+    ddb.on(UpdateCommand, { Key: { sk: 'BAL#acct-1' } }).rejects(storedVersion(6));
+    ddb.on(UpdateCommand, { Key: { sk: 'APP#evt-r' } }).resolves({ Attributes: { writes: 1 } });
+    const record = sqsRecord(messageBody({ eventId: 'evt-r', seq: 4 }), { receiveCount: 2 });
+
+    const result = await processBatch(sqsEvent(record), lambdaContext, consumerDeps('fifo-versioned'));
+
+    expect(result).toEqual({ batchItemFailures: [] });
+    expect(items(ddb)).toEqual(['BAL#acct-1', 'APP#evt-r']);
+    expect(writes(ddb).map((input) => input.Key?.sk)).toContain('STAT#suppressedDuplicates');
+  });
+
+  it('records a credited event whose record was missing (a crash between the two writes) as applied, not as a duplicate', async () => {
+    ddb.on(UpdateCommand, { Key: { sk: 'BAL#acct-1' } }).rejects(storedVersion(4));
+    const record = sqsRecord(messageBody({ eventId: 'evt-own', seq: 4 }), { receiveCount: 2 });
+
+    const result = await processBatch(sqsEvent(record), lambdaContext, consumerDeps('fifo-versioned'));
+
+    expect(result).toEqual({ batchItemFailures: [] });
+    expect(items(ddb)).toEqual(['BAL#acct-1', 'APP#evt-own']);
+    expect(writes(ddb).map((input) => input.Key?.sk)).not.toContain('STAT#suppressedDuplicates');
+  });
+
+  it('fails a gap (the predecessor not applied) and, by the FIFO rule, every later record of the batch without applying them', async () => {
+    ddb.on(UpdateCommand, { Key: { sk: 'BAL#acct-1' } }).rejects(storedVersion(2));
+    const first = sqsRecord(messageBody({ accountId: 'acct-0', seq: 1 }));
+    const gap = sqsRecord(messageBody({ eventId: 'evt-gap', seq: 4 }));
+    const later = sqsRecord(messageBody({ accountId: 'acct-2', seq: 1 }));
+    const laterStill = sqsRecord(messageBody({ eventId: 'evt-5', seq: 5 }));
+
+    const result = await processBatch(
+      sqsEvent(first, gap, later, laterStill),
+      lambdaContext,
+      consumerDeps('fifo-versioned'),
+    );
+
+    expect(result).toEqual({
+      batchItemFailures: [gap, later, laterStill].map((record) => ({ itemIdentifier: record.messageId })),
+    });
+    // The first record was applied; the gap wrote no record; the later ones were never tried.
+    expect(items(ddb)).toEqual(['BAL#acct-0', expect.stringMatching(/^APP#/), 'BAL#acct-1']);
+  });
+
+  it('fails an invalid body and every later record, as a FIFO batch must', async () => {
+    const invalid = sqsRecord('{"not":"an event"}');
+    const later = sqsRecord(messageBody({ seq: 1 }));
+
+    const result = await processBatch(
+      sqsEvent(invalid, later),
+      lambdaContext,
+      consumerDeps('fifo-versioned'),
+    );
+
+    expect(result.batchItemFailures.map((failure) => failure.itemIdentifier)).toEqual([
+      invalid.messageId,
+      later.messageId,
+    ]);
+    expect(items(ddb)).toEqual([]);
+  });
+
+  it('crashes after the credit and the record, before the batch is acknowledged', async () => {
+    const deps = consumerDeps('fifo-versioned', { crashRate: 1 });
+
+    await expect(
+      processBatch(
+        sqsEvent(sqsRecord(messageBody({ seq: 1 })), sqsRecord(messageBody({ seq: 2 }))),
+        lambdaContext,
+        deps,
+      ),
+    ).rejects.toThrow(Killed);
+
+    expect(items(ddb)).toEqual(['BAL#acct-1', expect.stringMatching(/^APP#/)]);
+    expect(deps.kills).toBe(1);
+  });
+});
