@@ -181,9 +181,12 @@ function entryOf(
       [RUN_ID_ATTRIBUTE]: { DataType: 'String', StringValue: runId },
       [EVENT_ID_ATTRIBUTE]: { DataType: 'String', StringValue: message.eventId },
     },
-    // One group per account: its events in order, other accounts in parallel. The event id as the
-    // deduplication id: a re-send within SQS's 5-minute window is accepted and not delivered.
-    ...(fifo ? { MessageGroupId: message.accountId, MessageDeduplicationId: message.eventId } : {}),
+    // One group per account: its events in order, other accounts in parallel. The event's id as the
+    // deduplication id: a re-send within SQS's 5-minute window is accepted and not delivered. An
+    // event id is unique within its run (evt-000000 starts every run), so the run id is part of it.
+    ...(fifo
+      ? { MessageGroupId: message.accountId, MessageDeduplicationId: `${runId}:${message.eventId}` }
+      : {}),
   };
 }
 
