@@ -31,8 +31,9 @@ export function consumerEnvironment(
     CRASH_AT: values.crashAt && values.crashAt.length > 0 ? values.crashAt.join(',') : 'none',
     MARKER_TTL_SECONDS: String(values.markerTtlSeconds),
     AGE_GUARD: values.ageGuard ? 'on' : 'off',
-    // Only the mode that deletes its own batch is told where its queue is.
-    ...(settings.deletesOwnBatch ? { QUEUE_URL: values.queueUrl } : {}),
+    // Only the modes that act on their own queue are told where it is: at-most-once deletes its
+    // batch; a FIFO mode releases a batch's failed records at once after a gap (fifo-versioned).
+    ...(settings.deletesOwnBatch || settings.queue === 'fifo' ? { QUEUE_URL: values.queueUrl } : {}),
     // Only the modes that keep idempotency records apart are told where; the others never see it.
     ...(settings.idempotencyTable ? { [IDEMPOTENCY_TABLE_ENV]: idempotencyTableOf(values) } : {}),
   };

@@ -1,11 +1,15 @@
+import { ChangeMessageVisibilityBatchCommand } from '@aws-sdk/client-sqs';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { balanceKey, partitionKey, TTL_ATTRIBUTE } from '../contract/ledger-keys.js';
-import type { ConsumerDeps } from './shared/consumer.js';
-import { SequenceGapError } from './shared/errors.js';
+import { chunks } from './shared/chunks.js';
+import { readConsumerConfig, requireEnv } from './shared/config.js';
+import { type ConsumerDeps, createConsumerDeps } from './shared/consumer.js';
+import { describeError, SequenceGapError } from './shared/errors.js';
 import { storedVersionOf, upsertEventRecord } from './shared/event-record.js';
 import { type CreditOutcome, expiresAt, singleWriteError } from './shared/ledger.js';
 import type { MessageBody } from './shared/message.js';
-import { type ApplyMessage, workFirstMode } from './shared/work-then-acknowledge.js';
+import { type ApplyMessage, workThenAcknowledge } from './shared/work-then-acknowledge.js';
 
 /** The condition of the credit: the account is exactly one position behind the event. */
 export const NEXT_IN_ORDER = 'version = :previous';
@@ -69,4 +73,71 @@ async function creditInOrder(
   }
 }
 
-export const { processBatch, handler } = workFirstMode('fifo-versioned', applyFifoVersioned);
+/**
+ * One invocation: the work-first loop with the FIFO rule, then, if a record hit a gap, every failed
+ * record is made visible again at once (ChangeMessageVisibility 0) instead of after the visibility
+ * timeout. On a FIFO queue a gap means the predecessor was dead-lettered (SQS holds a group back
+ * while any of its messages is in flight, so it cannot still be on its way): retrying later cannot
+ * fill it. Released at once, the record uses up its receives in seconds and SQS moves it to the DLQ
+ * behind its predecessor, in order, instead of blocking the account for max receive count ×
+ * visibility timeout per event (docs/ordering.md, "The gap policy").
+ */
+export async function processBatch(
+  event: SQSEvent,
+  context: Pick<Context, 'awsRequestId'>,
+  deps: ConsumerDeps,
+  queueUrl: string,
+): Promise<SQSBatchResponse> {
+  let gap = false;
+  const apply: ApplyMessage = async (batchDeps, message, delivery) => {
+    try {
+      return await applyFifoVersioned(batchDeps, message, delivery);
+    } catch (error) {
+      if (error instanceof SequenceGapError) gap = true;
+      throw error;
+    }
+  };
+  const response = await workThenAcknowledge(event, context, deps, apply, true);
+  if (gap) await releaseFailed(deps, queueUrl, event, response);
+  return response;
+}
+
+/** Makes the failed records visible now. Best effort: one that stays invisible comes back later. */
+async function releaseFailed(
+  deps: ConsumerDeps,
+  queueUrl: string,
+  event: SQSEvent,
+  response: SQSBatchResponse,
+): Promise<void> {
+  const failed = new Set(response.batchItemFailures.map((failure) => failure.itemIdentifier));
+  const records = event.Records.filter((record) => failed.has(record.messageId));
+  for (const chunk of chunks(records, 10)) {
+    try {
+      await deps.sqs.send(
+        new ChangeMessageVisibilityBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: chunk.map((record, index) => ({
+            Id: String(index),
+            ReceiptHandle: record.receiptHandle,
+            VisibilityTimeout: 0,
+          })),
+        }),
+      );
+    } catch (error) {
+      deps.logger.warn(
+        'could not release the records after a gap; they come back after the visibility timeout',
+        {
+          error: describeError(error),
+        },
+      );
+    }
+  }
+}
+
+const queueUrl = requireEnv('QUEUE_URL');
+const deps = createConsumerDeps(readConsumerConfig('fifo-versioned'));
+
+export const handler = (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
+  deps.logger.addContext(context);
+  return processBatch(event, context, deps, queueUrl);
+};

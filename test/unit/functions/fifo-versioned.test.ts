@@ -1,5 +1,5 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { SQSClient } from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -7,6 +7,7 @@ import { FIRST_OF_ACCOUNT, NEXT_IN_ORDER, processBatch } from '../../../function
 import { consumerDeps, Killed } from '../../support/consumer-deps.js';
 import { lambdaContext, messageBody, sqsEvent, sqsRecord } from '../../support/sqs-events.js';
 
+const QUEUE_URL = 'https://sqs.eu-west-1.amazonaws.com/123456789012/fifo-versioned.fifo';
 type Ddb = ReturnType<typeof mockClient>;
 const writes = (ddb: Ddb) => ddb.commandCalls(UpdateCommand).map((call) => call.args[0].input);
 const credit = (ddb: Ddb) => writes(ddb).find((input) => String(input.Key?.sk).startsWith('BAL#'));
@@ -46,6 +47,7 @@ describe('fifo-versioned consumer', () => {
       sqsEvent(sqsRecord(body)),
       lambdaContext,
       consumerDeps('fifo-versioned'),
+      QUEUE_URL,
     );
 
     expect(result).toEqual({ batchItemFailures: [] });
@@ -66,6 +68,7 @@ describe('fifo-versioned consumer', () => {
       sqsEvent(sqsRecord(messageBody({ accountId: 'acct-new', seq: 1 }))),
       lambdaContext,
       consumerDeps('fifo-versioned'),
+      QUEUE_URL,
     );
 
     expect(credit(ddb)?.ConditionExpression).toBe(FIRST_OF_ACCOUNT);
@@ -77,7 +80,12 @@ describe('fifo-versioned consumer', () => {
     ddb.on(UpdateCommand, { Key: { sk: 'APP#evt-r' } }).resolves({ Attributes: { writes: 1 } });
     const record = sqsRecord(messageBody({ eventId: 'evt-r', seq: 4 }), { receiveCount: 2 });
 
-    const result = await processBatch(sqsEvent(record), lambdaContext, consumerDeps('fifo-versioned'));
+    const result = await processBatch(
+      sqsEvent(record),
+      lambdaContext,
+      consumerDeps('fifo-versioned'),
+      QUEUE_URL,
+    );
 
     expect(result).toEqual({ batchItemFailures: [] });
     expect(items(ddb)).toEqual(['BAL#acct-1', 'APP#evt-r']);
@@ -88,7 +96,12 @@ describe('fifo-versioned consumer', () => {
     ddb.on(UpdateCommand, { Key: { sk: 'BAL#acct-1' } }).rejects(storedVersion(4));
     const record = sqsRecord(messageBody({ eventId: 'evt-own', seq: 4 }), { receiveCount: 2 });
 
-    const result = await processBatch(sqsEvent(record), lambdaContext, consumerDeps('fifo-versioned'));
+    const result = await processBatch(
+      sqsEvent(record),
+      lambdaContext,
+      consumerDeps('fifo-versioned'),
+      QUEUE_URL,
+    );
 
     expect(result).toEqual({ batchItemFailures: [] });
     expect(items(ddb)).toEqual(['BAL#acct-1', 'APP#evt-own']);
@@ -106,6 +119,7 @@ describe('fifo-versioned consumer', () => {
       sqsEvent(first, gap, later, laterStill),
       lambdaContext,
       consumerDeps('fifo-versioned'),
+      QUEUE_URL,
     );
 
     expect(result).toEqual({
@@ -113,6 +127,34 @@ describe('fifo-versioned consumer', () => {
     });
     // The first record was applied; the gap wrote no record; the later ones were never tried.
     expect(items(ddb)).toEqual(['BAL#acct-0', expect.stringMatching(/^APP#/), 'BAL#acct-1']);
+    // A gap cannot fill by waiting: the failed records are visible again at once, to use up their
+    // receives and reach the DLQ in order behind their predecessor.
+    const releases = sqs.commandCalls(ChangeMessageVisibilityBatchCommand).map((call) => call.args[0].input);
+    expect(releases).toEqual([
+      {
+        QueueUrl: QUEUE_URL,
+        Entries: [gap, later, laterStill].map((record, index) => ({
+          Id: String(index),
+          ReceiptHandle: record.receiptHandle,
+          VisibilityTimeout: 0,
+        })),
+      },
+    ]);
+  });
+
+  it('releases nothing when no record hit a gap: a failed write waits for its visibility timeout, as any retry', async () => {
+    ddb.on(UpdateCommand, { Key: { sk: 'BAL#acct-1' } }).rejects(new Error('throttled'));
+    const record = sqsRecord(messageBody({ seq: 3 }));
+
+    const result = await processBatch(
+      sqsEvent(record),
+      lambdaContext,
+      consumerDeps('fifo-versioned'),
+      QUEUE_URL,
+    );
+
+    expect(result).toEqual({ batchItemFailures: [{ itemIdentifier: record.messageId }] });
+    expect(sqs.commandCalls(ChangeMessageVisibilityBatchCommand)).toHaveLength(0);
   });
 
   it('fails an invalid body and every later record, as a FIFO batch must', async () => {
@@ -123,6 +165,7 @@ describe('fifo-versioned consumer', () => {
       sqsEvent(invalid, later),
       lambdaContext,
       consumerDeps('fifo-versioned'),
+      QUEUE_URL,
     );
 
     expect(result.batchItemFailures.map((failure) => failure.itemIdentifier)).toEqual([
@@ -140,6 +183,7 @@ describe('fifo-versioned consumer', () => {
         sqsEvent(sqsRecord(messageBody({ seq: 1 })), sqsRecord(messageBody({ seq: 2 }))),
         lambdaContext,
         deps,
+        QUEUE_URL,
       ),
     ).rejects.toThrow(Killed);
 
