@@ -56,25 +56,29 @@ export function dynamodbUsageOf(
 }
 
 /**
- * The yardstick's usage (harness/benchmarks/yardstick.ts): its own DynamoDB counts, and the Lambda
- * and SQS of the at-least-once mode metered beside it — the same queue, mapping, batch size and
- * loop, scaled to the yardstick's messages. at-least-once's durations include its transaction, so
- * the yardstick's Lambda line is an upper bound, as every mode's is.
+ * A production shape's usage (harness/benchmarks/production-shape.ts): its own DynamoDB counts, and
+ * the Lambda and SQS of its mode metered beside it — the same queue, mapping, batch size and loop,
+ * scaled to its messages. The mode's durations include the verifier's writes, so the production
+ * row's Lambda line is an upper bound, as every mode's is.
  */
-export function yardstickUsage(messages: number, dynamodb: DynamoDbUsage, atLeastOnce: ModeUsage): ModeUsage {
-  const scale = messages / Math.max(atLeastOnce.messages, 1);
+export function productionUsage(
+  messages: number,
+  dynamodb: DynamoDbUsage,
+  instrumented: ModeUsage,
+): ModeUsage {
+  const scale = messages / Math.max(instrumented.messages, 1);
   const scaled = (value: number) => Math.round(value * scale);
   return {
     messages,
     lambda: {
-      invocations: scaled(atLeastOnce.lambda.invocations),
-      billedDurationMs: scaled(atLeastOnce.lambda.billedDurationMs),
+      invocations: scaled(instrumented.lambda.invocations),
+      billedDurationMs: scaled(instrumented.lambda.billedDurationMs),
     },
     sqs: {
-      sendRequests: scaled(atLeastOnce.sqs.sendRequests),
-      receiveRequests: scaled(atLeastOnce.sqs.receiveRequests),
-      emptyReceives: scaled(atLeastOnce.sqs.emptyReceives),
-      deleteRequests: scaled(atLeastOnce.sqs.deleteRequests),
+      sendRequests: scaled(instrumented.sqs.sendRequests),
+      receiveRequests: scaled(instrumented.sqs.receiveRequests),
+      emptyReceives: scaled(instrumented.sqs.emptyReceives),
+      deleteRequests: scaled(instrumented.sqs.deleteRequests),
     },
     dynamodb,
   };

@@ -49,12 +49,17 @@ type BatchHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchRespo
 
 const CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
 
+let prepared = false;
+
 /**
  * The handler modules build clients and read their configuration at import (module scope, as in
- * Lambda): give them a complete environment first. They are imported once; their own module-scope
- * clients are never used here.
+ * Lambda): give them a complete environment first, once per process (the first caller's target).
+ * They are imported once; their own module-scope clients are never used here: the bench passes its
+ * own deps.
  */
-function prepareHandlerEnvironment(target: FloorTarget): void {
+export function prepareHandlerEnvironment(target: FloorTarget): void {
+  if (prepared) return;
+  prepared = true;
   Object.assign(process.env, {
     TABLE_NAME: target.tableName,
     IDEMPOTENCY_TABLE_NAME: target.idempotencyTableName,
@@ -135,6 +140,41 @@ async function loadHandler(mode: Mode, target: FloorTarget): Promise<BatchHandle
   }
 }
 
+/**
+ * The bench's synthetic events, as the producer makes them: event ids in order, the accounts in
+ * turn, amounts 1–997 cents, each account's `seq` (1, 2, 3, …) and its balance after the event
+ * (`balanceAfterCents`, the running sum: state-upsert writes it).
+ */
+export function syntheticBodies(runId: string, messages: number, accounts: number): MessageBody[] {
+  const balances = new Map<string, { seq: number; cents: number }>();
+  const createdAt = new Date().toISOString();
+  return Array.from({ length: messages }, (_, index) => {
+    const accountId = `acct-${index % accounts}`;
+    const amountCents = 1 + (index % 997);
+    const before = balances.get(accountId) ?? { seq: 0, cents: 0 };
+    const after = { seq: before.seq + 1, cents: before.cents + amountCents };
+    balances.set(accountId, after);
+    return {
+      eventId: `evt-${String(index).padStart(7, '0')}`,
+      runId,
+      accountId,
+      amountCents,
+      seq: after.seq,
+      balanceAfterCents: after.cents,
+      createdAt,
+    };
+  });
+}
+
+/** The bodies as SQS records, in batches of `batchSize`, in order. */
+export function syntheticBatches(bodies: readonly MessageBody[], batchSize: number): SQSRecord[][] {
+  const batches: SQSRecord[][] = [];
+  for (let start = 0; start < bodies.length; start += batchSize) {
+    batches.push(bodies.slice(start, start + batchSize).map((body, offset) => record(body, start + offset)));
+  }
+  return batches;
+}
+
 /** One synthetic SQS record of `body`, as the mapping would hand it over on its first delivery. */
 export function record(body: MessageBody, index: number): SQSRecord {
   const messageId = randomUUID();
@@ -175,36 +215,12 @@ export function context(mode: Mode): Context {
   };
 }
 
-let prepared = false;
-
 /** Runs one mode's handler code over `messages` synthetic records; returns messages per second. */
 export async function measureFloor(target: FloorTarget, run: FloorRun): Promise<FloorResult> {
-  if (!prepared) {
-    prepareHandlerEnvironment(target);
-    prepared = true;
-  }
+  prepareHandlerEnvironment(target);
   const handle = await loadHandler(run.mode, target);
   const runId = `floor-${run.mode}-${randomUUID().slice(0, 8)}`;
-  const batches: SQSRecord[][] = [];
-  for (let start = 0; start < run.messages; start += run.batchSize) {
-    const size = Math.min(run.batchSize, run.messages - start);
-    batches.push(
-      Array.from({ length: size }, (_, offset) => {
-        const index = start + offset;
-        return record(
-          {
-            eventId: `evt-${String(index).padStart(7, '0')}`,
-            runId,
-            accountId: `acct-${index % run.accounts}`,
-            amountCents: 1 + (index % 997),
-            seq: 1,
-            createdAt: new Date().toISOString(),
-          },
-          index,
-        );
-      }),
-    );
-  }
+  const batches = syntheticBatches(syntheticBodies(runId, run.messages, run.accounts), run.batchSize);
   let failedRecords = 0;
   const started = performance.now();
   await forEachConcurrently(batches, run.concurrency, async (records) => {

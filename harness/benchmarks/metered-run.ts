@@ -6,10 +6,10 @@ import { creditAccount } from '../../functions/shared/ledger.js';
 import type { OperationCounts } from '../dynamodb-proxy/meter.js';
 import { newRunId, runExperiment } from '../experiment/experiment.js';
 import { DEFAULTS } from '../options/declaration.js';
-import { dynamodbUsageOf, type ModeUsage, yardstickUsage } from './cost-model.js';
+import { dynamodbUsageOf, type ModeUsage, productionUsage } from './cost-model.js';
 import { benchConfig, startBenchEnvironment } from './environment.js';
+import { meterProductionShape, PRODUCTION_SHAPES, type ProductionRun } from './production-shape.js';
 import { meterSqs } from './sqs-meter.js';
-import { meterYardstick, type YardstickRun } from './yardstick.js';
 
 export interface MeteredMode {
   readonly usage: ModeUsage;
@@ -19,9 +19,9 @@ export interface MeteredMode {
   readonly reportedWriteUnits: number;
 }
 
-export interface MeteredYardstick {
-  readonly run: YardstickRun;
-  /** Its DynamoDB counts with at-least-once's Lambda and SQS (cost-model.ts, yardstickUsage). */
+export interface MeteredProductionShape {
+  readonly run: ProductionRun;
+  /** Its DynamoDB counts with its mode's Lambda and SQS (cost-model.ts, productionUsage). */
   readonly usage: ModeUsage;
 }
 
@@ -44,8 +44,8 @@ export async function meteredRun(options: {
   readonly log: (message: string) => void;
 }): Promise<{
   modes: Partial<Record<Mode, MeteredMode>>;
-  /** The production-shaped at-least-once (yardstick.ts), when at-least-once was metered. */
-  yardstick?: MeteredYardstick;
+  /** Each metered mode's production shape (production-shape.ts), where it has one. */
+  production: Partial<Record<Mode, MeteredProductionShape>>;
   cancelled: CancelledTransactionCase;
 }> {
   const batchSize = MODES['effectively-once'].batchSize;
@@ -107,10 +107,12 @@ export async function meteredRun(options: {
       };
       options.log(`metered ${mode}: ${JSON.stringify(modes[mode]?.usage)}`);
     }
-    const atLeastOnce = modes['at-least-once'];
-    let yardstick: MeteredYardstick | undefined;
-    if (atLeastOnce) {
-      const run = await meterYardstick({
+    const production: Partial<Record<Mode, MeteredProductionShape>> = {};
+    for (const mode of options.modes) {
+      const shape = PRODUCTION_SHAPES[mode];
+      const instrumented = modes[mode];
+      if (!shape || !instrumented) continue;
+      const run = await meterProductionShape(mode, shape, {
         endpoint: env.local.dynamodbEndpoint,
         region: env.local.region,
         tableName: env.tableName,
@@ -119,14 +121,14 @@ export async function meteredRun(options: {
         batchSize,
         concurrency,
       });
-      yardstick = { run, usage: yardstickUsage(run.messages, run.dynamodb, atLeastOnce.usage) };
+      production[mode] = { run, usage: productionUsage(run.messages, run.dynamodb, instrumented.usage) };
       options.log(
-        `metered the yardstick: ${JSON.stringify(run.dynamodb)}, money ${JSON.stringify(run.money)}`,
+        `metered ${mode} in its production shape: ${JSON.stringify(run.dynamodb)}, money ${JSON.stringify(run.money)}`,
       );
     }
     return {
       modes,
-      ...(yardstick ? { yardstick } : {}),
+      production,
       cancelled: await cancelledTransaction(env.local.dynamodbEndpoint, env.local.region, env.tableName),
     };
   } finally {

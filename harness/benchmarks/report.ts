@@ -3,8 +3,9 @@ import type { ModeCost, ModeUsage } from './cost-model.js';
 import type { CellResult } from './end-to-end.js';
 import type { CancelledTransactionCase, MeteredMode } from './metered-run.js';
 import type { PRICES } from './prices.js';
+import type { ProductionRun } from './production-shape.js';
+import type { ReadCostReport } from './read-cost.js';
 import type { ScalePoint } from './scale.js';
-import type { YardstickRun } from './yardstick.js';
 
 export interface CellRatios {
   readonly batchSize: number;
@@ -45,10 +46,17 @@ export interface BenchReport {
   };
   readonly cost: Partial<Record<Mode, ModeCost>>;
   /**
-   * At-least-once in its production shape (yardstick.ts): one UpdateItem per message, no
-   * application record; absent when at-least-once was not run (it borrows its Lambda and SQS).
+   * Per mode with a production shape (production-shape.ts), measured when the mode was: its business
+   * write alone, without the verifier's records. at-least-once's is the yardstick.
    */
-  readonly yardstick?: YardstickReport;
+  readonly production: Partial<Record<Mode, ProductionReport>>;
+  /**
+   * effectively-once's price ÷ the yardstick's (at-least-once in its production shape); null when
+   * either was not measured.
+   */
+  readonly effectivelyOnceOverYardstick: { readonly writeUnits: number; readonly usd: number } | null;
+  /** entry-upsert's balance read as entries grow (read-cost.ts); absent with --read-cost 0. */
+  readonly readCost?: ReadCostReport;
   readonly prices: typeof PRICES;
   readonly scale: readonly ScalePoint[];
   readonly targets: readonly Target[];
@@ -56,16 +64,18 @@ export interface BenchReport {
   readonly failures: readonly string[];
 }
 
-/** The yardstick's row: counted in the metered run, priced like the modes, checked by the money. */
-export interface YardstickReport {
-  /** `at-least-once (production shape)` */
+/** A production-shape row: counted in the metered run, priced like the modes, checked by the money. */
+export interface ProductionReport {
+  /** `state-upsert (production shape)` */
   readonly name: string;
+  /** What it writes per message, in words. */
+  readonly writes: string;
+  /** The write units per message it should cost (the delivery counter aside). */
+  readonly expectedWriteUnitsPerMessage: number;
   readonly usage: ModeUsage;
-  readonly dynamodbByOperation: YardstickRun['dynamodbByOperation'];
+  readonly dynamodbByOperation: ProductionRun['dynamodbByOperation'];
   readonly reportedWriteUnits: number;
   readonly failedRecords: number;
-  readonly money: YardstickRun['money'];
+  readonly money: ProductionRun['money'];
   readonly cost: ModeCost;
-  /** effectively-once's price ÷ the yardstick's; null when effectively-once was not run. */
-  readonly effectivelyOnceOverYardstick: { readonly writeUnits: number; readonly usd: number } | null;
 }

@@ -7,14 +7,18 @@
  *   3. ratios       end to end ÷ floor; effectively-once ÷ at-least-once; powertools ÷ effectively-once
  *   4. counted      requests and write/read units per message, through a meter (metered-run.ts)
  *   5. scale        effectively-once at 1,000 / 10,000 / 100,000 messages, time and peak memory (scale.ts)
- *   6. cost         US$ per million messages from the counts and prices.ts (cost-model.ts), with
- *                   at-least-once in its production shape (one write, yardstick.ts) as the yardstick
+ *   6. cost         US$ per million messages from the counts and prices.ts (cost-model.ts), and each
+ *                   mode's production shape next to it (production-shape.ts): its business write
+ *                   without the verifier's records; at-least-once's (one write) is the yardstick
+ *   7. read cost    entry-upsert's balance read (the sum of an account's entries) at N entries per
+ *                   account against one GetItem of a balance item (read-cost.ts)
  *
  * Prints a table (stdout), progress on stderr, writes reports/bench-<timestamp>.json.
  *
  *   npm run bench                               the full bench (the 100,000 scale point takes ~20 min)
- *   npm run bench -- --quick                    under 2 minutes: batch 10 × concurrency 5, one run, no scale
+ *   npm run bench -- --quick                    2–3 minutes: batch 10 × concurrency 5, one run, no scale
  *   npm run bench -- --scale 1000,10000         other scale points (--scale 0: none)
+ *   npm run bench -- --read-cost 10,100         other numbers of entries per account (--read-cost 0: none)
  *   npm run bench -- --repetitions 5 --messages 1000
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -22,17 +26,19 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import type { Mode } from '../../contract/topology.js';
 import { PROJECT_ROOT } from '../../lib/bundling.js';
+import { DEFAULTS } from '../options/declaration.js';
 import type { ParsedOptions } from '../options/parse.js';
 import { type Finished, runEntryPoint } from '../options/run.js';
 import { costPerMillion } from './cost-model.js';
 import { type CellResult, type GridCell, runCell } from './end-to-end.js';
 import { meteredRun } from './metered-run.js';
 import { PRICES } from './prices.js';
-import type { BenchReport, YardstickReport } from './report.js';
+import { PRODUCTION_SHAPES, productionName, YARDSTICK_MODE } from './production-shape.js';
+import { measureReadCost, type ReadCostReport } from './read-cost.js';
+import type { BenchReport, ProductionReport } from './report.js';
 import { runScalePoint, type ScalePoint } from './scale.js';
 import { priceRatio, ratiosOf, targetsOf } from './summary.js';
 import { formatBench } from './table.js';
-import { YARDSTICK_NAME } from './yardstick.js';
 
 const FULL_GRID: readonly GridCell[] = [1, 10, 100].flatMap((batchSize) =>
   [2, 5].map((concurrency) => ({ batchSize, concurrency })),
@@ -44,6 +50,7 @@ const log = (message: string) => process.stderr.write(`bench: ${message}\n`);
 async function main({ values }: ParsedOptions<'bench'>): Promise<Finished> {
   const { quick, repetitions, messages, modes } = values;
   const scaleSizes = values.scale.filter((size) => size > 0);
+  const readCostSizes = values['read-cost'].filter((size) => size > 0);
 
   const startedAt = new Date();
   const grid = quick ? QUICK_GRID : FULL_GRID;
@@ -69,6 +76,31 @@ async function main({ values }: ParsedOptions<'bench'>): Promise<Finished> {
     );
   }
 
+  let readCost: ReadCostReport | undefined;
+  if (readCostSizes.length > 0) {
+    log(`read cost: entry-upsert's balance read at ${readCostSizes.join(', ')} entries per account`);
+    await measureReadCost({
+      entriesPerAccount: readCostSizes,
+      accounts: DEFAULTS.accounts,
+      repetitions: quick ? 3 : 5,
+      log,
+    }).then(
+      (measured) => {
+        readCost = measured;
+        for (const point of measured.points) {
+          for (const [reader, result] of Object.entries(point)) {
+            if (typeof result === 'object' && !result.exact)
+              failures.push(
+                `read cost at ${point.entriesPerAccount} entries: ${reader} did not sum to the balance`,
+              );
+          }
+        }
+      },
+      (error: unknown) =>
+        failures.push(`read cost: ${error instanceof Error ? error.message : String(error)}`),
+    );
+  }
+
   const ratios = endToEnd.map(ratiosOf);
   const cost = Object.fromEntries(
     Object.entries(metered.modes).map(([mode, result]) => [
@@ -76,22 +108,30 @@ async function main({ values }: ParsedOptions<'bench'>): Promise<Finished> {
       result ? costPerMillion(mode as Mode, result.usage) : undefined,
     ]),
   ) as BenchReport['cost'];
-  const yardstickCost = metered.yardstick && costPerMillion('at-least-once', metered.yardstick.usage);
-  const yardstick: YardstickReport | undefined = metered.yardstick &&
-    yardstickCost && {
-      name: YARDSTICK_NAME,
-      usage: metered.yardstick.usage,
-      dynamodbByOperation: metered.yardstick.run.dynamodbByOperation,
-      reportedWriteUnits: metered.yardstick.run.reportedWriteUnits,
-      failedRecords: metered.yardstick.run.failedRecords,
-      money: metered.yardstick.run.money,
-      cost: yardstickCost,
-      effectivelyOnceOverYardstick: priceRatio(cost['effectively-once'], yardstickCost),
+  const production: Partial<Record<Mode, ProductionReport>> = {};
+  for (const [mode, measured] of Object.entries(metered.production) as [
+    Mode,
+    (typeof metered.production)[Mode],
+  ][]) {
+    const shape = PRODUCTION_SHAPES[mode];
+    if (!measured || !shape) continue;
+    const row: ProductionReport = {
+      name: productionName(mode),
+      writes: shape.writes,
+      expectedWriteUnitsPerMessage: shape.writeUnitsPerMessage,
+      usage: measured.usage,
+      dynamodbByOperation: measured.run.dynamodbByOperation,
+      reportedWriteUnits: measured.run.reportedWriteUnits,
+      failedRecords: measured.run.failedRecords,
+      money: measured.run.money,
+      cost: costPerMillion(mode, measured.usage),
     };
-  if (yardstick && !yardstick.money.exact)
-    failures.push(
-      `${YARDSTICK_NAME}: its balances add up to ${yardstick.money.balanceCents} cents, not the ${yardstick.money.expectedCents} sent (${yardstick.failedRecords} records failed)`,
-    );
+    production[mode] = row;
+    if (!row.money.exact)
+      failures.push(
+        `${row.name}: its balances add up to ${row.money.balanceCents} cents, not the ${row.money.expectedCents} sent (${row.failedRecords} records failed)`,
+      );
+  }
   const report: BenchReport = {
     kind: quick ? 'quick' : 'full',
     startedAt: startedAt.toISOString(),
@@ -113,11 +153,13 @@ async function main({ values }: ParsedOptions<'bench'>): Promise<Finished> {
         'A cancelled TransactWriteItems (a duplicate in effectively-once) returns no ConsumedCapacity from DynamoDB Local; counted here as if billed like the write it was (2 units per KB of each item). No duplicates occur in these runs (no crashes), so this never changes the table.',
         'at-most-once deletes its batch from its own code; its SQS deletes are one DeleteMessageBatch per 10 records of each invocation, from its invocations.',
         'Lambda GB-seconds are the local billed durations × the topology memory: an upper bound for AWS (a shared 2-core machine, DynamoDB Local behind them).',
-        `${YARDSTICK_NAME} (harness/benchmarks/yardstick.ts) is not a mode: the at-least-once loop with one UpdateItem (ADD balanceCents) per message and no application record, run in the bench process with synthetic batches through its own meter; checked by the money only (its balances against the money sent). Its DynamoDB is counted; its Lambda and SQS are at-least-once's from this run (the same queue, mapping and loop). Every row, the yardstick included, has the delivery counter the verifier reads (one UpdateItem per batch: 0.1 WCU per message at batch 10).`,
+        "A production-shape row (harness/benchmarks/production-shape.ts) is not a mode: the mode's work-then-acknowledge loop with its business write alone, without the records the verifier reads, run in the bench process with synthetic batches through its own meter; checked by the money only (its balances against the money sent). Its DynamoDB is counted; its Lambda and SQS are its mode's from this run (the same queue, mapping and loop). at-least-once's (one UpdateItem ADD balanceCents) is the yardstick. Every row, the production shapes included, has the delivery counter the verifier reads (one UpdateItem per batch: 0.1 WCU per message at batch 10).",
       ],
     },
     cost,
-    ...(yardstick ? { yardstick } : {}),
+    production,
+    effectivelyOnceOverYardstick: priceRatio(cost['effectively-once'], production[YARDSTICK_MODE]?.cost),
+    ...(readCost ? { readCost } : {}),
     prices: PRICES,
     scale,
     targets: targetsOf(ratios, scale),

@@ -1,5 +1,7 @@
 import type { Mode } from '../../contract/topology.js';
 import type { ModeCost } from './cost-model.js';
+import { YARDSTICK_MODE } from './production-shape.js';
+import type { ReadCostReport } from './read-cost.js';
 import type { BenchReport } from './report.js';
 import { MODE_RATIOS, modeRatioText, targetsNotMeasured } from './summary.js';
 
@@ -37,8 +39,10 @@ export function formatBench(report: BenchReport): string {
   lines.push(
     `per message (metered run: ${report.metered.messages} messages per mode, batch 10, concurrency 5) and US$ per million messages (${report.prices.region}, on-demand, prices read ${report.prices.readOn})`,
   );
-  // Wide enough for the yardstick's name.
-  const name = (text: string) => text.padEnd(Math.max(22, report.yardstick?.name.length ?? 0));
+  const production = Object.values(report.production);
+  // Wide enough for the production rows' names.
+  const width = Math.max(22, ...production.map((row) => (row ? row.name.length : 0)));
+  const name = (text: string) => text.padEnd(width);
   const costRow = (label: string, cost: ModeCost) => {
     const p = cost.perMessage;
     const u = cost.usdPerMillion;
@@ -47,28 +51,32 @@ export function formatBench(report: BenchReport): string {
   lines.push(
     `${name('mode')} ${'ddb req'.padStart(7)} ${'WCU'.padStart(6)} ${'RCU'.padStart(6)} ${'λ req'.padStart(6)} ${'λ GB-s'.padStart(8)} ${'SQS req'.padStart(7)}  ${'λ $'.padStart(7)} ${'SQS $'.padStart(7)} ${'DDB $'.padStart(7)} ${'total $'.padStart(8)}`,
   );
-  // The yardstick first: what every other row is compared with.
-  if (report.yardstick) lines.push(costRow(report.yardstick.name, report.yardstick.cost));
+  // Each mode as the experiment runs it, then its production shape (without the verifier's records).
   for (const [mode, cost] of Object.entries(report.cost)) {
     if (cost) lines.push(costRow(mode, cost));
+    const row = report.production[mode as Mode];
+    if (row) lines.push(costRow(row.name, row.cost));
   }
-  const yardstick = report.yardstick;
-  if (yardstick) {
-    const money = yardstick.money;
+  for (const row of production) {
+    if (!row) continue;
+    const money = row.money;
     lines.push(
-      `${yardstick.name}: one UpdateItem (ADD balanceCents) per message, no application record; checked by the money only: balances ${money.balanceCents} of ${money.expectedCents} cents sent (${money.exact ? 'exact' : 'NOT EXACT'}); its Lambda and SQS are at-least-once's`,
+      `${row.name}: ${row.writes}; checked by the money only: balances ${money.balanceCents} of ${money.expectedCents} cents sent (${money.exact ? 'exact' : 'NOT EXACT'}); its Lambda and SQS are its mode's`,
     );
-    const over = yardstick.effectivelyOnceOverYardstick;
+  }
+  const yardstick = report.production[YARDSTICK_MODE];
+  const over = report.effectivelyOnceOverYardstick;
+  if (yardstick)
     lines.push(
       over
         ? `effectively-once ÷ ${yardstick.name}: ${over.writeUnits}× the write units, ${over.usd}× the US$`
         : `effectively-once ÷ ${yardstick.name}: not measured (effectively-once was not run)`,
     );
-  }
   const c = report.metered.cancelledTransaction;
   lines.push(
     `a cancelled (duplicate) transaction: DynamoDB Local reports ${c.consumedCapacityReported ? 'its' : 'no'} consumed capacity (${c.cancellationCode}); counted by the rules as ${c.ruleWriteUnits} WCU`,
   );
+  if (report.readCost) lines.push('', ...formatReadCost(report.readCost));
   if (report.scale.length > 0) {
     lines.push('');
     lines.push('scale, effectively-once alone (batch 10, concurrency 5), each size in a fresh process:');
@@ -88,4 +96,43 @@ export function formatBench(report: BenchReport): string {
   for (const target of targetsNotMeasured(report.ratios))
     lines.push(`  n/a    ${target.name}: ${target.measured}`);
   return lines.join('\n');
+}
+
+/**
+ * entry-upsert's balance read as entries grow (read-cost.ts): per size, a balance item's GetItem,
+ * the Query today's keys allow (every entry of the run read, filtered to the account) and a Query of
+ * entries keyed by account. RCU as DynamoDB Local reported them; pages as it answered, and as AWS
+ * would (1 MB read per page); ms strongly consistent, median.
+ */
+export function formatReadCost(readCost: ReadCostReport): string[] {
+  const lines = [
+    `read cost of ONE balance (entry-upsert: the sum of an account's entries; ${readCost.accounts} accounts, entries of ${readCost.entryBytes} B as entry-upsert writes them), DynamoDB Local, ms median of ${readCost.repetitions}`,
+    `${'entries/acct'.padStart(12)}  ${'reader'.padEnd(44)} ${'items read'.padStart(10)} ${'pages'.padStart(5)} ${'AWS pages'.padStart(9)} ${'RCU eventual'.padStart(12)} ${'RCU strong'.padStart(10)} ${'ms'.padStart(8)}  exact`,
+  ];
+  const readers = [
+    ['balanceItem', 'balance item: GetItem'],
+    ['entriesFiltered', "today's keys: Query APP#, filter accountId"],
+    ['entriesByAccount', 'keyed by account: Query ENT#<account>#'],
+  ] as const;
+  for (const point of readCost.points) {
+    for (const [key, label] of readers) {
+      const m = point[key];
+      // AWS stops a page at 1 MB read (before a filter); DynamoDB Local pages by what it returns.
+      const awsPages =
+        key === 'balanceItem'
+          ? 1
+          : Math.max(1, Math.ceil((m.itemsRead * readCost.entryBytes) / (1024 * 1024)));
+      lines.push(
+        `${pad(point.entriesPerAccount.toLocaleString('en-US'), 12)}  ${label.padEnd(44)} ${pad(m.itemsRead.toLocaleString('en-US'), 10)} ${pad(m.requests, 5)} ${pad(awsPages, 9)} ${pad(m.readUnitsEventual, 12)} ${pad(m.readUnitsStrong, 10)} ${pad(m.ms.median.toFixed(1), 8)}  ${m.exact ? 'yes' : 'NO'}`,
+      );
+    }
+  }
+  const largest = readCost.points.at(-1);
+  if (largest) {
+    const times = (a: number, b: number) => (b > 0 ? `${Math.round(a / b).toLocaleString('en-US')}×` : 'n/a');
+    lines.push(
+      `at ${largest.entriesPerAccount.toLocaleString('en-US')} entries per account one balance read costs ${times(largest.entriesFiltered.readUnitsStrong, largest.balanceItem.readUnitsStrong)} a balance item's read units with today's keys, ${times(largest.entriesByAccount.readUnitsStrong, largest.balanceItem.readUnitsStrong)} keyed by account`,
+    );
+  }
+  return lines;
 }

@@ -4,7 +4,7 @@ import {
   costPerMillion,
   dynamodbUsageOf,
   type ModeUsage,
-  yardstickUsage,
+  productionUsage,
 } from '../../../../harness/benchmarks/cost-model.js';
 import { PRICES } from '../../../../harness/benchmarks/prices.js';
 
@@ -120,18 +120,18 @@ describe('the meter’s counts as billed DynamoDB usage', () => {
   });
 });
 
-describe('the yardstick’s usage', () => {
-  it('is its own DynamoDB with at-least-once’s Lambda and SQS, scaled to its messages', () => {
+describe('a production shape’s usage', () => {
+  it('is its own DynamoDB with its mode’s Lambda and SQS, scaled to its messages', () => {
     const dynamodb = { requests: 550, writeUnits: 550, readUnits: 0 };
 
-    expect(yardstickUsage(500, dynamodb, USAGE)).toEqual({
+    expect(productionUsage(500, dynamodb, USAGE)).toEqual({
       messages: 500,
       lambda: { invocations: 50, billedDurationMs: 20_000 },
       sqs: { sendRequests: 50, receiveRequests: 50, emptyReceives: 25, deleteRequests: 50 },
       dynamodb,
     });
     // One write unit and request per message where the transaction has 4: the honest price.
-    const cost = costPerMillion('at-least-once', yardstickUsage(1000, dynamodb, USAGE));
+    const cost = costPerMillion('at-least-once', productionUsage(1000, dynamodb, USAGE));
     expect(cost.perMessage.writeUnits).toBe(0.55);
     expect(cost.usdPerMillion.dynamodb).toBe(0.344);
   });

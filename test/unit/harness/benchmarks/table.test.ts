@@ -3,9 +3,11 @@ import type { Mode } from '../../../../contract/topology.js';
 import { costPerMillion, type ModeUsage } from '../../../../harness/benchmarks/cost-model.js';
 import type { CellModeResult } from '../../../../harness/benchmarks/end-to-end.js';
 import { PRICES } from '../../../../harness/benchmarks/prices.js';
-import type { BenchReport } from '../../../../harness/benchmarks/report.js';
+import { PRODUCTION_SHAPES } from '../../../../harness/benchmarks/production-shape.js';
+import type { ReadCostReport } from '../../../../harness/benchmarks/read-cost.js';
+import type { BenchReport, ProductionReport } from '../../../../harness/benchmarks/report.js';
 import { priceRatio, ratiosOf, spread, targetsOf } from '../../../../harness/benchmarks/summary.js';
-import { formatBench } from '../../../../harness/benchmarks/table.js';
+import { formatBench, formatReadCost } from '../../../../harness/benchmarks/table.js';
 
 const result = (endToEnd: number[], floor: number[], exact = true): CellModeResult => ({
   endToEnd: spread(endToEnd),
@@ -66,6 +68,8 @@ function report(overrides: Partial<BenchReport> = {}): BenchReport {
     cost: Object.fromEntries(
       Object.entries(USAGE).map(([mode, used]) => [mode, costPerMillion(mode as Mode, used)]),
     ),
+    production: {},
+    effectivelyOnceOverYardstick: null,
     prices: PRICES,
     scale: [],
     targets: targetsOf(ratios, []),
@@ -283,30 +287,40 @@ describe('the bench table (stdout)', () => {
     expect(lines.join('\n')).not.toMatch(/MISSED|÷ at-least-once 0/);
   });
 
-  it('prints the yardstick first, under the same columns, with its money check and the honest ratio', () => {
-    const yardstickUsed = usage(110, 110);
-    const yardstickCost = costPerMillion('at-least-once', yardstickUsed);
-    const withYardstick = report({
-      yardstick: {
-        name: 'at-least-once (production shape)',
-        usage: yardstickUsed,
-        dynamodbByOperation: {},
-        reportedWriteUnits: 110,
-        failedRecords: 0,
-        money: { expectedCents: 5000, balanceCents: 5000, exact: true },
-        cost: yardstickCost,
-        effectivelyOnceOverYardstick: priceRatio(
-          costPerMillion('effectively-once', usage(400, 100)),
-          yardstickCost,
-        ),
-      },
+  const productionRow = (
+    mode: Mode,
+    used: ModeUsage,
+    money = { expectedCents: 5000, balanceCents: 5000, exact: true },
+  ): ProductionReport => ({
+    name: `${mode} (production shape)`,
+    writes: PRODUCTION_SHAPES[mode]?.writes ?? '',
+    expectedWriteUnitsPerMessage: 1,
+    usage: used,
+    dynamodbByOperation: {},
+    reportedWriteUnits: used.dynamodb.writeUnits,
+    failedRecords: 0,
+    money,
+    cost: costPerMillion(mode, used),
+  });
+
+  it("prints each production row under its mode's row, same columns, with its money check and the honest ratio", () => {
+    const yardstick = productionRow('at-least-once', usage(110, 110));
+    const withProduction = report({
+      production: { 'at-least-once': yardstick },
+      effectivelyOnceOverYardstick: priceRatio(
+        costPerMillion('effectively-once', usage(400, 100)),
+        yardstick.cost,
+      ),
     });
-    const lines = formatBench(withYardstick).split('\n');
+    const lines = formatBench(withProduction).split('\n');
     const header = lines.find((line) => line.includes('total $')) ?? '';
-    const first = lines[lines.indexOf(header) + 1] ?? '';
-    expect(first.startsWith('at-least-once (production shape) ')).toBe(true);
+    const at = lines.indexOf(header);
+    expect(lines[at + 1]?.startsWith('at-least-once ')).toBe(true);
+    const production = lines[at + 2] ?? '';
+    expect(production.startsWith('at-least-once (production shape) ')).toBe(true);
+    expect(lines[at + 3]?.startsWith('effectively-once ')).toBe(true);
     // 1.1 WCU: $0.69 of DynamoDB against effectively-once's $2.50.
-    expect(first.slice('at-least-once (production shape)'.length).trim().split(/\s+/)).toEqual([
+    expect(production.slice('at-least-once (production shape)'.length).trim().split(/\s+/)).toEqual([
       '1.1',
       '1.1',
       '0',
@@ -319,11 +333,11 @@ describe('the bench table (stdout)', () => {
       '0.96',
     ]);
     const ends = labelEnds(header, ['mode', 'ddb req', 'WCU', 'total $']);
-    expect(valueEnds(first).at(-1)).toBe(ends[3]);
+    expect(valueEnds(production).at(-1)).toBe(ends[3]);
     const modeRow = lines.find((candidate) => candidate.startsWith('effectively-once ')) ?? '';
     expect(valueEnds(modeRow).at(-1)).toBe(ends[3]);
     expect(lines).toContain(
-      "at-least-once (production shape): one UpdateItem (ADD balanceCents) per message, no application record; checked by the money only: balances 5000 of 5000 cents sent (exact); its Lambda and SQS are at-least-once's",
+      "at-least-once (production shape): one UpdateItem (ADD balanceCents) per message, no application record; checked by the money only: balances 5000 of 5000 cents sent (exact); its Lambda and SQS are its mode's",
     );
     // 4 ÷ 1.1 and 2.77 ÷ 0.96.
     expect(lines).toContain(
@@ -331,20 +345,40 @@ describe('the bench table (stdout)', () => {
     );
   });
 
-  it('prints no yardstick when at-least-once was not run, and no honest ratio without effectively-once', () => {
-    expect(formatBench(report())).not.toContain('production shape');
-    const cost = costPerMillion('at-least-once', usage(100, 100));
+  it('prints a production row for every mode that has one (state-upsert beside at-least-once)', () => {
     const text = formatBench(
       report({
-        yardstick: {
-          name: 'at-least-once (production shape)',
-          usage: usage(100, 100),
-          dynamodbByOperation: {},
-          reportedWriteUnits: 100,
-          failedRecords: 0,
-          money: { expectedCents: 1, balanceCents: 2, exact: false },
-          cost,
-          effectivelyOnceOverYardstick: null,
+        metered: { ...report().metered },
+        cost: {
+          ...report().cost,
+          'state-upsert': costPerMillion('state-upsert', usage(210, 210)),
+        },
+        production: {
+          'at-least-once': productionRow('at-least-once', usage(110, 110)),
+          'state-upsert': productionRow('state-upsert', usage(110, 110)),
+        },
+      }),
+    );
+    const lines = text.split('\n');
+    const at = lines.findIndex((line) => line.startsWith('state-upsert '));
+    expect(row(lines, 'state-upsert ').slice(1, 3)).toEqual(['2.1', '2.1']);
+    expect(lines[at + 1]?.startsWith('state-upsert (production shape) ')).toBe(true);
+    expect(row(lines, 'state-upsert (production shape)').slice(3, 5)).toEqual(['1.1', '1.1']);
+    expect(text).toContain(
+      'state-upsert (production shape): one conditional UpdateItem (SET balanceCents, version) per message, no per-event record; checked by the money only',
+    );
+  });
+
+  it('prints no production rows when none was measured, and no honest ratio without effectively-once', () => {
+    expect(formatBench(report())).not.toContain('production shape');
+    const text = formatBench(
+      report({
+        production: {
+          'at-least-once': productionRow('at-least-once', usage(100, 100), {
+            expectedCents: 1,
+            balanceCents: 2,
+            exact: false,
+          }),
         },
       }),
     );
@@ -352,5 +386,77 @@ describe('the bench table (stdout)', () => {
     expect(text).toContain(
       'effectively-once ÷ at-least-once (production shape): not measured (effectively-once was not run)',
     );
+  });
+});
+
+describe('the read-cost table', () => {
+  const measured = (itemsRead: number, requests: number, eventual: number, strong: number, ms: number) => ({
+    itemsRead,
+    itemsReturned: itemsRead,
+    requests,
+    readUnitsEventual: eventual,
+    readUnitsStrong: strong,
+    ms: { median: ms, min: ms, max: ms },
+    exact: true,
+  });
+  const readCost: ReadCostReport = {
+    accounts: 10,
+    entryBytes: 250,
+    repetitions: 3,
+    setupSeconds: 1,
+    notes: [],
+    points: [
+      {
+        entriesPerAccount: 10_000,
+        accounts: 10,
+        balanceItem: measured(1, 1, 0.5, 1, 4),
+        entriesFiltered: { ...measured(100_000, 3, 3050, 6100, 2500), itemsReturned: 10_000 },
+        entriesByAccount: measured(10_000, 1, 305, 610, 300),
+      },
+    ],
+  };
+
+  it('prints one row per reader and size, AWS pages by 1 MB read, and the ratio at the largest size', () => {
+    const lines = formatReadCost(readCost);
+    expect(row(lines, '10,000  balance item')).toEqual([
+      '10,000',
+      'balance',
+      'item:',
+      'GetItem',
+      '1',
+      '1',
+      '1',
+      '0.5',
+      '1',
+      '4.0',
+      'yes',
+    ]);
+    // 100,000 entries × 250 B = 24 MB read: 24 pages on AWS, though DynamoDB Local answered in 3.
+    expect(row(lines, "10,000  today's keys").slice(-7)).toEqual([
+      '100,000',
+      '3',
+      '24',
+      '3050',
+      '6100',
+      '2500.0',
+      'yes',
+    ]);
+    expect(row(lines, '10,000  keyed by account').slice(-7)).toEqual([
+      '10,000',
+      '1',
+      '3',
+      '305',
+      '610',
+      '300.0',
+      'yes',
+    ]);
+    expect(lines.at(-1)).toBe(
+      "at 10,000 entries per account one balance read costs 6,100× a balance item's read units with today's keys, 610× keyed by account",
+    );
+  });
+
+  it('is printed by the bench table when measured', () => {
+    expect(formatBench(report({ readCost }))).toContain('read cost of ONE balance');
+    expect(formatBench(report())).not.toContain('read cost of ONE balance');
   });
 });
