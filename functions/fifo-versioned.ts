@@ -1,7 +1,7 @@
 import { ChangeMessageVisibilityBatchCommand } from '@aws-sdk/client-sqs';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { balanceKey, partitionKey, TTL_ATTRIBUTE } from '../contract/ledger-keys.js';
+import { balanceKey, gapKey, partitionKey, TTL_ATTRIBUTE } from '../contract/ledger-keys.js';
 import { chunks } from './shared/chunks.js';
 import { readConsumerConfig, requireEnv } from './shared/config.js';
 import { type ConsumerDeps, createConsumerDeps } from './shared/consumer.js';
@@ -67,6 +67,7 @@ async function creditInOrder(
     if (error instanceof Error && error.name === 'ConditionalCheckFailedException') {
       const stored = storedVersionOf(error) ?? 0;
       if (message.seq <= stored) return 'repeat';
+      await recordGap(deps, message, stored, now);
       throw new SequenceGapError(message.eventId, message.seq, stored);
     }
     throw singleWriteError(error, message.eventId);
@@ -88,29 +89,61 @@ export async function processBatch(
   deps: ConsumerDeps,
   queueUrl: string,
 ): Promise<SQSBatchResponse> {
-  let gap = false;
+  const gapGroups = new Set<string>();
   const apply: ApplyMessage = async (batchDeps, message, delivery) => {
     try {
       return await applyFifoVersioned(batchDeps, message, delivery);
     } catch (error) {
-      if (error instanceof SequenceGapError) gap = true;
+      if (error instanceof SequenceGapError) gapGroups.add(message.accountId);
       throw error;
     }
   };
   const response = await workThenAcknowledge(event, context, deps, apply, true);
-  if (gap) await releaseFailed(deps, queueUrl, event, response);
+  if (gapGroups.size > 0) await releaseFailed(deps, queueUrl, event, response, gapGroups);
   return response;
 }
 
-/** Makes the failed records visible now. Best effort: one that stays invisible comes back later. */
+/**
+ * Evidence of a gap, one item per account (`GAP#<accountId>`, counting refusals): the version the
+ * account was blocked at. The verifier counts every later event of the account that was neither
+ * applied nor seen in the DLQ as dead-lettered behind its predecessor, as a FIFO DLQ does not let a
+ * reader see past a group's first batch without deleting it. Only on the gap path: the credit's
+ * happy path stays one write.
+ */
+async function recordGap(deps: ConsumerDeps, message: MessageBody, storedVersion: number, now: number) {
+  await deps.ledger.ddb.send(
+    new UpdateCommand({
+      TableName: deps.ledger.tableName,
+      Key: { pk: partitionKey(message.runId, deps.ledger.mode), sk: gapKey(message.accountId) },
+      UpdateExpression:
+        'ADD refusals :one SET accountId = :account, blockedAt = if_not_exists(blockedAt, :stored), lastEventId = :event, #ttl = :ttl',
+      ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE },
+      ExpressionAttributeValues: {
+        ':one': 1,
+        ':account': message.accountId,
+        ':stored': storedVersion,
+        ':event': message.eventId,
+        ':ttl': expiresAt(deps.ledger, now),
+      },
+    }),
+  );
+}
+
+/**
+ * Makes the failed records of the blocked groups visible now. Best effort: one that stays invisible
+ * comes back after its visibility timeout.
+ */
 async function releaseFailed(
   deps: ConsumerDeps,
   queueUrl: string,
   event: SQSEvent,
   response: SQSBatchResponse,
+  groups: ReadonlySet<string>,
 ): Promise<void> {
   const failed = new Set(response.batchItemFailures.map((failure) => failure.itemIdentifier));
-  const records = event.Records.filter((record) => failed.has(record.messageId));
+  const records = event.Records.filter(
+    (record) => failed.has(record.messageId) && groups.has(record.attributes.MessageGroupId ?? ''),
+  );
   for (const chunk of chunks(records, 10)) {
     try {
       await deps.sqs.send(

@@ -4,7 +4,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
 import * as v from 'valibot';
 import { SK } from '../contract/ledger-keys.js';
-import { MODE_NAMES, MODES, type Mode, type ModeSettings } from '../contract/topology.js';
+import { isFifoMode, MODE_NAMES, MODES, type Mode, type ModeSettings } from '../contract/topology.js';
 import { requireEnv } from './shared/config.js';
 import { createLogger } from './shared/consumer.js';
 import { sweepDeadLetters } from './shared/dead-letters.js';
@@ -23,6 +23,7 @@ import {
   queryPrefix,
   readCounters,
   readCrashes,
+  readGapRefusals,
   sumBalances,
   timeAttribute,
 } from './shared/ledger-reader.js';
@@ -118,9 +119,13 @@ async function verifyModeInDetail(
   // Crashes are few (one item per injected crash): read them whole before the join.
   const collector = detailed ? collectEventDetails(await readCrashes(deps.reader, runId, mode)) : undefined;
   const derived = balance === 'entries';
+  const fifo = isFifoMode(mode);
+  // One item per blocked account: read them whole before the join.
+  const blockedAccounts = fifo ? await readGapRefusals(deps.reader, runId, mode) : undefined;
   const [counts, counters, balances, tooOldToDedupe] = await Promise.all([
     joinByEventId(readManifestEvents(deps.reader, runId), applications, deadLettered, collector?.sink, {
       keepOutOfOrderIds: detailed,
+      ...(blockedAccounts ? { blockedAccounts } : {}),
     }),
     readCounters(deps.reader, runId, mode),
     derived ? Promise.resolve(0) : sumBalances(deps.reader, runId, mode),
@@ -156,6 +161,7 @@ async function verifyModeInDetail(
     deadLetteredUnreadable: sweep.unreadable,
     tooOldToDedupe,
     orderViolations: counts.orderViolations,
+    ...(fifo ? { heldBehindGap: counts.heldBehindGap } : {}),
     ...(states ? { superseded: counters.superseded } : {}),
   };
   return collector ? { outcome, detail: collector.finish(counts.outOfOrderEventIds) } : { outcome };

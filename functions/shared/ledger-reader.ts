@@ -101,6 +101,24 @@ export function timeAttribute(item: Record<string, unknown>, name: string): numb
   return ms;
 }
 
+/**
+ * Per account fifo-versioned refused an event of for a gap, the lowest version it was refused at:
+ * every later event of the account that is neither applied nor seen in the DLQ is dead-lettered
+ * behind its predecessor, since a FIFO DLQ shows a reader at most one batch of a group without
+ * deleting it (docs/ordering.md, "The gap policy"). One item per blocked account.
+ */
+export async function readGapRefusals(
+  reader: LedgerReader,
+  runId: string,
+  mode: Mode,
+): Promise<Map<string, number>> {
+  const blocked = new Map<string, number>();
+  for await (const item of queryPrefix(reader, runId, mode, SK.gapPrefix, ['accountId', 'blockedAt'])) {
+    blocked.set(String(item.accountId), numberAttribute(item, 'blockedAt'));
+  }
+  return blocked;
+}
+
 /** Events the age guard refused (one item per event, however often): the outcome's `tooOldToDedupe`. */
 export async function countRefusals(reader: LedgerReader, runId: string, mode: Mode): Promise<number> {
   let refused = 0;

@@ -66,6 +66,15 @@ export interface ModeOutcome {
    */
   readonly orderViolations: number;
   /**
+   * FIFO modes only: events counted as dead-lettered from the consumer's gap records, neither
+   * applied nor seen by the DLQ sweep: later events of an account the consumer found blocked (an
+   * event refused because its predecessor was not applied). A FIFO queue holds a group back while
+   * any of its messages is in flight, so a reader that does not delete sees at most one batch (10)
+   * of a group: the rest of an account dead-lettered behind a poison event is known from the
+   * ledger, not from the DLQ.
+   */
+  readonly heldBehindGap?: number;
+  /**
    * State modes only (topology `balance: 'state'`): events whose state was not written because a newer
    * state of their account was stored already. Applied, not lost: the newer state contains them.
    */
@@ -113,6 +122,8 @@ export interface JoinCounts {
   appliedAndDeadLettered: number;
   ledgerCents: number;
   orderViolations: number;
+  /** Of deadLettered, those known from a gap record only (see ModeOutcome.heldBehindGap). */
+  heldBehindGap: number;
   /** The ids behind orderViolations, when the join was asked to keep them (per-event detail). */
   outOfOrderEventIds?: ReadonlySet<string>;
 }
@@ -126,7 +137,11 @@ export async function joinByEventId(
   applied: AsyncIterable<AppliedEvent>,
   deadLettered: Iterable<readonly [string, ReadonlySet<string>]>,
   sink?: EventSink,
-  options: { readonly keepOutOfOrderIds?: boolean } = {},
+  options: {
+    readonly keepOutOfOrderIds?: boolean;
+    /** Per account a FIFO consumer found blocked, the version it was blocked at (ModeOutcome.heldBehindGap). */
+    readonly blockedAccounts?: ReadonlyMap<string, number>;
+  } = {},
 ): Promise<JoinCounts> {
   const counts: JoinCounts = {
     appliedOnce: 0,
@@ -141,6 +156,7 @@ export async function joinByEventId(
     appliedAndDeadLettered: 0,
     ledgerCents: 0,
     orderViolations: 0,
+    heldBehindGap: 0,
   };
   const order = new OrderOfApplication(options.keepOutOfOrderIds === true);
   const events = manifest[Symbol.asyncIterator]();
@@ -173,7 +189,10 @@ export async function joinByEventId(
     const appliedEvent =
       !application.done && application.value.eventId === id ? application.value : undefined;
     const deadHashes = !letter.done && letter.value[0] === id ? letter.value[1] : undefined;
-    const state = tallyEvent(counts, inManifest, appliedEvent, deadHashes);
+    const blockedAt = inManifest ? options.blockedAccounts?.get(inManifest.accountId) : undefined;
+    const heldBehindGap =
+      blockedAt !== undefined && inManifest?.seq !== undefined && inManifest.seq > blockedAt;
+    const state = tallyEvent(counts, inManifest, appliedEvent, deadHashes, heldBehindGap);
     if (inManifest && appliedEvent) order.add(inManifest, appliedEvent);
     sink?.({ eventId: id, manifest: inManifest, applied: appliedEvent, state });
 
@@ -189,6 +208,7 @@ function tallyEvent(
   event: ManifestEvent | undefined,
   applied: AppliedEvent | undefined,
   deadHashes: ReadonlySet<string> | undefined,
+  heldBehindGap = false,
 ): EventState | undefined {
   if (applied) counts.ledgerCents += applied.cents;
   if (event === undefined) {
@@ -201,8 +221,9 @@ function tallyEvent(
       counts.unexpected += 1;
       return EVENT_STATES.poisonApplied;
     }
-    if (deadHashes) {
+    if (deadHashes || heldBehindGap) {
       counts.deadLettered += 1;
+      if (!deadHashes) counts.heldBehindGap += 1;
       return EVENT_STATES.poisonDeadLettered;
     }
     counts.lost += 1;
@@ -226,9 +247,10 @@ function tallyEvent(
     }
     return applied.applications === 1 ? EVENT_STATES.appliedOnce : EVENT_STATES.duplicated;
   }
-  if (ownDeadLetter) {
+  if (ownDeadLetter || heldBehindGap) {
     counts.deadLettered += 1;
     counts.deadLetteredCents += event.amountCents;
+    if (!ownDeadLetter) counts.heldBehindGap += 1;
     return EVENT_STATES.deadLettered;
   }
   counts.lost += 1;

@@ -25,10 +25,13 @@ export type ApplyMessage = (
  * in `batchItemFailures`. A crash anywhere before the return deletes nothing, so every record of
  * the batch is delivered again — `apply` decides whether that duplicates.
  *
- * On a FIFO queue (`fifo`), the first failure ends the batch: it and every later record are
- * reported, none of them applied, as AWS asks of a FIFO partial batch response (Powertools'
- * SqsFifoPartialProcessor does the same). Applying a later record would put it before the failed
- * one of its group, which comes back first.
+ * On a FIFO queue (`fifo`), a failure ends its message group's part of the batch: the failed
+ * record and every later record of its group are reported, none of them applied, since applying
+ * one would put it before the failed one, which comes back first. Other groups go on, as with
+ * Powertools' SqsFifoPartialProcessor and `skipGroupOnError`. AWS's simplest rule, stop at the first
+ * failure and report everything after it, keeps order too, but it makes other accounts' records
+ * fail with it: behind a failure that never heals (a gap behind a dead-lettered event) they would
+ * use up their receives and be dead-lettered for nothing (docs/ordering.md, "The gap policy").
  */
 export async function workThenAcknowledge(
   event: SQSEvent,
@@ -39,14 +42,18 @@ export async function workThenAcknowledge(
 ): Promise<SQSBatchResponse> {
   await countDeliveries(deps, event.Records);
   const failed: string[] = [];
+  const failedGroups = new Set<string>();
   for (const [position, record] of event.Records.entries()) {
-    if (fifo && failed.length > 0) {
+    // A FIFO record always has its group; without one, the whole batch is one group.
+    const group = record.attributes.MessageGroupId ?? '';
+    if (fifo && failedGroups.has(group)) {
       failed.push(record.messageId);
       continue;
     }
     const message = await applyRecord(deps, record, context, position, apply);
     if (message === undefined) {
       failed.push(record.messageId);
+      if (fifo) failedGroups.add(group);
       continue;
     }
     await deps.crash.maybeCrash({

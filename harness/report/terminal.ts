@@ -411,6 +411,14 @@ function notes(report: ExperimentReport): string[] {
         'keeps no order, and a retry comes back after the events behind it.',
     );
   }
+  const behindGap = rows.filter(([, outcome]) => (outcome.heldBehindGap ?? 0) > 0);
+  if (behindGap.length > 0) {
+    notes.push(
+      `note: dead-lettered behind a gap: ${behindGap.map(([mode, outcome]) => `${mode} ${outcome.heldBehindGap}`).join(', ')} ` +
+        "event(s) refused because their account's previous event was dead-lettered, counted from the consumer's " +
+        'gap records: a FIFO DLQ shows a reader at most one batch of a group without deleting it (docs/ordering.md, "The gap policy").',
+    );
+  }
   const refused = rows.filter(([, outcome]) => (outcome.tooOldToDedupe ?? 0) > 0);
   if (refused.length > 0) {
     notes.push(

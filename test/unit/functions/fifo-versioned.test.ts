@@ -1,6 +1,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { ChangeMessageVisibilityBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { SQSRecord } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { FIRST_OF_ACCOUNT, NEXT_IN_ORDER, processBatch } from '../../../functions/fifo-versioned.js';
@@ -9,6 +10,11 @@ import { lambdaContext, messageBody, sqsEvent, sqsRecord } from '../../support/s
 
 const QUEUE_URL = 'https://sqs.eu-west-1.amazonaws.com/123456789012/fifo-versioned.fifo';
 type Ddb = ReturnType<typeof mockClient>;
+/** The record as a FIFO queue delivers it: its message group, the account, among its attributes. */
+const inGroup = (record: SQSRecord, group = JSON.parse(record.body).accountId as string): SQSRecord => ({
+  ...record,
+  attributes: { ...record.attributes, MessageGroupId: group },
+});
 const writes = (ddb: Ddb) => ddb.commandCalls(UpdateCommand).map((call) => call.args[0].input);
 const credit = (ddb: Ddb) => writes(ddb).find((input) => String(input.Key?.sk).startsWith('BAL#'));
 /** The balance and event items written, in order (no counters, no crash records). */
@@ -108,38 +114,69 @@ describe('fifo-versioned consumer', () => {
     expect(writes(ddb).map((input) => input.Key?.sk)).not.toContain('STAT#suppressedDuplicates');
   });
 
-  it('fails a gap (the predecessor not applied) and, by the FIFO rule, every later record of the batch without applying them', async () => {
+  it("fails a gap (the predecessor not applied) and every later record of its account's group, applies other groups, and releases the blocked records at once", async () => {
     ddb.on(UpdateCommand, { Key: { sk: 'BAL#acct-1' } }).rejects(storedVersion(2));
-    const first = sqsRecord(messageBody({ accountId: 'acct-0', seq: 1 }));
-    const gap = sqsRecord(messageBody({ eventId: 'evt-gap', seq: 4 }));
-    const later = sqsRecord(messageBody({ accountId: 'acct-2', seq: 1 }));
-    const laterStill = sqsRecord(messageBody({ eventId: 'evt-5', seq: 5 }));
+    const first = inGroup(sqsRecord(messageBody({ accountId: 'acct-0', seq: 1 })));
+    const gap = inGroup(sqsRecord(messageBody({ eventId: 'evt-gap', seq: 4 })));
+    const otherGroup = inGroup(sqsRecord(messageBody({ accountId: 'acct-2', seq: 1 })));
+    const laterInGroup = inGroup(sqsRecord(messageBody({ eventId: 'evt-5', seq: 5 })));
 
     const result = await processBatch(
-      sqsEvent(first, gap, later, laterStill),
+      sqsEvent(first, gap, otherGroup, laterInGroup),
       lambdaContext,
       consumerDeps('fifo-versioned'),
       QUEUE_URL,
     );
 
     expect(result).toEqual({
-      batchItemFailures: [gap, later, laterStill].map((record) => ({ itemIdentifier: record.messageId })),
+      batchItemFailures: [gap, laterInGroup].map((record) => ({ itemIdentifier: record.messageId })),
     });
-    // The first record was applied; the gap wrote no record; the later ones were never tried.
-    expect(items(ddb)).toEqual(['BAL#acct-0', expect.stringMatching(/^APP#/), 'BAL#acct-1']);
-    // A gap cannot fill by waiting: the failed records are visible again at once, to use up their
+    // acct-1's seq 5 was never tried: it would have gone before seq 4, which comes back first.
+    expect(items(ddb)).toEqual([
+      'BAL#acct-0',
+      expect.stringMatching(/^APP#/),
+      'BAL#acct-1',
+      'BAL#acct-2',
+      expect.stringMatching(/^APP#/),
+    ]);
+    // The account is blocked at version 2: evidence for the verifier, as a FIFO DLQ hides what is
+    // behind a group's first batch.
+    expect(
+      writes(ddb).find((input) => input.Key?.sk === 'GAP#acct-1')?.ExpressionAttributeValues,
+    ).toMatchObject({
+      ':stored': 2,
+    });
+    // A gap cannot fill by waiting: the blocked records are visible again at once, to use up their
     // receives and reach the DLQ in order behind their predecessor.
     const releases = sqs.commandCalls(ChangeMessageVisibilityBatchCommand).map((call) => call.args[0].input);
     expect(releases).toEqual([
       {
         QueueUrl: QUEUE_URL,
-        Entries: [gap, later, laterStill].map((record, index) => ({
+        Entries: [gap, laterInGroup].map((record, index) => ({
           Id: String(index),
           ReceiptHandle: record.receiptHandle,
           VisibilityTimeout: 0,
         })),
       },
     ]);
+  });
+
+  it('fails an invalid body and every later record of its group, as a FIFO batch must', async () => {
+    const invalid = inGroup(sqsRecord('{"not":"an event"}'), 'acct-1');
+    const later = inGroup(sqsRecord(messageBody({ seq: 1 })));
+
+    const result = await processBatch(
+      sqsEvent(invalid, later),
+      lambdaContext,
+      consumerDeps('fifo-versioned'),
+      QUEUE_URL,
+    );
+
+    expect(result.batchItemFailures.map((failure) => failure.itemIdentifier)).toEqual([
+      invalid.messageId,
+      later.messageId,
+    ]);
+    expect(items(ddb)).toEqual([]);
   });
 
   it('releases nothing when no record hit a gap: a failed write waits for its visibility timeout, as any retry', async () => {
