@@ -1,20 +1,13 @@
 import { ChangeMessageVisibilityBatchCommand } from '@aws-sdk/client-sqs';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { balanceKey, gapKey, partitionKey, TTL_ATTRIBUTE } from '../contract/ledger-keys.js';
 import { chunks } from './shared/chunks.js';
 import { readConsumerConfig, requireEnv } from './shared/config.js';
 import { type ConsumerDeps, createConsumerDeps } from './shared/consumer.js';
 import { describeError, SequenceGapError } from './shared/errors.js';
-import { storedVersionOf, upsertEventRecord } from './shared/event-record.js';
-import { type CreditOutcome, expiresAt, singleWriteError } from './shared/ledger.js';
-import type { MessageBody } from './shared/message.js';
+import { upsertEventRecord } from './shared/event-record.js';
+import type { CreditOutcome } from './shared/ledger.js';
+import { creditInOrder } from './shared/one-write-credits.js';
 import { type ApplyMessage, workThenAcknowledge } from './shared/work-then-acknowledge.js';
-
-/** The condition of the credit: the account is exactly one position behind the event. */
-export const NEXT_IN_ORDER = 'version = :previous';
-/** The first event of an account: no version stored yet. */
-export const FIRST_OF_ACCOUNT = 'attribute_not_exists(version)';
 
 /**
  * fifo-versioned: a FIFO queue delivers an account's events in order (one message group per
@@ -37,42 +30,6 @@ export const applyFifoVersioned: ApplyMessage = async (deps, message, delivery):
   await creditInOrder(deps, message, now);
   return upsertEventRecord(deps, message, delivery, now, { set: { seq: message.seq } });
 };
-
-/** The one business write: 'credited', or 'repeat' when the version shows the event is in already. */
-async function creditInOrder(
-  deps: ConsumerDeps,
-  message: MessageBody,
-  now: number,
-): Promise<'credited' | 'repeat'> {
-  const first = message.seq === 1;
-  try {
-    await deps.ledger.ddb.send(
-      new UpdateCommand({
-        TableName: deps.ledger.tableName,
-        Key: { pk: partitionKey(message.runId, deps.ledger.mode), sk: balanceKey(message.accountId) },
-        UpdateExpression: 'ADD balanceCents :amount SET version = :seq, #ttl = :ttl',
-        ConditionExpression: first ? FIRST_OF_ACCOUNT : NEXT_IN_ORDER,
-        ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE },
-        ExpressionAttributeValues: {
-          ':amount': message.amountCents,
-          ':seq': message.seq,
-          ':ttl': expiresAt(deps.ledger, now),
-          ...(first ? {} : { ':previous': message.seq - 1 }),
-        },
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
-    );
-    return 'credited';
-  } catch (error) {
-    if (error instanceof Error && error.name === 'ConditionalCheckFailedException') {
-      const stored = storedVersionOf(error) ?? 0;
-      if (message.seq <= stored) return 'repeat';
-      await recordGap(deps, message, stored, now);
-      throw new SequenceGapError(message.eventId, message.seq, stored);
-    }
-    throw singleWriteError(error, message.eventId);
-  }
-}
 
 /**
  * One invocation: the work-first loop with the FIFO rule, then, if a record hit a gap, every failed
@@ -101,32 +58,6 @@ export async function processBatch(
   const response = await workThenAcknowledge(event, context, deps, apply, true);
   if (gapGroups.size > 0) await releaseFailed(deps, queueUrl, event, response, gapGroups);
   return response;
-}
-
-/**
- * Evidence of a gap, one item per account (`GAP#<accountId>`, counting refusals): the version the
- * account was blocked at. The verifier counts every later event of the account that was neither
- * applied nor seen in the DLQ as dead-lettered behind its predecessor, as a FIFO DLQ does not let a
- * reader see past a group's first batch without deleting it. Only on the gap path: the credit's
- * happy path stays one write.
- */
-async function recordGap(deps: ConsumerDeps, message: MessageBody, storedVersion: number, now: number) {
-  await deps.ledger.ddb.send(
-    new UpdateCommand({
-      TableName: deps.ledger.tableName,
-      Key: { pk: partitionKey(message.runId, deps.ledger.mode), sk: gapKey(message.accountId) },
-      UpdateExpression:
-        'ADD refusals :one SET accountId = :account, blockedAt = if_not_exists(blockedAt, :stored), lastEventId = :event, #ttl = :ttl',
-      ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE },
-      ExpressionAttributeValues: {
-        ':one': 1,
-        ':account': message.accountId,
-        ':stored': storedVersion,
-        ':event': message.eventId,
-        ':ttl': expiresAt(deps.ledger, now),
-      },
-    }),
-  );
 }
 
 /**

@@ -1,14 +1,9 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { balanceKey, COUNTERS, partitionKey, TTL_ATTRIBUTE } from '../contract/ledger-keys.js';
-import type { ConsumerDeps } from './shared/consumer.js';
+import { COUNTERS } from '../contract/ledger-keys.js';
 import { InvalidMessageError } from './shared/errors.js';
-import { storedVersionOf, upsertEventRecord } from './shared/event-record.js';
-import { addToCounter, type CreditOutcome, expiresAt, singleWriteError } from './shared/ledger.js';
-import type { MessageBody } from './shared/message.js';
+import { upsertEventRecord } from './shared/event-record.js';
+import { addToCounter, type CreditOutcome } from './shared/ledger.js';
+import { writeState } from './shared/one-write-credits.js';
 import { type ApplyMessage, workFirstMode } from './shared/work-then-acknowledge.js';
-
-/** The condition of the state write: the stored state is older than the event's, or there is none. */
-export const STATE_CONDITION = 'attribute_not_exists(version) OR version < :seq';
 
 /**
  * state-upsert: the event carries the account's balance after it (`balanceAfterCents`) and its
@@ -32,8 +27,7 @@ export const applyStateUpsert: ApplyMessage = async (deps, message, delivery): P
     throw new InvalidMessageError('balanceAfterCents', 'is required by state-upsert (a state event)');
   }
   const now = deps.ledger.now?.() ?? Date.now();
-  const pk = partitionKey(message.runId, deps.ledger.mode);
-  const written = await writeState(deps, message, balanceAfterCents, pk, now);
+  const written = await writeState(deps, message, balanceAfterCents, now);
   const outcome = await upsertEventRecord(deps, message, delivery, now, {
     set: { seq: message.seq, balanceAfterCents },
     setOnce: { stateOutcome: written === 'superseded' ? 'superseded' : 'written' },
@@ -44,42 +38,5 @@ export const applyStateUpsert: ApplyMessage = async (deps, message, delivery): P
   }
   return outcome;
 };
-
-/**
- * The one business write. 'written': the state is the event's; 'own': the stored version is the
- * event's own (a delivery wrote it before its record); 'superseded': a newer state is stored.
- */
-async function writeState(
-  deps: ConsumerDeps,
-  message: MessageBody,
-  balanceAfterCents: number,
-  pk: string,
-  now: number,
-): Promise<'written' | 'own' | 'superseded'> {
-  try {
-    await deps.ledger.ddb.send(
-      new UpdateCommand({
-        TableName: deps.ledger.tableName,
-        Key: { pk, sk: balanceKey(message.accountId) },
-        UpdateExpression: 'SET balanceCents = :b, version = :seq, #ttl = :ttl',
-        ConditionExpression: STATE_CONDITION,
-        ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE },
-        ExpressionAttributeValues: {
-          ':b': balanceAfterCents,
-          ':seq': message.seq,
-          ':ttl': expiresAt(deps.ledger, now),
-        },
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
-    );
-    return 'written';
-  } catch (error) {
-    if (error instanceof Error && error.name === 'ConditionalCheckFailedException') {
-      const stored = storedVersionOf(error);
-      return stored === message.seq ? 'own' : 'superseded';
-    }
-    throw singleWriteError(error, message.eventId);
-  }
-}
 
 export const { processBatch, handler } = workFirstMode('state-upsert', applyStateUpsert);

@@ -17,7 +17,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { DEFAULT_RETENTION } from '../../contract/retention.js';
-import { MODES, type Mode, type ModeSettings } from '../../contract/topology.js';
+import { isFifoMode, MODES, type Mode, type ModeSettings } from '../../contract/topology.js';
 import type { ConsumerDeps } from '../../functions/shared/consumer.js';
 import { createCrashInjector } from '../../functions/shared/crash.js';
 import type { MessageBody } from '../../functions/shared/message.js';
@@ -223,7 +223,8 @@ export async function measureFloor(target: FloorTarget, run: FloorRun): Promise<
   const batches = syntheticBatches(syntheticBodies(runId, run.messages, run.accounts), run.batchSize);
   let failedRecords = 0;
   const started = performance.now();
-  await forEachConcurrently(batches, run.concurrency, async (records) => {
+  // A FIFO mode's mapping keeps each account's order: its batches one at a time, as they were made.
+  await forEachConcurrently(batches, isFifoMode(run.mode) ? 1 : run.concurrency, async (records) => {
     const { batchItemFailures } = await handle({ Records: records }, context(run.mode));
     failedRecords += batchItemFailures.length;
   });

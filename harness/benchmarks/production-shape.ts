@@ -35,6 +35,7 @@ import type { ConsumerDeps } from '../../functions/shared/consumer.js';
 import { createCrashInjector } from '../../functions/shared/crash.js';
 import { InvalidMessageError } from '../../functions/shared/errors.js';
 import { type Ledger, singleWriteError } from '../../functions/shared/ledger.js';
+import { creditInOrder, writeState } from '../../functions/shared/one-write-credits.js';
 import { type ApplyMessage, workThenAcknowledge } from '../../functions/shared/work-then-acknowledge.js';
 import type { OperationCounts } from '../dynamodb-proxy/meter.js';
 import { meterPolicy } from '../dynamodb-proxy/meter.js';
@@ -83,39 +84,25 @@ export const applyProductionAtLeastOnce: ApplyMessage = async (deps, message) =>
 };
 
 /**
- * The condition of state-upsert's state write, functions/state-upsert.ts's STATE_CONDITION (the unit
- * test holds them equal): importing the handler module here would read a Lambda's configuration at
- * import.
- */
-export const STATE_WRITE_CONDITION = 'attribute_not_exists(version) OR version < :seq';
-
-/**
- * state-upsert's business write alone: the conditional `SET balanceCents, version` of
- * functions/state-upsert.ts, without the per-event record the verifier reads. A failed condition is
- * a superseded (or repeated) state: acknowledged, not an error — and billed, as AWS bills a failed
- * conditional write. (The handler's own `writeState` is not exported, and its module reads its
- * configuration at import; a side-effect-free export of it would replace this copy.)
+ * state-upsert's business write alone: the handler's own conditional `SET balanceCents, version`
+ * (functions/shared/one-write-credits.ts), without the per-event record the verifier reads. A
+ * superseded (or repeated) state is acknowledged, not an error — and billed, as AWS bills a failed
+ * conditional write.
  */
 export const applyProductionStateUpsert: ApplyMessage = async (deps, message) => {
   if (message.balanceAfterCents === undefined) {
     throw new InvalidMessageError('balanceAfterCents', 'is required by state-upsert (a state event)');
   }
-  try {
-    await deps.ledger.ddb.send(
-      new UpdateCommand({
-        TableName: deps.ledger.tableName,
-        Key: { pk: partitionKey(message.runId, deps.ledger.mode), sk: balanceKey(message.accountId) },
-        UpdateExpression: 'SET balanceCents = :b, version = :seq',
-        ConditionExpression: STATE_WRITE_CONDITION,
-        ExpressionAttributeValues: { ':b': message.balanceAfterCents, ':seq': message.seq },
-      }),
-    );
-    return 'applied';
-  } catch (error) {
-    if (error instanceof Error && error.name === 'ConditionalCheckFailedException') return 'duplicate';
-    throw singleWriteError(error, message.eventId);
-  }
+  const written = await writeState(deps, message, message.balanceAfterCents, Date.now());
+  return written === 'written' ? 'applied' : 'duplicate';
 };
+
+/**
+ * fifo-versioned's business write alone: the handler's own conditional credit (`ADD balanceCents`,
+ * `SET version = seq` if the version is seq − 1), without the per-event record the verifier reads.
+ */
+export const applyProductionFifoVersioned: ApplyMessage = async (deps, message) =>
+  (await creditInOrder(deps, message, Date.now())) === 'credited' ? 'applied' : 'duplicate';
 
 /**
  * The modes the bench prices in their production shape, next to their instrumented rows. A mode
@@ -132,6 +119,13 @@ export const PRODUCTION_SHAPES: Partial<Record<Mode, ProductionShape>> = {
     writes: 'one conditional UpdateItem (SET balanceCents, version) per message, no per-event record',
     apply: applyProductionStateUpsert,
     writeUnitsPerMessage: 1,
+  },
+  'fifo-versioned': {
+    writes:
+      'one conditional UpdateItem (ADD balanceCents, SET version = seq) per message, no per-event record',
+    apply: applyProductionFifoVersioned,
+    writeUnitsPerMessage: 1,
+    inOrder: true,
   },
 };
 

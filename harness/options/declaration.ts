@@ -156,7 +156,7 @@ const DEFAULT_RUN_MODES = { default: DEFAULT_MODES } as const;
  * issue 15 asks for (entry-upsert, state-upsert). Listed, not derived: a new mode joins when the
  * bench can drive it (a FIFO mode needs its floor to keep each group's order).
  */
-const BENCH_MODES: readonly Mode[] = [...DEFAULT_MODES, 'entry-upsert', 'state-upsert'];
+const BENCH_MODES: readonly Mode[] = [...DEFAULT_MODES, 'entry-upsert', 'state-upsert', 'fifo-versioned'];
 
 export const OPTIONS = {
   target: {

@@ -4,7 +4,8 @@ import { DynamoDBDocumentClient, TransactWriteCommand, UpdateCommand } from '@aw
 import type { SQSRecord } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { FIRST_OF_ACCOUNT, NEXT_IN_ORDER, processBatch } from '../../../functions/fifo-versioned.js';
+import { processBatch } from '../../../functions/fifo-versioned.js';
+import { FIRST_OF_ACCOUNT, NEXT_IN_ORDER } from '../../../functions/shared/one-write-credits.js';
 import { consumerDeps, Killed } from '../../support/consumer-deps.js';
 import { lambdaContext, messageBody, sqsEvent, sqsRecord } from '../../support/sqs-events.js';
 

@@ -66,6 +66,7 @@ describe('proofs', () => {
         'effectively-once',
         'powertools-message-id',
         'state-upsert',
+        'fifo-versioned',
       ]);
       expect(() => redriveProofVerdict('at-most-once', 'evt-1', redriven({}))).toThrow(/no redrive proof/);
     });

@@ -1,0 +1,122 @@
+/**
+ * The one business write of each one-write mode, apart from its handler module (which reads its
+ * Lambda configuration at import): the handlers call these, and the bench prices them alone, as
+ * their production shape (harness/benchmarks/production-shape.ts).
+ */
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { balanceKey, gapKey, partitionKey, TTL_ATTRIBUTE } from '../../contract/ledger-keys.js';
+import type { ConsumerDeps } from './consumer.js';
+import { SequenceGapError } from './errors.js';
+import { storedVersionOf } from './event-record.js';
+import { expiresAt, singleWriteError } from './ledger.js';
+import type { MessageBody } from './message.js';
+
+// state-upsert
+
+/** The condition of the state write: the stored state is older than the event's, or there is none. */
+export const STATE_CONDITION = 'attribute_not_exists(version) OR version < :seq';
+
+/**
+ * The one business write. 'written': the state is the event's; 'own': the stored version is the
+ * event's own (a delivery wrote it before its record); 'superseded': a newer state is stored.
+ */
+export async function writeState(
+  deps: ConsumerDeps,
+  message: MessageBody,
+  balanceAfterCents: number,
+  now: number,
+): Promise<'written' | 'own' | 'superseded'> {
+  try {
+    await deps.ledger.ddb.send(
+      new UpdateCommand({
+        TableName: deps.ledger.tableName,
+        Key: { pk: partitionKey(message.runId, deps.ledger.mode), sk: balanceKey(message.accountId) },
+        UpdateExpression: 'SET balanceCents = :b, version = :seq, #ttl = :ttl',
+        ConditionExpression: STATE_CONDITION,
+        ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE },
+        ExpressionAttributeValues: {
+          ':b': balanceAfterCents,
+          ':seq': message.seq,
+          ':ttl': expiresAt(deps.ledger, now),
+        },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return 'written';
+  } catch (error) {
+    if (error instanceof Error && error.name === 'ConditionalCheckFailedException') {
+      const stored = storedVersionOf(error);
+      return stored === message.seq ? 'own' : 'superseded';
+    }
+    throw singleWriteError(error, message.eventId);
+  }
+}
+
+// fifo-versioned
+
+/** The condition of the credit: the account is exactly one position behind the event. */
+export const NEXT_IN_ORDER = 'version = :previous';
+/** The first event of an account: no version stored yet. */
+export const FIRST_OF_ACCOUNT = 'attribute_not_exists(version)';
+
+/** The one business write: 'credited', or 'repeat' when the version shows the event is in already. */
+export async function creditInOrder(
+  deps: ConsumerDeps,
+  message: MessageBody,
+  now: number,
+): Promise<'credited' | 'repeat'> {
+  const first = message.seq === 1;
+  try {
+    await deps.ledger.ddb.send(
+      new UpdateCommand({
+        TableName: deps.ledger.tableName,
+        Key: { pk: partitionKey(message.runId, deps.ledger.mode), sk: balanceKey(message.accountId) },
+        UpdateExpression: 'ADD balanceCents :amount SET version = :seq, #ttl = :ttl',
+        ConditionExpression: first ? FIRST_OF_ACCOUNT : NEXT_IN_ORDER,
+        ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE },
+        ExpressionAttributeValues: {
+          ':amount': message.amountCents,
+          ':seq': message.seq,
+          ':ttl': expiresAt(deps.ledger, now),
+          ...(first ? {} : { ':previous': message.seq - 1 }),
+        },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return 'credited';
+  } catch (error) {
+    if (error instanceof Error && error.name === 'ConditionalCheckFailedException') {
+      const stored = storedVersionOf(error) ?? 0;
+      if (message.seq <= stored) return 'repeat';
+      await recordGap(deps, message, stored, now);
+      throw new SequenceGapError(message.eventId, message.seq, stored);
+    }
+    throw singleWriteError(error, message.eventId);
+  }
+}
+
+/**
+ * Evidence of a gap, one item per account (`GAP#<accountId>`, counting refusals): the version the
+ * account was blocked at. The verifier counts every later event of the account that was neither
+ * applied nor seen in the DLQ as dead-lettered behind its predecessor, as a FIFO DLQ does not let a
+ * reader see past a group's first batch without deleting it. Only on the gap path: the credit's
+ * happy path stays one write.
+ */
+async function recordGap(deps: ConsumerDeps, message: MessageBody, storedVersion: number, now: number) {
+  await deps.ledger.ddb.send(
+    new UpdateCommand({
+      TableName: deps.ledger.tableName,
+      Key: { pk: partitionKey(message.runId, deps.ledger.mode), sk: gapKey(message.accountId) },
+      UpdateExpression:
+        'ADD refusals :one SET accountId = :account, blockedAt = if_not_exists(blockedAt, :stored), lastEventId = :event, #ttl = :ttl',
+      ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE },
+      ExpressionAttributeValues: {
+        ':one': 1,
+        ':account': message.accountId,
+        ':stored': storedVersion,
+        ':event': message.eventId,
+        ':ttl': expiresAt(deps.ledger, now),
+      },
+    }),
+  );
+}
