@@ -1,4 +1,4 @@
-import { MODES, type Mode } from '../../contract/topology.js';
+import { isFifoMode, MODES, type Mode } from '../../contract/topology.js';
 import type { OperationCounts } from '../dynamodb-proxy/meter.js';
 import { PRICES } from './prices.js';
 
@@ -127,7 +127,9 @@ export function costPerMillion(mode: Mode, usage: ModeUsage): ModeCost {
   const lambda =
     perMessage.lambdaRequests * PRICES.lambda.perMillionRequests +
     perMessage.lambdaGbSeconds * 1e6 * PRICES.lambda.perGbSecondArm64;
-  const sqs = perMessage.sqsRequests * PRICES.sqs.perMillionRequests;
+  const sqs =
+    perMessage.sqsRequests *
+    (isFifoMode(mode) ? PRICES.sqs.perMillionFifoRequests : PRICES.sqs.perMillionRequests);
   const dynamodb =
     perMessage.writeUnits * PRICES.dynamodb.perMillionWriteRequestUnits +
     perMessage.readUnits * PRICES.dynamodb.perMillionReadRequestUnits;

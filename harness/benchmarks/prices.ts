@@ -21,6 +21,8 @@ export const PRICES = {
   sqs: {
     /** Standard queues, from 1 million to 100 billion requests a month; each 64 KB chunk of a payload is one request. */
     perMillionRequests: 0.4,
+    /** FIFO queues, the same tier: 25% more per request. */
+    perMillionFifoRequests: 0.5,
     source: 'https://aws.amazon.com/sqs/pricing/',
   },
   dynamodb: {

@@ -22,6 +22,7 @@ describe('the prices the cost model uses', () => {
     expect(PRICES.lambda.perMillionRequests).toBe(0.2);
     expect(PRICES.lambda.perGbSecondArm64).toBe(0.0000133334);
     expect(PRICES.sqs.perMillionRequests).toBe(0.4);
+    expect(PRICES.sqs.perMillionFifoRequests).toBe(0.5);
     expect(PRICES.dynamodb.perMillionWriteRequestUnits).toBe(0.625);
     expect(PRICES.dynamodb.perMillionReadRequestUnits).toBe(0.125);
   });
@@ -52,6 +53,15 @@ describe('cost per million messages, from counted usage', () => {
       dynamodb: 2.5,
       total: 2.773,
     });
+  });
+
+  it("prices a FIFO mode's SQS requests at the FIFO rate, and only those", () => {
+    const fifo = costPerMillion('fifo-versioned', USAGE);
+    const standard = costPerMillion('effectively-once', USAGE);
+    // 0.3 × $0.50 against 0.3 × $0.40
+    expect(fifo.usdPerMillion.sqs).toBe(0.15);
+    expect(standard.usdPerMillion.sqs).toBe(0.12);
+    expect(fifo.usdPerMillion.dynamodb).toBe(standard.usdPerMillion.dynamodb);
   });
 
   it('prices read units apart from write units', () => {
