@@ -16,8 +16,16 @@ import {
   QUEUE_RETENTION_SECONDS,
   retentionRuleViolations,
 } from '../../contract/retention.js';
-import { STACK_OUTPUTS } from '../../contract/stack-outputs.js';
-import { MODE_NAMES, MODES, type Mode, type ModeSettings, STORAGE } from '../../contract/topology.js';
+import { modeOutputs, STACK_OUTPUTS } from '../../contract/stack-outputs.js';
+import {
+  FIFO_MAX_BATCH_SIZE,
+  isFifoMode,
+  MODE_NAMES,
+  MODES,
+  type Mode,
+  type ModeSettings,
+  STORAGE,
+} from '../../contract/topology.js';
 import { BUNDLING } from '../../lib/bundling.js';
 import { DeliverySemanticsStack, IDEMPOTENCY_RECORD_ACTIONS } from '../../lib/delivery-semantics-stack.js';
 
@@ -29,6 +37,18 @@ function synth(settings: DeploymentSettings = { crashRate: 0, crashSeed: 'seed' 
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
   const stack = new DeliverySemanticsStack(app, 'Test', { settings });
   return { template: Template.fromStack(stack), stack };
+}
+
+/** The properties of the one event source mapping that invokes the mode's consumer. */
+function mappingOf(template: Template, stack: DeliverySemanticsStack, mode: Mode): Record<string, unknown> {
+  const consumer = stack.getLogicalId(stack.modes[mode].consumer.node.defaultChild as never);
+  const mappings = Object.values(
+    template.findResources('AWS::Lambda::EventSourceMapping', {
+      Properties: { FunctionName: { Ref: consumer } },
+    }),
+  );
+  expect(mappings, mode).toHaveLength(1);
+  return mappings[0]?.Properties;
 }
 
 describe('DeliverySemanticsStack', () => {
@@ -476,21 +496,115 @@ describe('DeliverySemanticsStack', () => {
     );
   });
 
-  it('applies crash and batch settings from context to every consumer', () => {
+  it('applies crash and batch settings from context to every consumer (a FIFO mode’s batch clamped to 10)', () => {
     const settings = deploymentSettingsFromContext(
       (key) => ({ crashRate: '0.05', crashSeed: 'demo', batchSize: '50', maxReceiveCount: '3' })[key],
     );
-    const { template: custom } = synth(settings);
-    custom.allResourcesProperties('AWS::Lambda::EventSourceMapping', {
-      BatchSize: 50,
-      // AWS requires a batching window for batches over 10.
-      MaximumBatchingWindowInSeconds: Match.anyValue(),
-    });
+    const { template: custom, stack: customStack } = synth(settings);
+    for (const mode of MODE_NAMES) {
+      const { BatchSize, MaximumBatchingWindowInSeconds } = mappingOf(custom, customStack, mode);
+      // Lambda takes at most 10 per batch from a FIFO queue, and no batching window; AWS requires a
+      // batching window for batches over 10 from a standard one.
+      expect({ BatchSize, MaximumBatchingWindowInSeconds }, mode).toEqual(
+        isFifoMode(mode)
+          ? { BatchSize: FIFO_MAX_BATCH_SIZE, MaximumBatchingWindowInSeconds: undefined }
+          : { BatchSize: 50, MaximumBatchingWindowInSeconds: expect.any(Number) },
+      );
+    }
     custom.hasResourceProperties('AWS::Lambda::Function', {
       Environment: { Variables: Match.objectLike({ CRASH_RATE: '0.05', CRASH_SEED: 'demo' }) },
     });
     custom.hasResourceProperties('AWS::SQS::Queue', {
       RedrivePolicy: Match.objectLike({ maxReceiveCount: 3 }),
+    });
+  });
+
+  describe('the FIFO mode (fifo-versioned)', () => {
+    const FIFO_MODES = MODE_NAMES.filter(isFifoMode);
+    const STANDARD_MODES = MODE_NAMES.filter((mode) => !isFifoMode(mode));
+    /** SQS's high-throughput FIFO: explicit deduplication ids, deduplicated and throttled per message group. */
+    const FIFO_QUEUE = {
+      FifoQueue: true,
+      ContentBasedDeduplication: false,
+      DeduplicationScope: 'messageGroup',
+      FifoThroughputLimit: 'perMessageGroupId',
+    };
+    const logicalId = (construct: { node: { defaultChild?: unknown } }): string =>
+      stack.getLogicalId(construct.node.defaultChild as never);
+    const propertiesOf = (construct: { node: { defaultChild?: unknown } }) =>
+      template.toJSON().Resources[logicalId(construct)]?.Properties;
+
+    it('has fifo-versioned among the FIFO modes, and the default run has none', () => {
+      expect(FIFO_MODES).toContain('fifo-versioned');
+      expect(STANDARD_MODES).toContain('at-least-once');
+      for (const mode of FIFO_MODES) expect((MODES[mode] as ModeSettings).inDefaultRun).toBe(false);
+    });
+
+    it.each(FIFO_MODES)(
+      '%s: its queue and DLQ are both FIFO, with explicit deduplication ids and deduplication and throughput per message group',
+      (mode) => {
+        const { queue, deadLetterQueue } = stack.modes[mode];
+        expect(propertiesOf(queue)).toMatchObject(FIFO_QUEUE);
+        expect(propertiesOf(deadLetterQueue)).toMatchObject(FIFO_QUEUE);
+        // No name given: CloudFormation generates one, with the `.fifo` suffix a FIFO queue needs.
+        expect(propertiesOf(queue).QueueName).toBeUndefined();
+        expect(propertiesOf(deadLetterQueue).QueueName).toBeUndefined();
+      },
+    );
+
+    it.each(FIFO_MODES)('%s: its queue dead-letters to its own FIFO DLQ', (mode) => {
+      const { queue, deadLetterQueue } = stack.modes[mode];
+      expect(propertiesOf(queue).RedrivePolicy).toEqual({
+        deadLetterTargetArn: { 'Fn::GetAtt': [logicalId(deadLetterQueue), 'Arn'] },
+        maxReceiveCount: MODES[mode].maxReceiveCount,
+      });
+      // SQS refuses a standard DLQ for a FIFO queue.
+      expect(propertiesOf(deadLetterQueue).FifoQueue).toBe(true);
+    });
+
+    it('leaves every other mode’s queue and DLQ standard, with no FIFO attribute', () => {
+      for (const mode of STANDARD_MODES) {
+        for (const construct of [stack.modes[mode].queue, stack.modes[mode].deadLetterQueue]) {
+          const properties = propertiesOf(construct);
+          for (const attribute of Object.keys(FIFO_QUEUE))
+            expect(properties[attribute], mode).toBeUndefined();
+        }
+      }
+      const fifoQueues = Object.values(template.findResources('AWS::SQS::Queue')).filter(
+        (queue) => queue.Properties.FifoQueue === true,
+      );
+      expect(fifoQueues).toHaveLength(2 * FIFO_MODES.length);
+    });
+
+    it.each(FIFO_MODES)(
+      '%s: its event source mapping reads its FIFO queue, at most 10 records per batch, with no batching window',
+      (mode) => {
+        const mapping = mappingOf(template, stack, mode);
+        expect(mapping.BatchSize).toBeLessThanOrEqual(FIFO_MAX_BATCH_SIZE);
+        expect(mapping).not.toHaveProperty('MaximumBatchingWindowInSeconds');
+        expect(mapping.EventSourceArn).toEqual({ 'Fn::GetAtt': [logicalId(stack.modes[mode].queue), 'Arn'] });
+        expect(mapping.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
+      },
+    );
+
+    it('with context batchSize=100: a FIFO mode still gets 10 and no window, a standard mode 100 and a window', () => {
+      const settings = deploymentSettingsFromContext((key) => (key === 'batchSize' ? '100' : undefined));
+      expect(settings.batchSize).toBe(100);
+      const { template: large, stack: largeStack } = synth(settings);
+      for (const mode of FIFO_MODES) {
+        const mapping = mappingOf(large, largeStack, mode);
+        expect(mapping.BatchSize, mode).toBe(FIFO_MAX_BATCH_SIZE);
+        expect(mapping, mode).not.toHaveProperty('MaximumBatchingWindowInSeconds');
+        // The outputs a driver reads say the same.
+        large.hasOutput(modeOutputs(mode).batchSize, { Value: String(FIFO_MAX_BATCH_SIZE) });
+        large.hasOutput(modeOutputs(mode).maxBatchingWindow, { Value: '0' });
+      }
+      for (const mode of STANDARD_MODES) {
+        const mapping = mappingOf(large, largeStack, mode);
+        expect(mapping.BatchSize, mode).toBe(100);
+        expect(mapping.MaximumBatchingWindowInSeconds, mode).toBeGreaterThanOrEqual(1);
+        large.hasOutput(modeOutputs(mode).batchSize, { Value: '100' });
+      }
     });
   });
 

@@ -14,6 +14,7 @@ import {
   GetQueueAttributesCommand,
   type Message,
   ReceiveMessageCommand,
+  SendMessageBatchCommand,
   SendMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
@@ -24,6 +25,7 @@ import {
   startDynamoDbEmulator,
 } from '../../harness/emulators/dynamodb-emulator.js';
 import { type RunningEmulators, startEmulators } from '../../harness/emulators/index.js';
+import { assertFifoPatchApplied } from '../../harness/emulators/sqs-emulator.js';
 import { createLedgerTable } from '../../harness/environments/provision.js';
 
 const clientConfig = (endpoint: string) => ({
@@ -257,6 +259,106 @@ describe('SQS emulator (fauxqs)', () => {
     const third = await receiveOne(queueUrl, 2);
     expect(third.MessageId).toBe(first.MessageId);
     expect(third.Attributes?.ApproximateReceiveCount).toBe('3');
+  });
+});
+
+describe('SQS emulator (fauxqs): FIFO queues, patched (patches/fauxqs+1.9.2.patch)', () => {
+  /** A fresh FIFO queue holding `ids` (group = the id's letter), sent in order in one batch. */
+  async function fifoQueueWith(ids: readonly string[], visibilitySeconds = 30): Promise<string> {
+    const { QueueUrl } = await sqs.send(
+      new CreateQueueCommand({
+        QueueName: `q-${randomUUID()}.fifo`,
+        Attributes: {
+          FifoQueue: 'true',
+          ContentBasedDeduplication: 'false',
+          VisibilityTimeout: String(visibilitySeconds),
+        },
+      }),
+    );
+    if (QueueUrl === undefined) throw new Error('CreateQueue returned no QueueUrl');
+    await sendFifo(QueueUrl, ids);
+    return QueueUrl;
+  }
+
+  async function sendFifo(queueUrl: string, ids: readonly string[]): Promise<void> {
+    const { Failed = [] } = await sqs.send(
+      new SendMessageBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: ids.map((id, index) => ({
+          Id: String(index),
+          MessageBody: id,
+          MessageGroupId: id.slice(0, 1),
+          MessageDeduplicationId: id,
+        })),
+      }),
+    );
+    expect(Failed).toEqual([]);
+  }
+
+  /** One receive of up to 10: each message's body (its id) and receive count. */
+  async function receiveFifo(queueUrl: string, waitTimeSeconds = 0): Promise<Array<[string, string]>> {
+    const { Messages = [] } = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queueUrl,
+        MaxNumberOfMessages: 10,
+        WaitTimeSeconds: waitTimeSeconds,
+        MessageSystemAttributeNames: ['All'],
+      }),
+    );
+    return Messages.map((message) => [message.Body ?? '', message.Attributes?.ApproximateReceiveCount ?? '']);
+  }
+
+  it('checks at startup that fauxqs is patched, and passes on this install', () => {
+    expect(() => assertFifoPatchApplied()).not.toThrow();
+  });
+
+  it('refuses to start fauxqs when the patch is missing, saying how to apply it', async () => {
+    vi.resetModules();
+    vi.doMock('node:fs', async (importOriginal) => {
+      const fs = await importOriginal<typeof import('node:fs')>();
+      const readFileSync = ((...args: Parameters<typeof fs.readFileSync>) =>
+        String(args[0]).endsWith('/sqs/sqsStore.js')
+          ? 'export class SqsQueue {} // unpatched'
+          : fs.readFileSync(...args)) as typeof fs.readFileSync;
+      return { ...fs, default: { ...fs, readFileSync }, readFileSync };
+    });
+    try {
+      const unpatched = await import('../../harness/emulators/sqs-emulator.js');
+      expect(() => unpatched.assertFifoPatchApplied()).toThrow(
+        /fauxqs is not patched \(.*sqsStore\.js\).*npm ci.*patches\/fauxqs\+1\.9\.2\.patch.*npx patch-package/s,
+      );
+      await expect(unpatched.startSqsEmulator()).rejects.toThrow(/fauxqs is not patched/);
+    } finally {
+      vi.doUnmock('node:fs');
+      vi.resetModules();
+    }
+  });
+
+  it("returns as many of a group's messages as it can in one receive, in order, then the next group's", async () => {
+    // fauxqs 1.9.2 unpatched: one message per group per receive, [A1, B1].
+    const queueUrl = await fifoQueueWith(['A1', 'B1', 'A2', 'B2', 'A3']);
+    expect((await receiveFifo(queueUrl)).map(([id]) => id)).toEqual(['A1', 'A2', 'A3', 'B1', 'B2']);
+    // Both groups have messages in flight: held back.
+    await sendFifo(queueUrl, ['A4', 'B3']);
+    expect(await receiveFifo(queueUrl)).toEqual([]);
+  });
+
+  it("puts a group's expired messages back in sequence order, before the group's later messages", async () => {
+    // fauxqs 1.9.2 unpatched: back in reverse order (each expired message unshifted in turn), A3 A2 A1.
+    const queueUrl = await fifoQueueWith(['A1', 'A2', 'A3'], 1);
+    expect(await receiveFifo(queueUrl)).toEqual([
+      ['A1', '1'],
+      ['A2', '1'],
+      ['A3', '1'],
+    ]);
+    await sendFifo(queueUrl, ['A4']);
+    expect(await receiveFifo(queueUrl)).toEqual([]);
+    expect(await receiveFifo(queueUrl, 5)).toEqual([
+      ['A1', '2'],
+      ['A2', '2'],
+      ['A3', '2'],
+      ['A4', '1'],
+    ]);
   });
 });
 
