@@ -97,8 +97,8 @@ export interface ModeSettings {
    * - `fifo` — `.fifo` queues, `MessageGroupId` = the account, `MessageDeduplicationId` = the event
    *   id, deduplication per group and throughput per group (high throughput). Lambda then takes at
    *   most 10 records per batch and no batching window ({@link FIFO_MAX_BATCH_SIZE}), keeps one
-   *   batch per group in flight, and the handler stops at a batch's first failure, reporting it and
-   *   every later record.
+   *   batch per group in flight, and the handler stops a group at its first failure, reporting it
+   *   and every later record of the group (functions/shared/work-then-acknowledge.ts).
    * @default 'standard'
    */
   readonly queue?: 'standard' | 'fifo';

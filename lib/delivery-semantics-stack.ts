@@ -149,8 +149,8 @@ export class DeliverySemanticsStack extends Stack {
 
   private addMode(mode: Mode, settings: ModeSettings, deployment: DeploymentSettings): ModeResources {
     const id = modeId(mode);
-    // A FIFO mode's queue and DLQ are both FIFO (SQS refuses a standard DLQ for a FIFO queue); CDK
-    // adds the `.fifo` suffix to the generated names. Explicit deduplication ids (the event id),
+    // A FIFO mode's queue and DLQ are both FIFO (SQS refuses a standard DLQ for a FIFO queue);
+    // CloudFormation generates their names with the `.fifo` suffix. Explicit deduplication ids (the event id),
     // deduplicated and throttled per message group (an account): SQS's high-throughput FIFO.
     const fifo: Partial<sqs.QueueProps> = isFifoMode(mode)
       ? {

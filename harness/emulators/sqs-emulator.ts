@@ -34,7 +34,12 @@ export async function startSqsEmulator(): Promise<RunningEmulator> {
  */
 export function assertFifoPatchApplied(): void {
   const store = fileURLToPath(new URL('sqs/sqsStore.js', import.meta.resolve('fauxqs')));
-  if (!readFileSync(store, 'utf8').includes('function sortBySequenceNumber(')) {
+  const source = readFileSync(store, 'utf8');
+  // Both edits of the patch: a group's messages together, and expired ones back in order.
+  const patched = ['patched (patches/fauxqs+1.9.2.patch): no break', 'function sortBySequenceNumber('].every(
+    (edit) => source.includes(edit),
+  );
+  if (!patched) {
     throw new Error(
       `fauxqs is not patched (${store}): its FIFO queues would not behave as SQS's. ` +
         'Run `npm ci` (its postinstall runs patch-package with patches/fauxqs+1.9.2.patch), ' +

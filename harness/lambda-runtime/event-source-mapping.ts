@@ -49,8 +49,8 @@ export interface EventSourceMappingOptions {
    * Whether the queue is a FIFO queue. Lambda then allows at most 10 records per batch and no
    * batching window (refused here, as the CreateEventSourceMapping API refuses them). The order
    * rules are SQS's: a receive returns a group's messages in order and holds the group back while
-   * any is in flight, so its retries come before its later messages; the handler stops at the
-   * first failure (docs/ordering.md).
+   * any is in flight, so its retries come before its later messages; the handler stops a group
+   * at its first failure (docs/ordering.md).
    * @default false
    */
   readonly fifo?: boolean;
