@@ -38,7 +38,7 @@ export const applyFifoVersioned: ApplyMessage = async (deps, message, delivery):
  * while any of its messages is in flight, so it cannot still be on its way): retrying later cannot
  * fill it. Released at once, the record uses up its receives in seconds and SQS moves it to the DLQ
  * behind its predecessor, in order, instead of blocking the account for max receive count ×
- * visibility timeout per event (docs/ordering.md, "The gap policy").
+ * visibility timeout per batch (docs/ordering.md, "The gap policy").
  */
 export async function processBatch(
   event: SQSEvent,
