@@ -265,7 +265,7 @@ export const OPTIONS = {
     max: 10_000,
     placeholder: 'B',
     group: 'run',
-    help: 'event source mapping batch size',
+    help: 'event source mapping batch size; a FIFO mode (fifo-versioned) runs at most 10, with no batching window, as Lambda requires',
     entryPoints: { experiment: { defaultText: topology('batchSize').text } },
   },
   seed: {
@@ -289,6 +289,7 @@ export const OPTIONS = {
       },
       bench: {
         default: BENCH_MODES,
+        defaultText: `the default run's modes + ${BENCH_MODES.filter((mode) => !DEFAULT_MODES.includes(mode)).join(', ')}`,
         help: 'modes to measure; a mode with a production shape gets its production row too',
       },
       proofs: { ...ALL_MODES, help: 'modes to prove' },
