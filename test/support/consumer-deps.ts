@@ -1,4 +1,4 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DEFAULT_RETENTION, type Retention } from '../../contract/retention.js';
@@ -62,3 +62,15 @@ export function consumerDeps(
     crash: createCrashWithRecord(config, ledger, logger, kill),
   });
 }
+
+/**
+ * A ConditionalCheckFailed carrying the stored item's version, as DynamoDB returns it with
+ * ReturnValuesOnConditionCheckFailure ALL_OLD (marshalled): the versioned consumers read it to tell
+ * a repeat from a gap or a superseded state without a read.
+ */
+export const conditionFailedAtVersion = (version: number) =>
+  new ConditionalCheckFailedException({
+    message: 'The conditional request failed',
+    $metadata: {},
+    Item: { version: { N: String(version) } },
+  });

@@ -1,23 +1,14 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { processBatch } from '../../../functions/state-upsert.js';
-import { consumerDeps, Killed } from '../../support/consumer-deps.js';
+import { conditionFailedAtVersion, consumerDeps, Killed } from '../../support/consumer-deps.js';
 import { lambdaContext, messageBody, sqsEvent, sqsRecord } from '../../support/sqs-events.js';
 
 type Ddb = ReturnType<typeof mockClient>;
 const writes = (ddb: Ddb) => ddb.commandCalls(UpdateCommand).map((call) => call.args[0].input);
 const keys = (ddb: Ddb) => writes(ddb).map((input) => String(input.Key?.sk));
-/** A ConditionalCheckFailed that returns the stored item, as ReturnValuesOnConditionCheckFailure asks. */
-const newerStored = (version: number) =>
-  new ConditionalCheckFailedException({
-    message: 'The conditional request failed',
-    $metadata: {},
-    Item: { version: { N: String(version) } },
-  });
-
 describe('state-upsert consumer', () => {
   const ddb = mockClient(DynamoDBDocumentClient);
   const sqs = mockClient(SQSClient);
@@ -67,7 +58,7 @@ describe('state-upsert consumer', () => {
   });
 
   it('counts an event whose state a newer one already replaced as superseded, records it, and acknowledges it', async () => {
-    ddb.on(UpdateCommand, { Key: { sk: 'BAL#acct-1' } }).rejects(newerStored(9));
+    ddb.on(UpdateCommand, { Key: { sk: 'BAL#acct-1' } }).rejects(conditionFailedAtVersion(9));
     const record = sqsRecord(messageBody({ eventId: 'evt-old', seq: 3 }));
 
     const result = await processBatch(sqsEvent(record), lambdaContext, consumerDeps('state-upsert'));
@@ -80,7 +71,7 @@ describe('state-upsert consumer', () => {
   });
 
   it('counts a repeat (its own version stored, its record there) as a suppressed duplicate, not as superseded', async () => {
-    ddb.on(UpdateCommand, { Key: { sk: 'BAL#acct-1' } }).rejects(newerStored(4));
+    ddb.on(UpdateCommand, { Key: { sk: 'BAL#acct-1' } }).rejects(conditionFailedAtVersion(4));
     ddb.on(UpdateCommand, { Key: { sk: 'APP#evt-r' } }).resolves({ Attributes: { writes: 1 } });
     const record = sqsRecord(messageBody({ eventId: 'evt-r', seq: 4 }), { receiveCount: 2 });
 
