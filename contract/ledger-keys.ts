@@ -7,13 +7,13 @@ import type { Mode } from './topology.js';
  *
  *   pk = RUN#<runId>#MODE#<mode>
  *   sk = STAT#<counter>                             deliveries, crashes, suppressed duplicates, …
- *        BAL#<accountId>                            the account balance (state-upsert: and its version, the seq written)
+ *        BAL#<accountId>                            the account balance (state-upsert, fifo-versioned: and its version, the seq
+ *                                                   written; fifo-versioned: blockedAt while a gap blocks the account)
  *        APP#<eventId>                              effectively-once: the processed marker; entry-upsert: its entry;
  *                                                   state-upsert: the event's record (its state written or superseded)
  *        APP#<eventId>#<receiveCount>#<messageId>#<requestId>#<position>   other modes: one per application
  *        CRASH#<key>#<receiveCount>                 an injected crash (key = eventId, or the messageId of an unparsable body)
  *        OLD#<eventId>                              the age guard refused the event (too old to dedupe)
- *        GAP#<accountId>                            fifo-versioned refused an event of the account: its predecessor was not applied
  *
  *   pk = RUN#<runId>#MANIFEST                       written by the producer only
  *   sk = EVT#<eventId>                              one per event it sent: account, amount, poison kind
@@ -34,7 +34,6 @@ export const SK = {
   applicationPrefix: 'APP#',
   crashPrefix: 'CRASH#',
   refusalPrefix: 'OLD#',
-  gapPrefix: 'GAP#',
 } as const;
 
 export const COUNTERS = {
@@ -56,7 +55,6 @@ export const markerKey = (eventId: string): string => `${SK.applicationPrefix}${
 export const crashKey = (key: string, receiveCount: number): string =>
   `${SK.crashPrefix}${key}#${receiveCount}`;
 export const refusalKey = (eventId: string): string => `${SK.refusalPrefix}${eventId}`;
-export const gapKey = (accountId: string): string => `${SK.gapPrefix}${accountId}`;
 export const manifestEventKey = (eventId: string): string => `${SK.manifestEventPrefix}${eventId}`;
 
 export interface Delivery {

@@ -1,5 +1,6 @@
 import {
   ChangeMessageVisibilityBatchCommand,
+  GetQueueAttributesCommand,
   ReceiveMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
@@ -16,6 +17,8 @@ export interface DeadLetterSweep {
   readonly unreadable: number;
   /** Messages the sweep could not make visible again (they reappear after their visibility timeout). */
   readonly notReleased: number;
+  /** Every message the sweep received, of any run: on a FIFO DLQ, not all the queue holds. */
+  readonly seen: number;
 }
 
 /**
@@ -90,7 +93,24 @@ export async function sweepDeadLetters(
       [...received].map(([id, receiptHandle]) => ({ id, receiptHandle })),
     );
   }
-  return { events, unreadable, notReleased };
+  return { events, unreadable, notReleased, seen: received.size };
+}
+
+/**
+ * How many messages a queue holds, visible, in flight or delayed. On a FIFO DLQ, minus what a sweep
+ * saw, it bounds what the sweep could not see behind a group's first batch. SQS's numbers are
+ * approximate on AWS; the emulator's are exact.
+ */
+export async function countMessages(sqs: SQSClient, queueUrl: string): Promise<number> {
+  const names = [
+    'ApproximateNumberOfMessages',
+    'ApproximateNumberOfMessagesNotVisible',
+    'ApproximateNumberOfMessagesDelayed',
+  ] as const;
+  const { Attributes = {} } = await sqs.send(
+    new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: [...names] }),
+  );
+  return names.reduce((total, name) => total + Number(Attributes[name] ?? 0), 0);
 }
 
 /** Makes the received messages visible again; returns how many SQS did not release. */

@@ -102,19 +102,21 @@ export function timeAttribute(item: Record<string, unknown>, name: string): numb
 }
 
 /**
- * Per account fifo-versioned refused an event of for a gap, the lowest version it was refused at:
- * every later event of the account that is neither applied nor seen in the DLQ is dead-lettered
- * behind its predecessor, since a FIFO DLQ shows a reader at most one batch of a group without
- * deleting it (docs/ordering.md, "The gap policy"). One item per blocked account.
+ * The accounts fifo-versioned left blocked by a gap at the end of the run, with the version each is
+ * blocked at (`blockedAt` on the balance item; a credit removes it). Every later event of such an
+ * account that is neither applied nor seen in the DLQ is dead-lettered behind its predecessor, since
+ * a FIFO DLQ shows a reader at most one batch of a group without deleting it (docs/ordering.md,
+ * "The gap policy"). One item per account.
  */
-export async function readGapRefusals(
+export async function readBlockedAccounts(
   reader: LedgerReader,
   runId: string,
   mode: Mode,
 ): Promise<Map<string, number>> {
   const blocked = new Map<string, number>();
-  for await (const item of queryPrefix(reader, runId, mode, SK.gapPrefix, ['accountId', 'blockedAt'])) {
-    blocked.set(String(item.accountId), numberAttribute(item, 'blockedAt'));
+  for await (const item of queryPrefix(reader, runId, mode, SK.balancePrefix, ['sk', 'blockedAt'])) {
+    if (item.blockedAt === undefined) continue;
+    blocked.set(String(item.sk).slice(SK.balancePrefix.length), numberAttribute(item, 'blockedAt'));
   }
   return blocked;
 }

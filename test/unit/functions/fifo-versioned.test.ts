@@ -59,6 +59,8 @@ describe('fifo-versioned consumer', () => {
       ExpressionAttributeValues: { ':amount': 700, ':seq': 5, ':previous': 4 },
     });
     expect(credit(ddb)?.UpdateExpression).toMatch(/^ADD balanceCents :amount SET version = :seq/);
+    // A credit moves the account on: any block mark (after a redrive) goes with it, in the same write.
+    expect(credit(ddb)?.UpdateExpression).toMatch(/REMOVE blockedAt$/);
   });
 
   it("credits an account's first event only if no version is stored", async () => {
@@ -107,7 +109,10 @@ describe('fifo-versioned consumer', () => {
   });
 
   it("fails a gap (the predecessor not applied) and every later record of its account's group, applies other groups, and releases the blocked records at once", async () => {
-    ddb.on(UpdateCommand, { Key: { sk: 'BAL#acct-1' } }).rejects(conditionFailedAtVersion(2));
+    // The credit's condition fails; the block mark (no condition) is written.
+    ddb
+      .on(UpdateCommand, { Key: { sk: 'BAL#acct-1' }, ConditionExpression: NEXT_IN_ORDER })
+      .rejects(conditionFailedAtVersion(2));
     const first = inGroup(sqsRecord(messageBody({ accountId: 'acct-0', seq: 1 })));
     const gap = inGroup(sqsRecord(messageBody({ eventId: 'evt-gap', seq: 4 })));
     const otherGroup = inGroup(sqsRecord(messageBody({ accountId: 'acct-2', seq: 1 })));
@@ -124,20 +129,20 @@ describe('fifo-versioned consumer', () => {
       batchItemFailures: [gap, laterInGroup].map((record) => ({ itemIdentifier: record.messageId })),
     });
     // acct-1's seq 5 was never tried: it would have gone before seq 4, which comes back first.
+    // The second acct-1 write marks the account blocked at version 2, on its balance item:
+    // evidence for the verifier, as a FIFO DLQ hides what is behind a group's first batch.
     expect(items(ddb)).toEqual([
       'BAL#acct-0',
       expect.stringMatching(/^APP#/),
       'BAL#acct-1',
+      'BAL#acct-1',
       'BAL#acct-2',
       expect.stringMatching(/^APP#/),
     ]);
-    // The account is blocked at version 2: evidence for the verifier, as a FIFO DLQ hides what is
-    // behind a group's first batch.
-    expect(
-      writes(ddb).find((input) => input.Key?.sk === 'GAP#acct-1')?.ExpressionAttributeValues,
-    ).toMatchObject({
-      ':stored': 2,
-    });
+    const mark = writes(ddb).filter((input) => input.Key?.sk === 'BAL#acct-1')[1];
+    expect(mark?.UpdateExpression).toMatch(/^SET blockedAt = if_not_exists\(blockedAt, :stored\)/);
+    expect(mark?.ExpressionAttributeValues).toMatchObject({ ':stored': 2 });
+    expect(mark?.ConditionExpression).toBeUndefined();
     // A gap cannot fill by waiting: the blocked records are visible again at once, to use up their
     // receives and reach the DLQ in order behind their predecessor.
     const releases = sqs.commandCalls(ChangeMessageVisibilityBatchCommand).map((call) => call.args[0].input);

@@ -1,5 +1,10 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { ChangeMessageVisibilityBatchCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import {
+  ChangeMessageVisibilityBatchCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -121,6 +126,51 @@ describe('verifier', () => {
     sqs.reset();
     sqs.on(ReceiveMessageCommand).resolves({ Messages: [] });
     sqs.on(ChangeMessageVisibilityBatchCommand).resolves({});
+  });
+
+  describe('a FIFO mode with an account blocked behind a gap', () => {
+    const FV = `RUN#${RUN}#MODE#fifo-versioned`;
+    // Account x: a (seq 1) applied; b (seq 2) dead-lettered and seen; c and d (seq 3, 4) behind it,
+    // unseen: a FIFO DLQ shows one batch of a group. The balance item says x is blocked at 1.
+    const items = [
+      ...manifest(['a', 'b', 'c', 'd'].map((eventId, index) => ({ eventId, seq: index + 1 }))),
+      application('a', 100, '', {}, FV),
+      { pk: FV, sk: 'BAL#x', balanceCents: 100, version: 1, blockedAt: 1 },
+    ];
+    const verifyFifo = async () =>
+      (await verifyRun(deps, { runId: RUN, modes: ['fifo-versioned'] })).modes['fifo-versioned'];
+
+    beforeEach(() => {
+      serveLedger(ddb, items);
+      sqs
+        .on(ReceiveMessageCommand)
+        .resolvesOnce({ Messages: [dlqMessage('m-b', RUN, 'b')] })
+        .resolves({ Messages: [] });
+    });
+
+    it('counts the unseen events behind the gap as dead-lettered when the DLQ holds that many more messages', async () => {
+      sqs.on(GetQueueAttributesCommand).resolves({ Attributes: { ApproximateNumberOfMessages: '3' } });
+
+      expect(await verifyFifo()).toMatchObject({
+        lost: 0,
+        deadLettered: 3,
+        heldBehindGap: 2,
+        deadLetteredCents: 300,
+      });
+    });
+
+    it('counts as lost what the DLQ cannot hold: an inference never hides a loss', async () => {
+      // The DLQ holds the one message seen and one more: one of c and d is not there.
+      sqs.on(GetQueueAttributesCommand).resolves({ Attributes: { ApproximateNumberOfMessages: '2' } });
+
+      expect(await verifyFifo()).toMatchObject({ lost: 1, deadLettered: 2, heldBehindGap: 1 });
+    });
+
+    it('reads no blocked accounts for a standard mode, and asks SQS for no count', async () => {
+      serveLedger(ddb, [...manifest(), { pk: ALO, sk: 'BAL#x', balanceCents: 0, blockedAt: 0 }]);
+      expect(await verifyAlo()).not.toHaveProperty('heldBehindGap');
+      expect(sqs.commandCalls(GetQueueAttributesCommand)).toHaveLength(0);
+    });
   });
 
   it('sweeps each DLQ with a 1 s long poll unless told otherwise (an emulator: 0)', async () => {
@@ -720,6 +770,54 @@ describe('joinByEventId', () => {
     expect(counts.orderViolations).toBe(2);
     // Which ones, for the page: b (seq 2 after seq 3) and e (seq 1 after seq 2).
     expect([...(counts.outOfOrderEventIds ?? [])].sort()).toEqual(['b', 'e']);
+  });
+
+  it('counts an unapplied, unseen event of a blocked FIFO account after its block as dead-lettered behind the gap, and nothing else', async () => {
+    // Account x is blocked at version 2 (seq 3 was dead-lettered): seq 1–2 were applied; seq 3 is
+    // in the DLQ, seen by the sweep; seq 4 is poison and seq 5 valid, both unseen behind the group's
+    // first batch. Account y is not blocked: its unapplied seq 1 is lost, whatever x's state.
+    const manifest = [
+      { eventId: 'a', accountId: 'x', amountCents: 10, seq: 1 },
+      { eventId: 'b', accountId: 'x', amountCents: 20, seq: 2 },
+      { eventId: 'c', accountId: 'x', amountCents: 30, seq: 3 },
+      { eventId: 'd', accountId: 'x', amountCents: 40, seq: 4, poison: 'wrong-type' as const },
+      { eventId: 'e', accountId: 'x', amountCents: 50, seq: 5 },
+      { eventId: 'f', accountId: 'y', amountCents: 60, seq: 1 },
+    ];
+    const applied = (eventId: string, amountCents: number) => ({
+      eventId,
+      applications: 1,
+      cents: amountCents,
+      payloadHashes: new Set([payloadHash({ accountId: 'x', amountCents })]),
+    });
+    const dead: [string, Set<string>][] = [
+      ['c', new Set([payloadHash({ accountId: 'x', amountCents: 30 })])],
+    ];
+
+    const counts = await joinByEventId(
+      stream(manifest),
+      stream([applied('a', 10), applied('b', 20)]),
+      dead,
+      undefined,
+      {
+        blockedAccounts: new Map([['x', 2]]),
+      },
+    );
+
+    expect(counts).toMatchObject({ appliedOnce: 2, deadLettered: 3, heldBehindGap: 2, lost: 1 });
+    // Only the valid events' money is in the DLQ: c and e, not the poison d.
+    expect(counts.deadLetteredCents).toBe(30 + 50);
+  });
+
+  it('never counts an event at or before the version an account is blocked at as held behind the gap', async () => {
+    const manifest = [
+      { eventId: 'a', accountId: 'x', amountCents: 10, seq: 1 },
+      { eventId: 'b', accountId: 'x', amountCents: 20, seq: 2 },
+    ];
+    const counts = await joinByEventId(stream(manifest), stream([]), [], undefined, {
+      blockedAccounts: new Map([['x', 2]]),
+    });
+    expect(counts).toMatchObject({ lost: 2, heldBehindGap: 0, deadLettered: 0 });
   });
 
   it('orders ids the way DynamoDB orders their sort keys (a before a-b before a0)', async () => {
