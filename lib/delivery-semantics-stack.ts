@@ -428,10 +428,17 @@ export class DeliverySemanticsStack extends Stack {
         toJson: (value) => Stack.of(this).toJsonString(value),
       }),
     });
-    // Read-only on the ledger; on the DLQs it may receive and release (make visible again), never delete.
+    // Read-only on the ledger; on the DLQs it may receive and release (make visible again), never
+    // delete. A FIFO DLQ shows one batch per group to a sweep: its message count, read with
+    // GetQueueAttributes, bounds what the verifier may count as dead-lettered behind a gap.
     this.table.grant(verifier, 'dynamodb:Query', 'dynamodb:GetItem');
     for (const mode of MODE_NAMES) {
-      this.modes[mode].deadLetterQueue.grant(verifier, 'sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility');
+      this.modes[mode].deadLetterQueue.grant(
+        verifier,
+        'sqs:ReceiveMessage',
+        'sqs:ChangeMessageVisibility',
+        ...(isFifoMode(mode) ? ['sqs:GetQueueAttributes'] : []),
+      );
     }
     return verifier;
   }

@@ -144,30 +144,50 @@ describe('DeliverySemanticsStack', () => {
     '%s: consumer runs a pinned Node runtime with timeout, memory and env from the topology',
     (mode) => {
       const settings = MODES[mode];
-      template.hasResourceProperties('AWS::Lambda::Function', {
+      const consumer = stack.getLogicalId(stack.modes[mode].consumer.node.defaultChild as never);
+      const ownQueue = stack.getLogicalId(stack.modes[mode].queue.node.defaultChild as never);
+      // This mode's own function, not any function that matches.
+      expect(template.toJSON().Resources[consumer]?.Properties).toMatchObject({
         Runtime: 'nodejs24.x',
         Timeout: settings.functionTimeoutSeconds,
         MemorySize: settings.memoryMb,
         Environment: {
           Variables: {
-            TABLE_NAME: { Ref: Match.stringLikeRegexp('^Ledger') },
             CRASH_RATE: '0',
             CRASH_SEED: 'seed',
             CRASH_AT: 'none',
             // 30 days by default, and the age guard on in every deployed consumer.
             MARKER_TTL_SECONDS: String(30 * 24 * 3600),
             AGE_GUARD: 'on',
-            QUEUE_URL: settings.deletesOwnBatch
-              ? { Ref: Match.stringLikeRegexp('^AtMostOnceQueue') }
-              : Match.absent(),
-            IDEMPOTENCY_TABLE_NAME: (settings as ModeSettings).idempotencyTable
-              ? { Ref: Match.stringLikeRegexp('^IdempotencyRecords') }
-              : Match.absent(),
           },
         },
       });
+      const variables = template.toJSON().Resources[consumer]?.Properties.Environment.Variables;
+      // Only the modes that act on their own queue know its URL: at-most-once deletes its batch, a
+      // FIFO mode releases a blocked group's records.
+      const needsQueue = settings.deletesOwnBatch || isFifoMode(mode);
+      expect(variables.QUEUE_URL).toEqual(needsQueue ? { Ref: ownQueue } : undefined);
+      expect(variables.TABLE_NAME).toEqual({ Ref: expect.stringMatching(/^Ledger/) });
+      expect(variables.IDEMPOTENCY_TABLE_NAME).toEqual(
+        (settings as ModeSettings).idempotencyTable
+          ? { Ref: expect.stringMatching(/^IdempotencyRecords/) }
+          : undefined,
+      );
     },
   );
+
+  it('lets the FIFO consumer change the visibility of its own queue’s messages, and denies it nothing it needs', () => {
+    const consumer = stack.getLogicalId(stack.modes['fifo-versioned'].consumer.node.defaultChild as never);
+    const queue = stack.getLogicalId(stack.modes['fifo-versioned'].queue.node.defaultChild as never);
+    const statements = statementsOf(consumer);
+    const allows = statements.filter(
+      (statement) =>
+        statement.Effect === 'Allow' && actionsOf(statement).includes('sqs:ChangeMessageVisibility'),
+    );
+    expect(JSON.stringify(allows.map((statement) => statement.Resource))).toContain(queue);
+    const denies = statements.filter((statement) => statement.Effect === 'Deny');
+    expect(denies.flatMap(actionsOf)).not.toContain('sqs:ChangeMessageVisibility');
+  });
 
   it('stores the ledger on demand, with point-in-time recovery and a TTL', () => {
     template.hasResourceProperties('AWS::DynamoDB::Table', {
@@ -428,7 +448,7 @@ describe('DeliverySemanticsStack', () => {
     }
   });
 
-  it('gives the verifier read-only access: Query/GetItem on the ledger, receive/release on the DLQs, nothing else', () => {
+  it('gives the verifier read-only access: Query/GetItem on the ledger, receive/release on the DLQs, a FIFO DLQ’s count, nothing else', () => {
     const statements = statementsOf(stack.getLogicalId(stack.verifier.node.defaultChild as never));
     const actions = new Set(statements.flatMap(actionsOf));
     expect([...actions].sort()).toEqual([
@@ -437,8 +457,16 @@ describe('DeliverySemanticsStack', () => {
       'logs:CreateLogStream',
       'logs:PutLogEvents',
       'sqs:ChangeMessageVisibility',
+      'sqs:GetQueueAttributes',
       'sqs:ReceiveMessage',
     ]);
+    // The count only on FIFO DLQs, where a sweep cannot see every message.
+    const counted = statements.filter((statement) => actionsOf(statement).includes('sqs:GetQueueAttributes'));
+    const resources = JSON.stringify(counted.map((statement) => statement.Resource));
+    for (const mode of MODE_NAMES) {
+      const dlq = stack.getLogicalId(stack.modes[mode].deadLetterQueue.node.defaultChild as never);
+      expect(resources.includes(dlq), `${mode}'s DLQ`).toBe(isFifoMode(mode));
+    }
     template.hasResourceProperties('AWS::Lambda::Function', {
       Environment: { Variables: { DEAD_LETTER_QUEUE_URLS: Match.anyValue(), TABLE_NAME: Match.anyValue() } },
     });
