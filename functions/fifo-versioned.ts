@@ -77,7 +77,7 @@ async function releaseFailed(
   );
   for (const chunk of chunks(records, 10)) {
     try {
-      await deps.sqs.send(
+      const { Failed = [] } = await deps.sqs.send(
         new ChangeMessageVisibilityBatchCommand({
           QueueUrl: queueUrl,
           Entries: chunk.map((record, index) => ({
@@ -87,6 +87,14 @@ async function releaseFailed(
           })),
         }),
       );
+      if (Failed.length > 0) {
+        deps.logger.warn(
+          'some records were not released after a gap; they come back after the visibility timeout',
+          {
+            failed: Failed.map((entry) => `${chunk[Number(entry.Id)]?.messageId}: ${entry.Code}`),
+          },
+        );
+      }
     } catch (error) {
       deps.logger.warn(
         'could not release the records after a gap; they come back after the visibility timeout',

@@ -215,7 +215,29 @@ async function sendBatch(
       );
     }
     const failedIds = new Set(Failed.map((failure) => failure.Id));
+    if (fifo) assertRetryKeepsOrder(entries, failedIds);
     entries = entries.filter((entry) => failedIds.has(entry.Id));
     await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+  }
+}
+
+/**
+ * A FIFO queue orders a group by arrival: resending a refused entry is safe only if no later entry
+ * of its group was accepted (the batches go one after the other, so nothing later was sent yet).
+ * Otherwise the resend would land behind its successor, a gap the consumer cannot fill: stop instead.
+ */
+export function assertRetryKeepsOrder(
+  entries: readonly SendMessageBatchRequestEntry[],
+  failedIds: ReadonlySet<string | undefined>,
+): void {
+  const refusedGroups = new Set<string | undefined>();
+  for (const entry of entries) {
+    if (failedIds.has(entry.Id)) refusedGroups.add(entry.MessageGroupId);
+    else if (refusedGroups.has(entry.MessageGroupId)) {
+      throw new Error(
+        `SQS refused an entry of FIFO group ${entry.MessageGroupId} and accepted a later one of the same group: ` +
+          'resending it would put it behind its successor. Stopped; run again with a new run id.',
+      );
+    }
   }
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { readMessageBody } from '../../../../functions/shared/message.js';
 import {
+  assertRetryKeepsOrder,
   buildManifest,
   POISON_KINDS,
   SQS_MAX_PAYLOAD_BYTES,
@@ -117,5 +118,14 @@ describe('producer manifest', () => {
       expect(bytes).toBeLessThanOrEqual(SQS_MAX_PAYLOAD_BYTES);
     }
     expect(batches.some((batch) => batch.some((message) => message.body.length > 200_000))).toBe(true);
+  });
+
+  it('resends refused FIFO entries only when no later entry of their group was accepted', () => {
+    const entry = (id: string, group: string) => ({ Id: id, MessageBody: '{}', MessageGroupId: group });
+    const batch = [entry('0', 'a'), entry('1', 'b'), entry('2', 'a'), entry('3', 'a')];
+    // a's last two refused, b accepted: resending them keeps a's order.
+    expect(() => assertRetryKeepsOrder(batch, new Set(['2', '3']))).not.toThrow();
+    // a's middle entry refused and the one after it accepted: a resend would land behind it.
+    expect(() => assertRetryKeepsOrder(batch, new Set(['2']))).toThrow(/FIFO group a .*behind its successor/);
   });
 });
