@@ -16,7 +16,8 @@ describe('cdk synth (the CLI, as a user runs it, offline)', () => {
   it('bundles every handler with local esbuild and emits the expected template', async () => {
     await run('npx', ['cdk', 'synth', '--quiet', '--output', outdir], {
       env: { ...process.env, CDK_DISABLE_CLI_TELEMETRY: 'true' },
-      timeout: 110_000,
+      // Nine handlers bundled one after the other: about 40 s alone, much more beside other tests.
+      timeout: 170_000,
     });
 
     const template = JSON.parse(readFileSync(join(outdir, 'DeliverySemantics.template.json'), 'utf8')) as {
@@ -30,7 +31,7 @@ describe('cdk synth (the CLI, as a user runs it, offline)', () => {
     // The DLQ alarms and their topic, as the CLI synthesizes them (cdk-nag ran on this synth).
     expect(count('AWS::CloudWatch::Alarm')).toBe(MODE_NAMES.length);
     expect(count('AWS::SNS::Topic')).toBe(1);
-  });
+  }, 180_000);
 
   it('has one handler file per mode of the topology', () => {
     for (const mode of [...MODE_NAMES, 'verifier']) expect(existsSync(handlerEntry(mode))).toBe(true);

@@ -148,7 +148,7 @@ describe('deployed environment against real SQS and DynamoDB endpoints', () => {
     });
     for (const mode of MODE_NAMES) {
       expect(report.modes[mode]?.produced).toBe(120);
-      expect(report.modes[mode]?.consistent).toBe(true);
+      expect(report.modes[mode]?.consistent, `${mode} consistent`).toBe(true);
       // The deployed environment cannot see the consumers' processes: no runtime section.
       expect(report.modes[mode]?.runtime).toBeUndefined();
     }

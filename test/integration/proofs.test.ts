@@ -27,6 +27,9 @@ describe('npm run proofs (single-message demonstrations, real SIGKILLs, counted 
       expect.stringMatching(
         /^PROVED state-upsert: .*found its own version stored and wrote nothing \(.*1 applied \(1 applications\), 0 lost, 1 skipped/,
       ),
+      expect.stringMatching(
+        /^PROVED fifo-versioned: .*found its own seq as the stored version and wrote nothing \(.*1 applied \(1 applications\), 0 lost, 1 skipped/,
+      ),
       // The redrive proof: applied, killed at the last allowed receive, dead-lettered, redriven.
       expect.stringMatching(
         /^PROVED at-least-once after a redrive: evt-000000 was applied, .*dead-lettered it, and its redriven copy .*applied a second time \(before the redrive: 1 applied, 1 dead-lettered although applied, 1 redriven; after: 1 produced, 2 deliveries, 1 crash\(es\), 1 applied \(2 applications\), 0 lost, 0 skipped as duplicates, 0 in the DLQ\)$/,
@@ -39,6 +42,10 @@ describe('npm run proofs (single-message demonstrations, real SIGKILLs, counted 
       ),
       expect.stringMatching(
         /^PROVED state-upsert after a redrive: .*its redriven copy found its own version stored and wrote nothing \(before the redrive: 1 applied, 1 dead-lettered although applied, 1 redriven; after: 1 produced, 2 deliveries, 1 crash\(es\), 1 applied \(1 applications\), 0 lost, 1 skipped as duplicates, 0 in the DLQ\)$/,
+      ),
+      // On a FIFO queue: the redriven copy keeps its group and gets a new deduplication id.
+      expect.stringMatching(
+        /^PROVED fifo-versioned after a redrive: .*its redriven copy found its seq already in the stored version and wrote nothing \(before the redrive: 1 applied, 1 dead-lettered although applied, 1 redriven; after: 1 produced, 2 deliveries, 1 crash\(es\), 1 applied \(1 applications\), 0 lost, 1 skipped as duplicates, 0 in the DLQ\)$/,
       ),
     ]);
   });
