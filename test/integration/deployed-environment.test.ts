@@ -11,7 +11,6 @@ import { StackVersionError, VerifierInvocationError } from '../../harness/enviro
 import { type EmbeddedEnvironment, startEmbeddedEnvironment } from '../../harness/environments/embedded.js';
 import { newRunId, runExperiment } from '../../harness/experiment/experiment.js';
 import { NO_FAULTS } from '../../harness/faults/faults.js';
-import { DEFAULTS } from '../../harness/options/declaration.js';
 
 /**
  * The deployed environment's real paths — SendMessageBatch, GetQueueAttributes, the manifest write
@@ -30,13 +29,20 @@ describe('deployed environment against real SQS and DynamoDB endpoints', () => {
   const lambda = mockClient(LambdaClient);
   let backing: EmbeddedEnvironment;
   const CRASH_RATE = 0.05;
+  /**
+   * Eight modes in two environments on two cores, beside other test files: the default 5 s (a 3 s
+   * function timeout) lets a loaded machine time out the same FIFO batch (ten records of one
+   * account, two writes each) receive after receive, until it is dead-lettered between a credit
+   * and its record. 8 s (6 s to time out) keeps the run about the consumers, not the machine.
+   */
+  const VISIBILITY_SECONDS = 8;
 
   beforeAll(async () => {
     backing = await startEmbeddedEnvironment({
       modes: MODE_NAMES,
       crashRate: CRASH_RATE,
       crashSeed: 'deployed-it',
-      visibilityTimeoutSeconds: DEFAULTS.visibilityTimeoutSeconds,
+      visibilityTimeoutSeconds: VISIBILITY_SECONDS,
     });
   });
 
@@ -132,7 +138,7 @@ describe('deployed environment against real SQS and DynamoDB endpoints', () => {
       seed: 'deployed-run',
       modes: MODE_NAMES,
       concurrency: undefined,
-      visibilityTimeoutSeconds: DEFAULTS.visibilityTimeoutSeconds,
+      visibilityTimeoutSeconds: VISIBILITY_SECONDS,
       faults: NO_FAULTS,
     };
     const report = await runExperiment(env, config, newRunId('deployed-run'), { phase: () => undefined });
@@ -148,7 +154,13 @@ describe('deployed environment against real SQS and DynamoDB endpoints', () => {
     });
     for (const mode of MODE_NAMES) {
       expect(report.modes[mode]?.produced).toBe(120);
-      expect(report.modes[mode]?.consistent, `${mode} consistent`).toBe(true);
+      // On failure: the outcome, and the backing runtime's timeouts and crashes (the report has none).
+      const { events: _, ...outcome } = report.modes[mode] ?? {};
+      const { timeouts, crashes, deliveries } = backing.liveStats?.(mode) ?? {};
+      expect(
+        report.modes[mode]?.consistent,
+        `${mode} consistent: ${JSON.stringify({ outcome, runtime: { timeouts, crashes, deliveries } })}`,
+      ).toBe(true);
       // The deployed environment cannot see the consumers' processes: no runtime section.
       expect(report.modes[mode]?.runtime).toBeUndefined();
     }
