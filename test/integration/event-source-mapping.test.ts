@@ -37,6 +37,11 @@ const RECORDING = fileURLToPath(new URL('./lambda-runtime-fixtures/recording-han
 const EVENT_RECORDING = fileURLToPath(new URL('../support/event-recording-handler.mjs', import.meta.url));
 const FIFO_HANDLER = fileURLToPath(new URL('./lambda-runtime-fixtures/fifo-handler.mjs', import.meta.url));
 const VISIBILITY_SECONDS = 2;
+/**
+ * The FIFO tests that fail a batch and wait for its retry: longer than a loaded machine's first
+ * invocation (a cold start included), whose messages would otherwise come back while it still runs.
+ */
+const FIFO_RETRY_VISIBILITY_SECONDS = 5;
 
 /** One invocation as the recording handler wrote it down. */
 interface RecordedInvocation {
@@ -712,7 +717,7 @@ describe('local Lambda SQS event source mapping (real fauxqs, real child process
           { id: `A${index + 1}`, group: 'A', ...(index === 1 ? { failReceives: 1 } : {}) },
           { id: `B${index + 1}`, group: 'B' },
         ]).flat();
-        const queue = await fifoQueueWith(messages, VISIBILITY_SECONDS);
+        const queue = await fifoQueueWith(messages, FIFO_RETRY_VISIBILITY_SECONDS);
         const records = recordFile<FifoInvocation>();
         const { mapping } = startFifo(queue, records, { batchSize: 3, maxConcurrency: 2, failure });
         await until(() => mapping.stats.acknowledged === 12);
@@ -737,12 +742,9 @@ describe('local Lambda SQS event source mapping (real fauxqs, real child process
         expect(
           retry?.records.slice(0, retried.length).map((record) => [record.id, record.receiveCount]),
         ).toEqual(retried.map((id) => [id, 2]));
-        // Held back until the failed records' visibility timeout, not handed over at once. Its clock
-        // starts at the receive, just before the failed invocation started (a loaded machine delays
-        // the invocation, not the clock): half the timeout after that start is a safe floor.
-        expect((retry?.startedAt ?? 0) - (failed?.startedAt ?? 0)).toBeGreaterThanOrEqual(
-          (VISIBILITY_SECONDS * 1000) / 2,
-        );
+        // (When the retry comes is SQS's visibility timeout, counted from the receive, which the
+        // handler cannot see: on a loaded machine the invocation itself starts late. The order above
+        // is the FIFO property; no timing is asserted.)
 
         // B went on: all of it, once, in order, never held back or failed with A (receive count 1).
         // (Not "all of B before A's retry": on a loaded machine B's last batch may still be running
@@ -775,7 +777,7 @@ describe('local Lambda SQS event source mapping (real fauxqs, real child process
           { id: 'B1', group: 'B' },
           { id: 'B2', group: 'B' },
         ],
-        VISIBILITY_SECONDS,
+        FIFO_RETRY_VISIBILITY_SECONDS,
       );
       const records = recordFile<FifoInvocation>();
       const { mapping } = startFifo(queue, records, { batchSize: 10, maxConcurrency: 1 });
