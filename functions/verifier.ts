@@ -21,10 +21,9 @@ import {
   type LedgerReader,
   numberAttribute,
   queryPrefix,
-  readBlockedAccounts,
+  readBalances,
   readCounters,
   readCrashes,
-  sumBalances,
   timeAttribute,
 } from './shared/ledger-reader.js';
 import { type ManifestSummary, readManifestEvents, readManifestSummary } from './shared/manifest.js';
@@ -120,15 +119,17 @@ async function verifyModeInDetail(
   const collector = detailed ? collectEventDetails(await readCrashes(deps.reader, runId, mode)) : undefined;
   const derived = balance === 'entries';
   const fifo = isFifoMode(mode);
-  // One balance item per account: read the blocked ones whole before the join.
-  const blockedAccounts = fifo ? await readBlockedAccounts(deps.reader, runId, mode) : undefined;
+  // One pass over the balance items (one per account); a FIFO mode needs its blocked accounts
+  // before the join, the others only its sum, beside the join.
+  const balancesRead = derived ? undefined : readBalances(deps.reader, runId, mode);
+  const blockedAccounts = fifo ? (await balancesRead)?.blocked : undefined;
   const [counts, counters, balances, tooOldToDedupe] = await Promise.all([
     joinByEventId(readManifestEvents(deps.reader, runId), applications, deadLettered, collector?.sink, {
       keepOutOfOrderIds: detailed,
       ...(blockedAccounts ? { blockedAccounts } : {}),
     }),
     readCounters(deps.reader, runId, mode),
-    derived ? Promise.resolve(0) : sumBalances(deps.reader, runId, mode),
+    balancesRead ?? Promise.resolve({ cents: 0 }),
     countRefusals(deps.reader, runId, mode),
   ]);
   // Events counted as held behind a gap are in the DLQ only if it holds that many unseen messages:
@@ -148,7 +149,7 @@ async function verifyModeInDetail(
     });
   }
   // A mode without balance items reads a balance as its entries' sum, which the join has added up.
-  const actualCents = derived ? counts.ledgerCents : balances;
+  const actualCents = derived ? counts.ledgerCents : balances.cents;
   // A state mode's balance is a state, not a sum: the ledger's is the newest recorded state per account.
   const ledgerCents = states ? states.totalCents() : counts.ledgerCents;
   const outcome: ModeOutcome = {

@@ -84,11 +84,3 @@ export async function upsertEventRecord(
     throw singleWriteError(error, message.eventId);
   }
 }
-
-/** The stored `version` in a ConditionalCheckFailed's item (ALL_OLD), marshalled ({ N: '3' }) or not. */
-export function storedVersionOf(error: unknown): number | undefined {
-  const value = (error as { Item?: Record<string, unknown> } | undefined)?.Item?.version;
-  if (typeof value === 'number') return value;
-  if (typeof value === 'object' && value !== null && 'N' in value) return Number(value.N);
-  return undefined;
-}

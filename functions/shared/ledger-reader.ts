@@ -58,12 +58,31 @@ export async function readCounters(
   return counters;
 }
 
-export async function sumBalances(reader: LedgerReader, runId: string, mode: Mode): Promise<number> {
-  let total = 0;
-  for await (const item of queryPrefix(reader, runId, mode, SK.balancePrefix, ['balanceCents'])) {
-    total += numberAttribute(item, 'balanceCents');
+/**
+ * The mode's balance items in one pass: their sum, and the accounts fifo-versioned left blocked by
+ * a gap, with the version each is blocked at (`blockedAt`; a credit removes it). Every later event
+ * of a blocked account that is neither applied nor seen in the DLQ is dead-lettered behind its
+ * predecessor, since a FIFO DLQ shows a reader at most one batch of a group without deleting it
+ * (docs/ordering.md, "The gap policy"). One item per account.
+ */
+export async function readBalances(
+  reader: LedgerReader,
+  runId: string,
+  mode: Mode,
+): Promise<{ readonly cents: number; readonly blocked: ReadonlyMap<string, number> }> {
+  let cents = 0;
+  const blocked = new Map<string, number>();
+  for await (const item of queryPrefix(reader, runId, mode, SK.balancePrefix, [
+    'sk',
+    'balanceCents',
+    'blockedAt',
+  ])) {
+    cents += numberAttribute(item, 'balanceCents');
+    if (item.blockedAt !== undefined) {
+      blocked.set(String(item.sk).slice(SK.balancePrefix.length), numberAttribute(item, 'blockedAt'));
+    }
   }
-  return total;
+  return { cents, blocked };
 }
 
 export function numberAttribute(item: Record<string, unknown>, name: string): number {
@@ -99,26 +118,6 @@ export function timeAttribute(item: Record<string, unknown>, name: string): numb
   if (Number.isNaN(ms))
     throw new TypeError(`ledger item attribute ${name} is not a timestamp: ${String(value)}`);
   return ms;
-}
-
-/**
- * The accounts fifo-versioned left blocked by a gap at the end of the run, with the version each is
- * blocked at (`blockedAt` on the balance item; a credit removes it). Every later event of such an
- * account that is neither applied nor seen in the DLQ is dead-lettered behind its predecessor, since
- * a FIFO DLQ shows a reader at most one batch of a group without deleting it (docs/ordering.md,
- * "The gap policy"). One item per account.
- */
-export async function readBlockedAccounts(
-  reader: LedgerReader,
-  runId: string,
-  mode: Mode,
-): Promise<Map<string, number>> {
-  const blocked = new Map<string, number>();
-  for await (const item of queryPrefix(reader, runId, mode, SK.balancePrefix, ['sk', 'blockedAt'])) {
-    if (item.blockedAt === undefined) continue;
-    blocked.set(String(item.sk).slice(SK.balancePrefix.length), numberAttribute(item, 'blockedAt'));
-  }
-  return blocked;
 }
 
 /** Events the age guard refused (one item per event, however often): the outcome's `tooOldToDedupe`. */

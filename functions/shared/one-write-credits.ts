@@ -7,7 +7,6 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { balanceKey, partitionKey, TTL_ATTRIBUTE } from '../../contract/ledger-keys.js';
 import type { ConsumerDeps } from './consumer.js';
 import { SequenceGapError } from './errors.js';
-import { storedVersionOf } from './event-record.js';
 import { expiresAt, singleWriteError } from './ledger.js';
 import type { MessageBody } from './message.js';
 
@@ -120,4 +119,12 @@ async function markBlocked(deps: ConsumerDeps, message: MessageBody, storedVersi
       },
     }),
   );
+}
+
+/** The stored `version` in a ConditionalCheckFailed's item (ALL_OLD), marshalled ({ N: '3' }) or not. */
+export function storedVersionOf(error: unknown): number | undefined {
+  const value = (error as { Item?: Record<string, unknown> } | undefined)?.Item?.version;
+  if (typeof value === 'number') return value;
+  if (typeof value === 'object' && value !== null && 'N' in value) return Number(value.N);
+  return undefined;
 }

@@ -30,7 +30,7 @@ import { DynamoDBDocumentClient, paginateQuery, UpdateCommand } from '@aws-sdk/l
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { balanceKey, partitionKey, SK } from '../../contract/ledger-keys.js';
 import { DEFAULT_RETENTION } from '../../contract/retention.js';
-import type { Mode } from '../../contract/topology.js';
+import { isFifoMode, type Mode } from '../../contract/topology.js';
 import type { ConsumerDeps } from '../../functions/shared/consumer.js';
 import { createCrashInjector } from '../../functions/shared/crash.js';
 import { InvalidMessageError } from '../../functions/shared/errors.js';
@@ -55,11 +55,6 @@ export interface ProductionShape {
    * test holds every production row to it.
    */
   readonly writeUnitsPerMessage: number;
-  /**
-   * The messages of one account must be applied in order (a FIFO mode, whose mapping keeps a message
-   * group's order): the batches then run one at a time instead of `concurrency` at once.
-   */
-  readonly inOrder?: boolean;
 }
 
 /** How the table and the report name a mode's production-shape row. */
@@ -125,7 +120,6 @@ export const PRODUCTION_SHAPES: Partial<Record<Mode, ProductionShape>> = {
       'one conditional UpdateItem (ADD balanceCents, SET version = seq) per message, no per-event record',
     apply: applyProductionFifoVersioned,
     writeUnitsPerMessage: 1,
-    inOrder: true,
   },
 };
 
@@ -207,7 +201,8 @@ export async function meterProductionShape(
     const expectedCents = bodies.reduce((sum, body) => sum + body.amountCents, 0);
     const batches = syntheticBatches(bodies, options.batchSize);
     let failedRecords = 0;
-    await forEachConcurrently(batches, shape.inOrder ? 1 : options.concurrency, async (records) => {
+    // A FIFO mode's mapping keeps each account's order: its batches one at a time, as they were made.
+    await forEachConcurrently(batches, isFifoMode(mode) ? 1 : options.concurrency, async (records) => {
       const { batchItemFailures } = await processBatch(shape, { Records: records }, context(mode), deps);
       failedRecords += batchItemFailures.length;
     });
