@@ -13,6 +13,9 @@ const handlerEnv = {
   CRASH_AT: 'none',
   MARKER_TTL_SECONDS: String(30 * 24 * 3600),
   AGE_GUARD: 'on',
+  PROVIDER_URL: 'http://127.0.0.1:9/',
+  PROVIDER_SIGN: 'off',
+  PROVIDER_LOST_RESPONSE_RATE: '0',
   DEAD_LETTER_QUEUE_URLS: JSON.stringify(
     Object.fromEntries(
       MODE_NAMES.map((mode) => [mode, `https://sqs.eu-west-1.amazonaws.com/123456789012/${mode}-dlq`]),

@@ -41,6 +41,12 @@ export interface DeploymentSettings {
    * @default 30
    */
   readonly markerRetentionDays?: number;
+  /**
+   * Probability, per request of a charge mode, that the stand-in payment provider executes the charge
+   * and its response is lost (the consumer times out and retries).
+   * @default 0
+   */
+  readonly providerLostResponseRate?: number;
 }
 
 export const DEFAULT_DEPLOYMENT: DeploymentSettings = { crashRate: 0, crashSeed: 'seed' };
@@ -70,6 +76,15 @@ export function deploymentSettingsFromContext(get: (key: string) => unknown): De
   const maxReceiveCount = optionalNumber(get, 'maxReceiveCount');
   const alarmEmail = optionalEmail(get, 'alarmEmail');
   const markerRetentionDays = optionalNumber(get, 'markerRetentionDays');
+  const providerLostResponseRate = optionalNumber(get, 'providerLostResponseRate');
+  if (
+    providerLostResponseRate !== undefined &&
+    !(providerLostResponseRate >= 0 && providerLostResponseRate <= 1)
+  ) {
+    throw new InvalidSettingError(
+      `context providerLostResponseRate=${providerLostResponseRate} must be between 0 and 1 (e.g. -c providerLostResponseRate=0.05)`,
+    );
+  }
   if (
     markerRetentionDays !== undefined &&
     !(
@@ -109,6 +124,7 @@ export function deploymentSettingsFromContext(get: (key: string) => unknown): De
     ...(maxReceiveCount !== undefined ? { maxReceiveCount } : {}),
     ...(alarmEmail !== undefined ? { alarmEmail } : {}),
     ...(markerRetentionDays !== undefined ? { markerRetentionDays } : {}),
+    ...(providerLostResponseRate !== undefined ? { providerLostResponseRate } : {}),
   };
 }
 

@@ -22,6 +22,8 @@ export function consumerEnvironment(
     readonly markerTtlSeconds: number;
     /** Whether the consumers that dedupe refuse events older than their records remember. */
     readonly ageGuard: boolean;
+    /** Required when the mode has `charge`; ignored otherwise. */
+    readonly provider?: PaymentProviderValues;
   },
 ): Record<string, string> {
   return {
@@ -36,6 +38,28 @@ export function consumerEnvironment(
     ...(settings.deletesOwnBatch || settings.queue === 'fifo' ? { QUEUE_URL: values.queueUrl } : {}),
     // Only the modes that keep idempotency records apart are told where; the others never see it.
     ...(settings.idempotencyTable ? { [IDEMPOTENCY_TABLE_ENV]: idempotencyTableOf(values) } : {}),
+    // Only the charge modes are told where the payment provider is.
+    ...(settings.charge ? providerEnvironment(values.provider) : {}),
+  };
+}
+
+/** Where a charge mode finds the payment provider, and the provider's injected fault. */
+export interface PaymentProviderValues {
+  readonly url: string;
+  /** Sign requests with SigV4 (a Function URL with AWS_IAM auth); the embedded provider needs none. */
+  readonly sign: boolean;
+  /** Probability, per request, that the charge executes and its response is lost. */
+  readonly lostResponseRate: number;
+}
+
+function providerEnvironment(provider: PaymentProviderValues | undefined): Record<string, string> {
+  if (provider === undefined || provider.url === '') {
+    throw new Error('a mode with charge needs the payment provider in its environment values');
+  }
+  return {
+    PROVIDER_URL: provider.url,
+    PROVIDER_SIGN: provider.sign ? 'on' : 'off',
+    PROVIDER_LOST_RESPONSE_RATE: String(provider.lostResponseRate),
   };
 }
 
@@ -57,6 +81,8 @@ export function verifierEnvironment(values: {
    * an empty short poll is conclusive; AWS needs the default long poll. @default unset (1 s)
    */
   readonly dlqSweepWaitSeconds?: number;
+  /** The payment provider's table, read for the charge modes' charges. @default unset: no charge mode */
+  readonly providerTableName?: string;
 }): Record<string, string> {
   const toJson = values.toJson ?? JSON.stringify;
   return {
@@ -65,5 +91,6 @@ export function verifierEnvironment(values: {
     ...(values.dlqSweepWaitSeconds !== undefined
       ? { DLQ_SWEEP_WAIT_SECONDS: String(values.dlqSweepWaitSeconds) }
       : {}),
+    ...(values.providerTableName !== undefined ? { PROVIDER_TABLE_NAME: values.providerTableName } : {}),
   };
 }

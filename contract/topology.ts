@@ -15,7 +15,9 @@ export type ProofCount =
   | 'lost'
   | 'deadLettered'
   | 'suppressedDuplicates'
-  | 'driftCents';
+  | 'driftCents'
+  | 'charges'
+  | 'doubleCharged';
 
 /**
  * What `npm run proofs` must find for a mode after one event whose first delivery is killed at the
@@ -102,6 +104,16 @@ export interface ModeSettings {
    * @default 'standard'
    */
   readonly queue?: 'standard' | 'fifo';
+  /**
+   * A side effect outside DynamoDB (docs/side-effects.md): the consumer charges each event at the
+   * payment provider, then records the charge in effectively-once's marker transaction (the charge
+   * id on the marker). `idempotencyKey` says whether the charge carries one (the event's id), which
+   * the provider honours: a repeat of the key replays the first charge instead of charging again.
+   * The stack and the local runtime give such a mode the provider's URL; the verifier joins the
+   * provider's ledger of charges by event id.
+   * @default none: the consumer has no side effect outside the ledger
+   */
+  readonly charge?: { readonly idempotencyKey: boolean };
   /**
    * Whether a run includes the mode when `--modes` is not given ({@link DEFAULT_MODES}: the default
    * of the experiment's and the bench's `--modes`); `npm run proofs` proves every mode.
@@ -323,6 +335,44 @@ export const MODES = {
       expected: 'the redriven copy of the credited, dead-lettered event to fail the version condition',
     },
   },
+  'charge-no-key': {
+    ...consumerDefaults,
+    summary:
+      "charges each event at the payment provider WITHOUT an idempotency key, then records the charge in effectively-once's marker transaction (charge id on the marker, and the credit); then Lambda deletes the batch",
+    crashPoint: 'the card had been charged at the provider, the charge not yet recorded',
+    reportBatchItemFailures: true,
+    deletesOwnBatch: false,
+    charge: { idempotencyKey: false },
+    inDefaultRun: false,
+    // The ledger is exact (the marker transaction): nothing lost, nothing applied twice. The card is
+    // not: every redelivery after a charge, and every retry after a lost response, charges again.
+    promises: { noLoss: true, noDuplicates: true },
+    proof: {
+      counts: { crashes: 1, appliedOnce: 1, duplicated: 0, driftCents: 0, charges: 2, doubleCharged: 1 },
+      story:
+        'was charged, the process was killed before the charge was recorded, and the redelivery, with no idempotency key, charged the card again: recorded once, charged twice',
+      expected: 'the crash to land after the charge and the redelivery to charge a second time',
+    },
+  },
+  'charge-with-key': {
+    ...consumerDefaults,
+    summary:
+      "charges each event at the payment provider with the event's id as the Idempotency-Key, then records the charge in effectively-once's marker transaction (charge id on the marker, and the credit); then Lambda deletes the batch",
+    crashPoint: 'the card had been charged at the provider, the charge not yet recorded',
+    reportBatchItemFailures: true,
+    deletesOwnBatch: false,
+    charge: { idempotencyKey: true },
+    inDefaultRun: false,
+    // Exact at both ends while the provider keeps the key (24 hours): the age guard refuses an
+    // event older than the shorter of the marker's and the key's retention (docs/side-effects.md).
+    promises: { noLoss: true, noDuplicates: true },
+    proof: {
+      counts: { crashes: 1, appliedOnce: 1, duplicated: 0, driftCents: 0, charges: 1, doubleCharged: 0 },
+      story:
+        'was charged, the process was killed before the charge was recorded, and the redelivery sent the same idempotency key: the provider replayed the first charge, recorded once, charged once',
+      expected: "the crash to land after the charge and the redelivery to get the first charge's replay",
+    },
+  },
 } as const satisfies Record<string, ModeSettings>;
 
 export type Mode = keyof typeof MODES;
@@ -342,6 +392,11 @@ export const DEFAULT_MODES: readonly Mode[] = MODE_NAMES.filter(
 
 export function isMode(value: string): value is Mode {
   return Object.hasOwn(MODES, value);
+}
+
+/** The mode's side effect at the payment provider, if it has one (topology `charge`). */
+export function chargeOf(mode: Mode): ModeSettings['charge'] {
+  return (MODES[mode] as ModeSettings).charge;
 }
 
 /** Lambda's limit for an SQS FIFO event source: at most 10 records per batch, and no batching window. */
@@ -371,4 +426,4 @@ export const STORAGE = {
 } as const;
 
 /** Bumped when the ledger layout or the stack outputs change, so a driver can refuse a stale stack. */
-export const TOPOLOGY_VERSION = '5';
+export const TOPOLOGY_VERSION = '6';

@@ -4,7 +4,16 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
 import * as v from 'valibot';
 import { SK } from '../contract/ledger-keys.js';
-import { isFifoMode, MODE_NAMES, MODES, type Mode, type ModeSettings } from '../contract/topology.js';
+import {
+  chargeOf,
+  isFifoMode,
+  MODE_NAMES,
+  MODES,
+  type Mode,
+  type ModeSettings,
+} from '../contract/topology.js';
+import { listCharges } from './payment-provider/charges.js';
+import { type ChargeReader, ChargeTally } from './shared/charge-outcome.js';
 import { requireEnv } from './shared/config.js';
 import { createLogger } from './shared/consumer.js';
 import { countMessages, sweepDeadLetters } from './shared/dead-letters.js';
@@ -69,6 +78,8 @@ export interface VerifierDeps {
   readonly deadLetterQueueUrls: Readonly<Record<Mode, string>>;
   /** Largest response with per-event detail, in bytes. @default MAX_DETAIL_BYTES */
   readonly maxDetailBytes?: number;
+  /** The payment provider's ledger, for the charge modes. @default none: a charge mode cannot be verified */
+  readonly charges?: ChargeReader;
 }
 
 /**
@@ -115,8 +126,15 @@ async function verifyModeInDetail(
   const states = balance === 'state' ? new LatestStates() : undefined;
   const applications = groupApplications(readApplications(deps.reader, runId, mode, detailed, states));
   const deadLettered = [...sweep.events].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const chargeTally = chargeOf(mode) ? await readChargeTally(deps, runId, mode) : undefined;
   // Crashes are few (one item per injected crash): read them whole before the join.
-  const collector = detailed ? collectEventDetails(await readCrashes(deps.reader, runId, mode)) : undefined;
+  const collector = detailed
+    ? collectEventDetails(
+        await readCrashes(deps.reader, runId, mode),
+        chargeTally?.chargesOf.bind(chargeTally),
+      )
+    : undefined;
+  const sink = bothSinks(collector?.sink, chargeTally?.sink);
   const derived = balance === 'entries';
   const fifo = isFifoMode(mode);
   // One pass over the balance items (one per account); a FIFO mode needs its blocked accounts
@@ -124,7 +142,7 @@ async function verifyModeInDetail(
   const balancesRead = derived ? undefined : readBalances(deps.reader, runId, mode);
   const blockedAccounts = fifo ? (await balancesRead)?.blocked : undefined;
   const [counts, counters, balances, tooOldToDedupe] = await Promise.all([
-    joinByEventId(readManifestEvents(deps.reader, runId), applications, deadLettered, collector?.sink, {
+    joinByEventId(readManifestEvents(deps.reader, runId), applications, deadLettered, sink, {
       keepOutOfOrderIds: detailed,
       ...(blockedAccounts ? { blockedAccounts } : {}),
     }),
@@ -180,8 +198,29 @@ async function verifyModeInDetail(
     orderViolations: counts.orderViolations,
     ...(fifo ? { heldBehindGap: counts.heldBehindGap - unconfirmed } : {}),
     ...(states ? { superseded: counters.superseded } : {}),
+    ...chargeTally?.finish(),
   };
   return collector ? { outcome, detail: collector.finish(counts.outOfOrderEventIds) } : { outcome };
+}
+
+async function readChargeTally(deps: VerifierDeps, runId: string, mode: Mode): Promise<ChargeTally> {
+  if (deps.charges === undefined) {
+    throw new ConfigError(
+      `${mode} charges at the payment provider, but the verifier was not told where its ledger is (PROVIDER_TABLE_NAME)`,
+    );
+  }
+  return ChargeTally.read(deps.charges, runId, mode);
+}
+
+function bothSinks<E>(
+  first: ((event: E) => void) | undefined,
+  second: ((event: E) => void) | undefined,
+): ((event: E) => void) | undefined {
+  if (first === undefined || second === undefined) return first ?? second;
+  return (event) => {
+    first(event);
+    second(event);
+  };
 }
 
 /** The mode's application records in key order; receive count and time only when detail is wanted. */
@@ -337,12 +376,22 @@ export function sweepWaitOf(raw: string | undefined): { sweepWaitSeconds?: numbe
 }
 
 const logger = createLogger('verifier');
+const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({}));
+const providerTableName = process.env.PROVIDER_TABLE_NAME;
 const deps: VerifierDeps = {
-  reader: { ddb: DynamoDBDocumentClient.from(new DynamoDBClient({})), tableName: requireEnv('TABLE_NAME') },
+  reader: { ddb, tableName: requireEnv('TABLE_NAME') },
+  ...(providerTableName ? { charges: providerCharges(ddb, providerTableName) } : {}),
   sqs: new SQSClient({}),
   deadLetterQueueUrls: parseDeadLetterQueueUrls(requireEnv('DEAD_LETTER_QUEUE_URLS')),
   ...sweepWaitOf(process.env.DLQ_SWEEP_WAIT_SECONDS),
 };
+
+/** The provider's ledger of one run, one mode's charges: its stand-in for Stripe's search by metadata. */
+function providerCharges(client: DynamoDBDocumentClient, tableName: string): ChargeReader {
+  return async function* (runId, mode) {
+    for await (const charge of listCharges(client, tableName, runId)) if (charge.mode === mode) yield charge;
+  };
+}
 
 export const handler = async (
   event: unknown,

@@ -72,6 +72,8 @@ export interface ModeEventDetails {
   readonly outOfOrder?: readonly number[];
   /** Applications and recorded crashes over time, in buckets from the first one. */
   readonly timeline: Timeline;
+  /** A charge mode's charges of each event at the payment provider; absent for other modes. */
+  readonly charges?: readonly number[];
 }
 
 /**
@@ -137,7 +139,11 @@ export interface EventDetailsCollector {
  * visits the manifest in event-id order, which is production order: the producer's ids are
  * zero-padded). Crashes are few, so they are looked up in a map rather than joined as a stream.
  */
-export function collectEventDetails(crashes: readonly CrashRecord[]): EventDetailsCollector {
+export function collectEventDetails(
+  crashes: readonly CrashRecord[],
+  /** A charge mode's charges per event id at the payment provider. */
+  chargesOf?: (eventId: string) => number,
+): EventDetailsCollector {
   const crashesByKey = new Map<string, number[]>();
   for (const crash of [...crashes].sort((a, b) => a.receiveCount - b.receiveCount)) {
     const counts = crashesByKey.get(crash.key) ?? [];
@@ -157,6 +163,7 @@ export function collectEventDetails(crashes: readonly CrashRecord[]): EventDetai
   const crashesPerEvent: string[] = [];
   const unexpectedEventIds: string[] = [];
   const applicationTimes: number[] = [];
+  const charges: number[] = [];
   let attributedCrashes = 0;
 
   return {
@@ -177,6 +184,7 @@ export function collectEventDetails(crashes: readonly CrashRecord[]): EventDetai
       const crashed = crashesByKey.get(event.eventId) ?? [];
       attributedCrashes += crashed.length;
       crashesPerEvent.push(crashed.join(','));
+      if (chargesOf) charges.push(chargesOf(event.eventId));
     },
     finish(outOfOrder) {
       const late = outOfOrder
@@ -193,6 +201,7 @@ export function collectEventDetails(crashes: readonly CrashRecord[]): EventDetai
           unattributedCrashes: totalCrashes - attributedCrashes,
           unexpectedEventIds,
           ...(late.length > 0 ? { outOfOrder: late } : {}),
+          ...(chargesOf ? { charges } : {}),
           timeline: buildTimeline(
             applicationTimes,
             crashes.flatMap((crash) => Array<number>(crash.crashes).fill(crash.crashedAtMs)),

@@ -37,6 +37,12 @@ export interface Ledger {
 
 export type CreditOutcome = 'applied' | 'duplicate';
 
+export interface CreditOptions {
+  readonly idempotent: boolean;
+  /** The provider's charge this credit records (the charge modes): kept on the record, for the verifier. */
+  readonly chargeId?: string;
+}
+
 /** When DynamoDB's TTL may delete a ledger item: the run's evidence is kept this long. */
 export function expiresAt(
   ledger: Pick<Ledger, 'now' | 'retention'>,
@@ -69,7 +75,7 @@ export async function creditAccount(
   ledger: Ledger,
   message: MessageBody,
   delivery: Delivery,
-  options: { readonly idempotent: boolean },
+  options: CreditOptions,
 ): Promise<CreditOutcome> {
   const transaction = creditTransaction(ledger, message, delivery, options);
   const attempts = ledger.retry?.attempts ?? DEFAULT_RETRY.attempts;
@@ -105,7 +111,7 @@ function creditTransaction(
   ledger: Ledger,
   message: MessageBody,
   delivery: Delivery,
-  options: { readonly idempotent: boolean },
+  options: CreditOptions,
 ): TransactWriteCommandInput {
   const pk = partitionKey(message.runId, ledger.mode);
   const now = ledger.now?.() ?? Date.now();
@@ -122,6 +128,7 @@ function creditTransaction(
     receiveCount: delivery.receiveCount,
     requestId: delivery.requestId,
     appliedAt: new Date(now).toISOString(),
+    ...(options.chargeId !== undefined ? { chargeId: options.chargeId } : {}),
     [TTL_ATTRIBUTE]: ttl,
   };
   const record = options.idempotent

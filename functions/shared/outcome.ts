@@ -79,6 +79,13 @@ export interface ModeOutcome {
    * state of their account was stored already. Applied, not lost: the newer state contains them.
    */
   readonly superseded?: number;
+  /** Charge modes only (topology `charge`): the provider's charges, joined by event id (ChargeCounts). */
+  readonly charges?: number;
+  readonly chargedCents?: number;
+  readonly doubleCharged?: number;
+  readonly neverCharged?: number;
+  readonly chargedNotRecorded?: number;
+  readonly unexpectedCharges?: number;
 }
 
 /** One event's application records, read in key order and grouped. */

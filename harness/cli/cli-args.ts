@@ -42,6 +42,11 @@ export function cliOptionsOf({ values, explicit }: ParsedOptions<'experiment'>):
     workDelayMs,
     workDelayRate: workDelayMs > 0 ? values['work-delay-rate'] : 0,
     killRate: values['kill-rate'],
+    ...(values['provider-lost-response-rate'] > 0
+      ? { providerLostResponseRate: values['provider-lost-response-rate'] }
+      : {}),
+    ...(values['producer-crash-rate'] > 0 ? { producerCrashRate: values['producer-crash-rate'] } : {}),
+    ...(values['relay-crash-rate'] > 0 ? { relayCrashRate: values['relay-crash-rate'] } : {}),
     ...(values['outage-for'] > 0
       ? { outage: { afterSeconds: values['outage-after'], forSeconds: values['outage-for'] } }
       : {}),
@@ -73,6 +78,7 @@ export function cliOptionsOf({ values, explicit }: ParsedOptions<'experiment'>):
         localVisibilityTimeoutSeconds(batchSize ?? DEFAULTS.batchSize, concurrency ?? LOCAL_MAX_CONCURRENCY),
       maxReceiveCount: values['max-receive-count'],
       faults,
+      ...(values.producer !== 'direct' ? { producer: values.producer } : {}),
       ...(values['marker-ttl'] !== undefined ? { markerTtlSeconds: values['marker-ttl'] } : {}),
       ageGuard: !values['no-age-guard'],
       ...(values.redrive ? { redrive: { afterSeconds: values['redrive-after'] } } : {}),

@@ -4,9 +4,13 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { resolveModeSettings } from '../../contract/deployment-settings.js';
-import { consumerEnvironment, verifierEnvironment } from '../../contract/function-environment.js';
+import {
+  consumerEnvironment,
+  type PaymentProviderValues,
+  verifierEnvironment,
+} from '../../contract/function-environment.js';
 import { DEFAULT_RETENTION } from '../../contract/retention.js';
-import { isFifoMode, MODE_NAMES, MODES, type Mode, VERIFIER } from '../../contract/topology.js';
+import { chargeOf, isFifoMode, MODE_NAMES, MODES, type Mode, VERIFIER } from '../../contract/topology.js';
 import type { VerifierResult } from '../../functions/verifier.js';
 import { type Bundles, bundleHandlers } from '../bundling/bundle.js';
 import { type FaultPolicy, faultPolicy } from '../dynamodb-proxy/faults.js';
@@ -17,6 +21,7 @@ import {
   reserveLoopbackPort,
   startDynamoDbEmulator,
 } from '../emulators/dynamodb-emulator.js';
+import { startPaymentProvider } from '../emulators/payment-provider.js';
 import { startSqsEmulator } from '../emulators/sqs-emulator.js';
 import { type FaultSettings, NO_FAULTS } from '../faults/faults.js';
 import { LocalEventSourceMapping } from '../lambda-runtime/event-source-mapping.js';
@@ -91,6 +96,24 @@ const REGION = 'us-east-1';
 const CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
 const TABLE_NAME = 'ledger';
 const IDEMPOTENCY_TABLE_NAME = 'idempotency';
+const PROVIDER_TABLE_NAME = 'payment-provider';
+
+/** The stand-in payment provider, as its own process with its own table (on the same DynamoDB Local). */
+async function startProvider(
+  dynamodbEndpoint: string,
+  port: number,
+  logDir: string | undefined,
+  teardown: Teardown,
+): Promise<void> {
+  await teardown.whenStarted(
+    startPaymentProvider({
+      dynamodbEndpoint,
+      port,
+      tableName: PROVIDER_TABLE_NAME,
+      ...(logDir ? { logFile: join(logDir, 'payment-provider.log') } : {}),
+    }),
+  );
+}
 
 /** Settings a mode runs with locally: the topology, the run's overrides, and the short local timeouts. */
 export function embeddedModeSettings(mode: Mode, options: EmbeddedOptions): EffectiveModeSettings {
@@ -100,11 +123,15 @@ export function embeddedModeSettings(mode: Mode, options: EmbeddedOptions): Effe
     ...(options.batchSize !== undefined ? { batchSize: options.batchSize } : {}),
     ...(options.maxReceiveCount !== undefined ? { maxReceiveCount: options.maxReceiveCount } : {}),
   });
+  // A charge mode's record makes two more round trips (the provider takes the key, then charges)
+  // before its own transaction, all on the one DynamoDB Local: its invocations take about twice as
+  // long (measured: 3 s, the local function timeout, at batch 10 × 2 in flight), so twice the time.
+  const visibilityTimeoutSeconds = options.visibilityTimeoutSeconds * (chargeOf(mode) ? 2 : 1);
   return {
     batchSize: settings.batchSize,
     maxBatchingWindowSeconds: settings.maxBatchingWindowSeconds,
     maxConcurrency: options.concurrency ?? LOCAL_MAX_CONCURRENCY,
-    visibilityTimeoutSeconds: options.visibilityTimeoutSeconds,
+    visibilityTimeoutSeconds,
     // The visibility clock starts at the receive; the function's at the invocation, after the
     // batching window and a possible cold start. Keep the timeout far enough inside the visibility
     // timeout that a slow invocation is killed before its messages can come back under it.
@@ -112,7 +139,7 @@ export function embeddedModeSettings(mode: Mode, options: EmbeddedOptions): Effe
       1,
       Math.min(
         settings.functionTimeoutSeconds,
-        options.visibilityTimeoutSeconds - settings.maxBatchingWindowSeconds - 2,
+        visibilityTimeoutSeconds - settings.maxBatchingWindowSeconds - 2,
       ),
     ),
     maxReceiveCount: settings.maxReceiveCount,
@@ -161,7 +188,24 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
     const dataPath = await startDataPathProxies(options, emulators.dynamodbEndpoint, teardown);
     const specOf = functionSpecs({ bundles, emulators, dataPath, logDir: options.logDir, teardown });
 
-    const consumers = createConsumers(options, { modeSettings, queues, sqs: clients.sqs, specOf }, teardown);
+    // The payment provider is its own service with its own table; only a run with a charge mode
+    // needs it. Its port is reserved now so the consumers can be told its URL before it starts.
+    const providerPort = options.modes.some((mode) => chargeOf(mode))
+      ? await reserveLoopbackPort()
+      : undefined;
+    const provider =
+      providerPort === undefined
+        ? undefined
+        : {
+            url: `http://127.0.0.1:${providerPort}`,
+            sign: false,
+            lostResponseRate: options.faults?.providerLostResponseRate ?? 0,
+          };
+    const consumers = createConsumers(
+      options,
+      { modeSettings, queues, sqs: clients.sqs, specOf, ...(provider ? { provider } : {}) },
+      teardown,
+    );
     const deadLetterQueueUrls = Object.fromEntries(
       MODE_NAMES.map((mode) => [mode, queues[mode].deadLetterQueueUrl]),
     ) as Record<Mode, string>;
@@ -171,7 +215,12 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
         VERIFIER.functionTimeoutSeconds,
         VERIFIER.memoryMb,
         // fauxqs keeps one copy of each queue: an empty short poll ends the DLQ sweep at once.
-        verifierEnvironment({ tableName: TABLE_NAME, deadLetterQueueUrls, dlqSweepWaitSeconds: 0 }),
+        verifierEnvironment({
+          tableName: TABLE_NAME,
+          deadLetterQueueUrls,
+          dlqSweepWaitSeconds: 0,
+          ...(provider ? { providerTableName: PROVIDER_TABLE_NAME } : {}),
+        }),
       ),
     );
     teardown.add(() => verifier.stop());
@@ -185,7 +234,12 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
     // DynamoDB Local answers; the tables need it.
     const { pid: dynamodbPid } = await allOrFirstError([
       dynamodbReady.then(async (dynamodb) => {
-        await createTables(clients.dynamodb);
+        await Promise.all([
+          createTables(clients.dynamodb),
+          providerPort === undefined
+            ? undefined
+            : startProvider(emulators.dynamodbEndpoint, providerPort, options.logDir, teardown),
+        ]);
         return dynamodb;
       }),
       prewarm ? prewarmFunctions(consumers, modeSettings, verifier) : Promise.resolve(),
@@ -438,6 +492,7 @@ function createConsumers(
     readonly queues: Record<Mode, ProvisionedQueues>;
     readonly sqs: SQSClient;
     readonly specOf: SpecOf;
+    readonly provider?: PaymentProviderValues;
   },
   teardown: Teardown,
 ): Consumers {
@@ -462,6 +517,7 @@ function createConsumers(
           idempotencyTableName: IDEMPOTENCY_TABLE_NAME,
           markerTtlSeconds: options.markerTtlSeconds ?? DEFAULT_RETENTION.markerTtlSeconds,
           ageGuard: options.ageGuard ?? true,
+          ...(input.provider ? { provider: input.provider } : {}),
         }),
       ),
     );

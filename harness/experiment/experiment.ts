@@ -12,6 +12,7 @@ import type {
   LiveModeStats,
 } from '../environments/environment.js';
 import type { FaultSettings } from '../faults/faults.js';
+import { type ProducerStats, produceThrough } from '../outbox/produce-through.js';
 import { type DrainSnapshot, drainStallMs, waitUntilDrained } from './drain.js';
 import { buildManifest, produce } from './producer.js';
 import { type ModeRedrive, redriveCounts } from './redrive.js';
@@ -38,6 +39,8 @@ export interface ExperimentConfig {
    * and verify again (docs/redrive.md). Unset: no redrive.
    */
   readonly redrive?: { readonly afterSeconds: number } | undefined;
+  /** How events reach the queues (`--producer`). @default the harness sends them (direct) */
+  readonly producer?: 'outbox' | 'dual-write' | undefined;
 }
 
 export interface ModeReport extends ModeOutcome {
@@ -68,6 +71,8 @@ export interface ExperimentReport {
   readonly memory: { readonly experimentPeakRssKb: number; readonly verifierPeakRssKb?: number };
   /** The produced events in production order, for the per-event detail of the modes (small runs only). */
   readonly manifest?: ManifestDetails;
+  /** How the producer published, when it was not the harness itself (`--producer`). */
+  readonly producer?: ProducerStats;
   /** Why the report has no per-event detail (a run too large for one verifier response). */
   readonly eventsOmitted?: string;
   /** With --redrive: when it started and where its time went (each mode's counts are in modes). */
@@ -118,15 +123,7 @@ export async function runExperiment(
   // The outage window (--outage-after) is timed from the first send.
   env.onProduceStart?.();
   const firstSendAt = Date.now();
-  await Promise.all(
-    config.modes.map((mode) => {
-      let sent = 0;
-      return produce(env, mode, manifest, (count) => {
-        sent += count;
-        progress.produced?.(mode, sent, manifest.messages.length);
-      });
-    }),
-  );
+  const producer = await produceAll(env, config, manifest, progress);
   await writeManifestSummary(store, runId, {
     produced: manifest.events.length,
     poison: manifest.poison,
@@ -181,12 +178,41 @@ export async function runExperiment(
       ...(verification.peakRssKb !== undefined ? { verifierPeakRssKb: verification.peakRssKb } : {}),
     },
     ...(verification.result.manifest ? { manifest: verification.result.manifest } : {}),
+    ...(producer ? { producer } : {}),
     ...(verification.result.eventsOmitted ? { eventsOmitted: verification.result.eventsOmitted } : {}),
     ...(redrive ? { redrive: redrive.section } : {}),
   };
 }
 
 /** Waits until every mode's queue is drained; no limit while it progresses, gives up when nothing changes. */
+/**
+ * Every mode's copy of the manifest to its queue: sent by the harness itself, or committed by a
+ * producer service that publishes through a dual write or an outbox (harness/outbox).
+ */
+async function produceAll(
+  env: ExperimentEnvironment,
+  config: Pick<ExperimentConfig, 'modes' | 'producer' | 'seed' | 'faults'>,
+  manifest: ReturnType<typeof buildManifest>,
+  progress: ExperimentProgress,
+): Promise<ProducerStats | undefined> {
+  const sent = new Map<Mode, number>();
+  const onSent = (mode: Mode, count: number) => {
+    const total = (sent.get(mode) ?? 0) + count;
+    sent.set(mode, total);
+    progress.produced?.(mode, total, manifest.messages.length);
+  };
+  if (config.producer) {
+    return produceThrough(config.producer, env, config.modes, manifest, {
+      seed: config.seed,
+      producerCrashRate: config.faults.producerCrashRate ?? 0,
+      relayCrashRate: config.faults.relayCrashRate ?? 0,
+      onSent,
+    });
+  }
+  await Promise.all(config.modes.map((mode) => produce(env, mode, manifest, (count) => onSent(mode, count))));
+  return undefined;
+}
+
 function drain(
   env: ExperimentEnvironment,
   config: Pick<ExperimentConfig, 'modes' | 'faults'>,

@@ -18,6 +18,7 @@ export function replayCommand(cfg: ExperimentConfig, target = 'embedded'): strin
     ...(cfg.modes.length < MODE_NAMES.length ? [`--modes ${cfg.modes.join(',')}`] : []),
     ...(faults.poisonRate ? [`--poison-rate ${faults.poisonRate}`] : []),
     ...(faults.producerDuplicateRate ? [`--producer-duplicate-rate ${faults.producerDuplicateRate}`] : []),
+    ...(cfg.producer ? [`--producer ${cfg.producer}`] : []),
     ...(cfg.redrive
       ? [`--redrive${cfg.redrive.afterSeconds > 0 ? ` --redrive-after ${cfg.redrive.afterSeconds}` : ''}`]
       : []),
@@ -35,6 +36,11 @@ export function replayCommand(cfg: ExperimentConfig, target = 'embedded'): strin
           ...(faults.outage
             ? [`--outage-after ${faults.outage.afterSeconds} --outage-for ${faults.outage.forSeconds}`]
             : []),
+          ...(faults.providerLostResponseRate
+            ? [`--provider-lost-response-rate ${faults.providerLostResponseRate}`]
+            : []),
+          ...(faults.producerCrashRate ? [`--producer-crash-rate ${faults.producerCrashRate}`] : []),
+          ...(faults.relayCrashRate ? [`--relay-crash-rate ${faults.relayCrashRate}`] : []),
           ...(cfg.markerTtlSeconds !== undefined ? [`--marker-ttl ${cfg.markerTtlSeconds}`] : []),
           ...(cfg.ageGuard === false ? ['--no-age-guard'] : []),
         ]

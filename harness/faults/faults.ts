@@ -26,6 +26,12 @@ export interface FaultSettings {
    * every data-path request fails for `forSeconds`. @default none
    */
   readonly outage?: { readonly afterSeconds: number; readonly forSeconds: number } | undefined;
+  /** Probability, per charge request of a charge mode, that the provider charges and the response is lost. */
+  readonly providerLostResponseRate?: number;
+  /** `--producer dual-write`: probability, per event, that the producer is killed between commit and send. */
+  readonly producerCrashRate?: number;
+  /** `--producer outbox`: probability, per batch sent, that the relay is killed before its checkpoint. */
+  readonly relayCrashRate?: number;
 }
 
 export const NO_FAULTS: FaultSettings = {
@@ -47,7 +53,10 @@ export function anyFault(faults: FaultSettings): boolean {
     faults.throttleRate > 0 ||
     (faults.workDelayMs > 0 && faults.workDelayRate > 0) ||
     faults.killRate > 0 ||
-    (faults.outage?.forSeconds ?? 0) > 0
+    (faults.outage?.forSeconds ?? 0) > 0 ||
+    (faults.providerLostResponseRate ?? 0) > 0 ||
+    (faults.producerCrashRate ?? 0) > 0 ||
+    (faults.relayCrashRate ?? 0) > 0
   );
 }
 

@@ -135,6 +135,13 @@ const EMBEDDED_SETTING: TargetScope = {
     'was deployed with (change them there and redeploy)',
 };
 
+const PROVIDER_FAULT: TargetScope = {
+  only: ['embedded'],
+  refusal: () =>
+    "is drawn by the charge modes' handlers, so on a deployed stack it is a deployment setting: deploy with " +
+    '`npx cdk deploy -c providerLostResponseRate=R`',
+};
+
 const DEPLOYED: TargetScope = {
   only: ['aws', 'localstack'],
   refusal: () => 'applies to --target aws or localstack, not embedded',
@@ -321,7 +328,8 @@ export const OPTIONS = {
     targets: EMBEDDED_SETTING,
     help:
       'local queue visibility timeout in seconds; short, so crashed batches come back quickly; the local ' +
-      "function timeout is 2 s less (and the batching window's 1 s above batch 10)",
+      "function timeout is 2 s less (and the batching window's 1 s above batch 10); a charge mode gets twice " +
+      'as long (each record also waits for the payment provider)',
     entryPoints: {
       experiment: {
         defaultText:
@@ -412,6 +420,44 @@ export const OPTIONS = {
     help:
       'the producer sends an event twice (same event id, a new SQS message), as a retry after a lost ' +
       'SendMessage response does',
+    entryPoints: { experiment: { default: 0 } },
+  },
+  'provider-lost-response-rate': {
+    kind: 'rate',
+    placeholder: 'R',
+    group: 'faults',
+    targets: PROVIDER_FAULT,
+    help:
+      'the charge modes only: the payment provider executes a charge and its response is lost; the consumer ' +
+      'times out and retries (with the same idempotency key, or without one: a second charge)',
+    entryPoints: { experiment: { default: 0 } },
+  },
+  producer: {
+    kind: 'choice',
+    choices: ['direct', 'outbox', 'dual-write'],
+    placeholder: 'P',
+    group: 'run',
+    help:
+      'how events reach the queues. direct: the harness sends them. dual-write: a producer process commits ' +
+      "its own state (an account's pending balance), then sends; outbox: it commits its state and an " +
+      'outbox item in one transaction, and a relay publishes the outbox from the DynamoDB stream ' +
+      '(docs/side-effects.md)',
+    entryPoints: { experiment: { default: 'direct' } },
+  },
+  'producer-crash-rate': {
+    kind: 'rate',
+    placeholder: 'R',
+    group: 'faults',
+    targets: LOCAL_RUNTIME,
+    help: '--producer dual-write only: the producer process is SIGKILLed after committing an event, before sending it',
+    entryPoints: { experiment: { default: 0 } },
+  },
+  'relay-crash-rate': {
+    kind: 'rate',
+    placeholder: 'R',
+    group: 'faults',
+    targets: LOCAL_RUNTIME,
+    help: "--producer outbox only: the outbox relay is SIGKILLed after sending a batch, before checkpointing the stream's position",
     entryPoints: { experiment: { default: 0 } },
   },
   'redelivery-rate': {

@@ -264,6 +264,52 @@ export function faultRows(report: Pick<ExperimentReport, 'modes'>, notMeasured: 
   });
 }
 
+export const CHARGE_COLUMNS = [
+  'charges',
+  'charged',
+  'double-charged',
+  'never charged',
+  'charged, not recorded',
+  'unexpected charges',
+  'overcharged',
+] as const;
+
+/**
+ * The charge modes' cells (CHARGE_COLUMNS after the mode): what the payment provider's ledger says
+ * the cards saw. A double charge breaks a mode with an idempotency key; an unexpected charge, or a
+ * valid event never charged, any charge mode.
+ */
+export function chargeRows(report: TableReport): ResultCell[][] {
+  return modeRows(report).flatMap(([mode, m]) => {
+    const charge = MODES[mode] as { readonly charge?: { readonly idempotencyKey: boolean } };
+    if (charge.charge === undefined || m.charges === undefined) return [];
+    const cell = (text: string, impossible = false): ResultCell => ({ text, impossible });
+    const overcharged = (m.chargedCents ?? 0) - (m.ledgerCents ?? 0);
+    return [
+      [
+        cell(mode),
+        cell(String(m.charges)),
+        cell(money(m.chargedCents ?? 0)),
+        cell(String(m.doubleCharged ?? 0), charge.charge.idempotencyKey && (m.doubleCharged ?? 0) > 0),
+        cell(String(m.neverCharged ?? 0), (m.neverCharged ?? 0) > 0),
+        cell(String(m.chargedNotRecorded ?? 0)),
+        cell(String(m.unexpectedCharges ?? 0), (m.unexpectedCharges ?? 0) > 0),
+        cell(money(overcharged), charge.charge.idempotencyKey && overcharged !== 0),
+      ],
+    ];
+  });
+}
+
+/** The charge modes' table, when the run had one. */
+export function formatChargeTable(report: TableReport): string | undefined {
+  const rows = chargeRows(report);
+  if (rows.length === 0) return undefined;
+  return alignedTable(
+    ['at the payment provider', ...CHARGE_COLUMNS],
+    rows.map((cells) => cells.map(({ text, impossible }) => (impossible ? `${text} !` : text))),
+  );
+}
+
 /** What was injected and what the runtime saw, per mode; printed when any of it is not zero. */
 export function formatFaultTable(report: Pick<ExperimentReport, 'modes'>): string | undefined {
   const header = ['faults', ...FAULT_COLUMNS];
@@ -277,6 +323,7 @@ export function formatSummary(report: ExperimentReport, reportPath: string, html
   const seconds = (report.durationMs / 1000).toFixed(1);
   const faults = formatFaultTable(report);
   const redrive = formatRedriveTable(report);
+  const charges = formatChargeTable(report);
   return [
     `run ${report.runId} on ${report.target}: ${c.messages} messages × ${Object.keys(report.modes).length} modes, ` +
       `${c.accounts} accounts, crash rate ${c.crashRate}, seed ${c.seed}, ${seconds} s${phases(report)}`,
@@ -285,12 +332,28 @@ export function formatSummary(report: ExperimentReport, reportPath: string, html
     '',
     formatTable(report),
     '',
+    ...(charges ? [charges, ''] : []),
+    ...producerLines(report),
     ...(redrive ? [redriveHeading(report), redrive, ''] : []),
     ...(faults ? [faults, ''] : []),
     ...notes(report),
     `report: ${reportPath}`,
     ...(htmlPath ? [`page:   ${htmlPath} (open it in a browser, or run with --open)`] : []),
   ].join('\n');
+}
+
+/** How the producer published, for a run through the outbox or a dual write. */
+function producerLines(report: ExperimentReport): string[] {
+  const p = report.producer;
+  if (p === undefined) return [];
+  const published = Object.values(p.published);
+  const perMode = published.length > 0 ? Math.max(...published) : 0;
+  return [
+    `producer ${p.kind}: committed ${p.committed}, published up to ${perMode} per mode, ` +
+      `never sent ${p.neverSent.length}, sent twice ${p.sentTwice.length}, ` +
+      `producer kills ${p.producerCrashes}, relay kills ${p.relayCrashes}`,
+    '',
+  ];
 }
 
 /** ` (startup 2.8 s, produce 2.1 s, drain 26.7 s, verify 1.6 s)`, when the report has them. */
@@ -341,6 +404,10 @@ export function describeFaults(faults: FaultSettings): string {
   if (faults.workDelayMs > 0)
     parts.push(`work delay ${faults.workDelayMs} ms on ${faults.workDelayRate} of invocations`);
   if (faults.killRate > 0) parts.push(`kills ${faults.killRate}`);
+  if (faults.providerLostResponseRate)
+    parts.push(`provider responses lost ${faults.providerLostResponseRate}`);
+  if (faults.producerCrashRate) parts.push(`producer kills ${faults.producerCrashRate}`);
+  if (faults.relayCrashRate) parts.push(`relay kills ${faults.relayCrashRate}`);
   if (faults.outage)
     parts.push(
       `DynamoDB outage for ${faults.outage.forSeconds} s from ${faults.outage.afterSeconds} s after the first send`,

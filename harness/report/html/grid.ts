@@ -45,7 +45,10 @@ export function renderGrid(
     const state = events.states.charAt(index) as CellState;
     // Validates the character: an unknown state fails the build of the page, not silently in it.
     stateStyle(state);
-    const mark = (options.marked?.indices.has(index) ? ' marked' : '') + (late.has(index) ? ' late' : '');
+    const mark =
+      (options.marked?.indices.has(index) ? ' marked' : '') +
+      (late.has(index) ? ' late' : '') +
+      ((events.charges?.[index] ?? 0) >= 2 ? ' overcharged' : '');
     cells.push(
       `<i role="gridcell" class="c ${state}${mark}">${glyph(state, events.applications[index] ?? 0)}</i>`,
     );
@@ -92,7 +95,14 @@ export function renderCounts(events: ModeEventDetails): string {
   return `<ul class="counts">${STATE_STYLES.map((style) => {
     const count = counts.get(style.key) ?? 0;
     return `<li class="${count === 0 ? 'zero' : ''}" data-state="${style.key}"><i class="c ${style.key}" aria-hidden="true">${legendGlyph(style.key)}</i><span class="label">${escapeHtml(style.label)}</span> <b class="n">${count.toLocaleString('en-US')}</b></li>`;
-  }).join('')}${lateItem(events)}</ul>`;
+  }).join('')}${lateItem(events)}${overchargedItem(events)}</ul>`;
+}
+
+/** The other corner's legend item, for a charge mode: events the provider charged more than once. */
+function overchargedItem(events: ModeEventDetails): string {
+  const overcharged = events.charges?.filter((charges) => charges >= 2).length ?? 0;
+  if (overcharged === 0) return '';
+  return `<li data-mark="overcharged"><i class="c o overcharged" aria-hidden="true"></i><span class="label">corner: the card was charged more than once</span> <b class="n">${overcharged.toLocaleString('en-US')}</b></li>`;
 }
 
 /** The corner mark's legend item: events applied after a later event of their account. */

@@ -56,7 +56,8 @@ export const PAGE_SCRIPT = `
       receives: list(mode.receiveCounts[index]),
       crashes: list(mode.crashes[index]),
       seq: manifest.seqs ? manifest.seqs[index] : null,
-      late: (mode.outOfOrder || []).indexOf(index) >= 0
+      late: (mode.outOfOrder || []).indexOf(index) >= 0,
+      charges: mode.charges ? mode.charges[index] : null
     };
   }
   function stateText(event) {
@@ -94,6 +95,8 @@ export const PAGE_SCRIPT = `
       row(facts, 'amount', money(event.amount));
       if (event.late) row(facts, 'order', 'applied after a later event of this account');
       if (event.poison) row(facts, 'poison', event.poison + ' (sent as an invalid body)');
+      if (event.charges !== null && event.charges !== undefined)
+        row(facts, 'charged', event.charges + (event.charges === 1 ? ' time' : ' times') + ' at the payment provider' + (event.charges >= 2 ? ': more than once' : ''));
       row(facts, 'applications', String(event.applications));
       row(facts, 'applied at receive', event.receives.length ? event.receives.join(', ') : '–');
       row(

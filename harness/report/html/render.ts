@@ -25,7 +25,7 @@ import { escapeHtml, jsonForScript, money, plural } from './html.js';
 import { PAGE_SCRIPT } from './page-script.js';
 import { STATE_STYLES } from './states.js';
 import { PAGE_CSS } from './styles.js';
-import { faultTable, redriveTable, runFacts, settingsTable, summaryTable } from './summary.js';
+import { chargeTable, faultTable, redriveTable, runFacts, settingsTable, summaryTable } from './summary.js';
 
 /** A mode's report, with the reason its per-event detail is absent if the report says one. */
 export interface ModeReportWithDetails extends ModeReport {
@@ -94,7 +94,7 @@ ${legend()}
 ${sections.join('\n')}
 <section class="card" aria-labelledby="numbers-title">
 <h2 id="numbers-title">The numbers</h2>
-<div class="tables">${summaryTable(report)}${redriveTable(report)}${faultTable(report)}${settingsTable(report)}</div>
+<div class="tables">${summaryTable(report)}${chargeTable(report)}${redriveTable(report)}${faultTable(report)}${settingsTable(report)}</div>
 <h3>The run</h3>
 ${runFacts(report)}
 </section>
@@ -241,6 +241,7 @@ function pageData(report: DetailedReport): string {
       crashes: events.crashes,
       unexpected: events.unexpectedEventIds,
       ...(events.outOfOrder ? { outOfOrder: events.outOfOrder } : {}),
+      ...(events.charges ? { charges: events.charges } : {}),
     };
     crashPoints[mode] = `when it hit, ${MODES[mode].crashPoint}`;
     const after = outcome.redrive?.after.events;
@@ -252,6 +253,7 @@ function pageData(report: DetailedReport): string {
         receiveCounts: after.receiveCounts,
         crashes: after.crashes,
         unexpected: after.unexpectedEventIds,
+        ...(after.charges ? { charges: after.charges } : {}),
       };
       crashPoints[key as Mode] = crashPoints[mode];
     }

@@ -20,6 +20,8 @@ h3{font-size:16px;margin:20px 0 8px}
 .c.marked{outline:2px solid #1f2933;outline-offset:-1px}
 .c.late{position:relative}
 .c.late::after{content:'';position:absolute;top:0;right:0;border-top:6px solid #f5a623;border-left:6px solid transparent}
+.c.overcharged{position:relative}
+.c.overcharged::before{content:'';position:absolute;bottom:0;left:0;border-bottom:6px solid #b3001b;border-right:6px solid transparent}
 p{margin:6px 0}
 code,pre,.mono{font-family:ui-monospace,"SFMono-Regular",Menlo,Consolas,"DejaVu Sans Mono",monospace;font-size:13px}
 .sub{color:var(--muted);margin:0 0 16px}

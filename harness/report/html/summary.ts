@@ -6,6 +6,8 @@ import type { Mode } from '../../../contract/topology.js';
 import type { ExperimentReport, ModeReport } from '../../experiment/experiment.js';
 import { anyFault } from '../../faults/faults.js';
 import {
+  CHARGE_COLUMNS,
+  chargeRows,
   describeFaults,
   FAULT_COLUMNS,
   faultRows,
@@ -68,6 +70,23 @@ export function redriveTable(report: Pick<ExperimentReport, 'modes' | 'redrive'>
   return table(
     `${redriveHeading(report).replace(/:$/, '')}: every DLQ moved back to its source queue, drained and verified again (the grids show the first drain)`,
     [...REDRIVE_COLUMNS],
+    rows,
+  );
+}
+
+/** The charge modes' table (the terminal's): what the payment provider's ledger says. Empty without one. */
+export function chargeTable(report: Pick<ExperimentReport, 'modes'>): string {
+  const rows = chargeRows(report).map((cells) =>
+    cells.map(({ text, impossible }) =>
+      impossible
+        ? `<mark title="a correct run cannot produce this">${escapeHtml(text)} !</mark>`
+        : escapeHtml(text),
+    ),
+  );
+  if (rows.length === 0) return '';
+  return table(
+    "At the payment provider: its ledger of executed charges, joined by event id (the cells' bottom-left corner: charged more than once)",
+    ['mode', ...CHARGE_COLUMNS],
     rows,
   );
 }

@@ -34,6 +34,8 @@ const DLQ = {
   'entry-upsert': 'https://sqs.local/eu-dlq',
   'state-upsert': 'https://sqs.local/su-dlq',
   'fifo-versioned': 'https://sqs.local/fv-dlq.fifo',
+  'charge-no-key': 'https://sqs.local/cnk-dlq',
+  'charge-with-key': 'https://sqs.local/cwk-dlq',
 } as const;
 
 type Item = Record<string, unknown>;
@@ -117,6 +119,8 @@ describe('verifier', () => {
     reader: { ddb: DynamoDBDocumentClient.from(new DynamoDBClient({})), tableName: 'ledger-test' },
     sqs: new SQSClient({}),
     deadLetterQueueUrls: DLQ,
+    // The provider's ledger: no charges (the charge modes' own tests: charge-outcome.test.ts).
+    charges: async function* () {},
   };
   const verifyAlo = async () =>
     (await verifyRun(deps, { runId: RUN, modes: ['at-least-once'] })).modes['at-least-once'];

@@ -1,0 +1,8 @@
+import { chargeMode } from './shared/charge-then-record.js';
+
+/**
+ * charge-with-key: the same, with the event's id as the charge's Idempotency-Key: a redelivery or a
+ * retry gets the first charge replayed by the provider, so the card is charged once
+ * (docs/side-effects.md).
+ */
+export const { processBatch, handler } = chargeMode('charge-with-key');
