@@ -1,0 +1,23 @@
+import { faultHits } from '../faults/faults.js';
+
+/**
+ * The outbox experiment's crashes, drawn like every other fault (harness/faults/faults.ts): from
+ * the seed and the event, so the same seed kills at the same events again.
+ */
+
+/**
+ * Whether the producer dies after committing this event and before sending it. The same events
+ * crash in both kinds (dual-write, outbox): only what the commit covered differs. A re-send of the
+ * same event in the manifest (occurrence 1) draws on its own.
+ */
+export function producerCrashes(rate: number, seed: string, eventId: string, occurrence: number): boolean {
+  return faultHits(rate, seed, 'producer-crash', eventId, occurrence);
+}
+
+/**
+ * Whether the relay dies after publishing this event and before its checkpoint. Each relay process
+ * draws afresh (`generation`): a restarted relay republishing the same event need not die on it again.
+ */
+export function relayCrashes(rate: number, seed: string, eventId: string, generation: number): boolean {
+  return faultHits(rate, seed, 'relay-crash', eventId, generation);
+}
