@@ -1,4 +1,3 @@
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import {
   SendMessageBatchCommand,
   type SendMessageBatchRequestEntry,
@@ -65,11 +64,14 @@ export class MalformedOutboxItemError extends Error {
   override readonly name = 'MalformedOutboxItemError';
 }
 
+/** The part of a DynamoDB JSON attribute value an outbox item uses (the SDK's and aws-lambda's types both fit). */
+export type ImageValue = { readonly S?: string; readonly N?: string } | undefined;
+
 /**
  * The outbox message of a stream record's NewImage (DynamoDB JSON, as both the Streams API and
  * Lambda's DynamoDBStreamEvent carry it). Strict: a missing or mistyped attribute throws.
  */
-export function outboxMessageOf(image: Readonly<Record<string, AttributeValue>> | undefined): OutboxMessage {
+export function outboxMessageOf(image: Readonly<Record<string, ImageValue>> | undefined): OutboxMessage {
   if (image === undefined) {
     throw new MalformedOutboxItemError(
       'stream record has no NewImage: the outbox table stream must use NEW_IMAGE or NEW_AND_OLD_IMAGES',
