@@ -44,6 +44,8 @@ export const COUNTERS = {
   retriedCancellations: 'retriedCancellations',
   /** state-upsert: events whose state was not written because a newer state was stored already. */
   superseded: 'superseded',
+  /** Charge modes: requests whose response the payment provider lost on purpose (the injected fault). */
+  providerResponsesLost: 'providerResponsesLost',
 } as const;
 
 export type Counter = (typeof COUNTERS)[keyof typeof COUNTERS];

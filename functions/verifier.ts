@@ -198,7 +198,9 @@ async function verifyModeInDetail(
     orderViolations: counts.orderViolations,
     ...(fifo ? { heldBehindGap: counts.heldBehindGap - unconfirmed } : {}),
     ...(states ? { superseded: counters.superseded } : {}),
-    ...chargeTally?.finish(),
+    ...(chargeTally
+      ? { ...chargeTally.finish(), providerResponsesLost: counters.providerResponsesLost }
+      : {}),
   };
   return collector ? { outcome, detail: collector.finish(counts.outOfOrderEventIds) } : { outcome };
 }

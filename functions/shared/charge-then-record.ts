@@ -52,6 +52,20 @@ export function applyChargeThenRecord(charge: ChargeDeps, idempotencyKey: boolea
       enabled: deps.config.ageGuard,
       retention: chargeRetention(deps.config.retention, idempotencyKey),
     });
+    let responsesLost = 0;
+    const loseResponse = (attempt: number): boolean => {
+      // Drawn per event, delivery and attempt from the crash seed: the same lost responses in both
+      // charge modes and on every replay of the seed.
+      const lost =
+        charge.lostResponseRate > 0 &&
+        crashDraw(
+          `${deps.config.crashSeed}\0provider-lost-response`,
+          `${message.eventId}#${attempt}`,
+          delivery.receiveCount,
+        ) < charge.lostResponseRate;
+      if (lost) responsesLost += 1;
+      return lost;
+    };
     const { chargeId } = await charge.payments.charge(
       {
         account: message.accountId,
@@ -61,17 +75,12 @@ export function applyChargeThenRecord(charge: ChargeDeps, idempotencyKey: boolea
       },
       {
         ...(idempotencyKey ? { idempotencyKey: idempotencyKeyOf(message) } : {}),
-        // Drawn per event, delivery and attempt from the crash seed: the same lost responses in
-        // both charge modes and on every replay of the seed.
-        loseResponse: (attempt) =>
-          charge.lostResponseRate > 0 &&
-          crashDraw(
-            `${deps.config.crashSeed}\0provider-lost-response`,
-            `${message.eventId}#${attempt}`,
-            delivery.receiveCount,
-          ) < charge.lostResponseRate,
+        loseResponse,
       },
     );
+    if (responsesLost > 0) {
+      await addToCounter(deps.ledger, message.runId, COUNTERS.providerResponsesLost, responsesLost);
+    }
     await deps.crash.maybeCrash({
       runId: message.runId,
       key: message.eventId,

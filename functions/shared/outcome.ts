@@ -86,6 +86,8 @@ export interface ModeOutcome {
   readonly neverCharged?: number;
   readonly chargedNotRecorded?: number;
   readonly unexpectedCharges?: number;
+  /** Charge requests whose response the provider lost on purpose (--provider-lost-response-rate). */
+  readonly providerResponsesLost?: number;
 }
 
 /** One event's application records, read in key order and grouped. */

@@ -272,6 +272,7 @@ export const CHARGE_COLUMNS = [
   'charged, not recorded',
   'unexpected charges',
   'overcharged',
+  'responses lost',
 ] as const;
 
 /**
@@ -295,6 +296,7 @@ export function chargeRows(report: TableReport): ResultCell[][] {
         cell(String(m.chargedNotRecorded ?? 0)),
         cell(String(m.unexpectedCharges ?? 0), (m.unexpectedCharges ?? 0) > 0),
         cell(money(overcharged), charge.charge.idempotencyKey && overcharged !== 0),
+        cell(String(m.providerResponsesLost ?? 0)),
       ],
     ];
   });
