@@ -1,0 +1,116 @@
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { BUNDLING, handlerEntry, PROJECT_ROOT } from './bundling.js';
+
+export interface PaymentProviderProps {
+  /**
+   * How long a request holds its idempotency key before a repeat may take it over (the provider
+   * died mid-request). Wired to PROVIDER_LEASE_SECONDS.
+   * @default 10
+   */
+  readonly leaseSeconds?: number;
+}
+
+/**
+ * The key and TTL names functions/payment-provider/charges.ts writes (lib/ may not import
+ * functions/; test/infra/payment-provider.test.ts checks that the two agree).
+ */
+const TTL_ATTRIBUTE = 'expiresAt';
+const DEFAULT_LEASE_SECONDS = 10;
+
+/** The provider's DynamoDB actions: the key (conditional Put, Update, Get) and the charge (Put, in a transaction). */
+const PROVIDER_TABLE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:GetItem'] as const;
+
+/**
+ * The stand-in payment provider (functions/payment-provider/handler.ts) as its own small service:
+ * its own table, its own function, and a Function URL that only signed (AWS_IAM) callers may invoke.
+ * Consumers get {@link grantCharge}; the verifier {@link grantReadCharges}.
+ */
+export class PaymentProvider extends Construct {
+  /** The Function URL (`https://<id>.lambda-url.<region>.on.aws/`), for PROVIDER_URL. */
+  public readonly url: string;
+  public readonly table: dynamodb.Table;
+  public readonly fn: NodejsFunction;
+  public readonly functionUrl: lambda.FunctionUrl;
+
+  constructor(scope: Construct, id: string, props: PaymentProviderProps = {}) {
+    super(scope, id);
+    const leaseSeconds = props.leaseSeconds ?? DEFAULT_LEASE_SECONDS;
+
+    this.table = new dynamodb.Table(this, 'Charges', {
+      partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
+      sortKey: { name: 'sk', type: dynamodb.AttributeType.STRING },
+      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      timeToLiveAttribute: TTL_ATTRIBUTE,
+      // A sandbox experiment: `cdk destroy` should leave nothing behind.
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+
+    const logGroup = new logs.LogGroup(this, 'Logs', {
+      retention: logs.RetentionDays.ONE_WEEK,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    // Its own role, writing to its own log group only (not AWSLambdaBasicExecutionRole's every log group).
+    const role = new iam.Role(this, 'Role', { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com') });
+    logGroup.grantWrite(role);
+    this.fn = new NodejsFunction(this, 'Function', {
+      entry: handlerEntry('payment-provider/handler'),
+      handler: 'handler',
+      projectRoot: PROJECT_ROOT,
+      depsLockFilePath: `${PROJECT_ROOT}package-lock.json`,
+      runtime: lambda.Runtime.NODEJS_24_X,
+      architecture: lambda.Architecture.ARM_64,
+      // Longer than a lease: a request overtaken by a repeat finds its lease gone and commits nothing.
+      timeout: Duration.seconds(leaseSeconds + 5),
+      memorySize: 256,
+      bundling: {
+        format: BUNDLING.format === 'esm' ? OutputFormat.ESM : OutputFormat.CJS,
+        target: BUNDLING.target,
+        minify: BUNDLING.minify,
+        sourceMap: BUNDLING.sourcemap,
+        mainFields: [...BUNDLING.mainFields],
+        banner: BUNDLING.banner,
+        externalModules: BUNDLING.externalModules,
+        forceDockerBundling: false,
+      },
+      logGroup,
+      role,
+      environment: {
+        PROVIDER_TABLE_NAME: this.table.tableName,
+        PROVIDER_LEASE_SECONDS: String(leaseSeconds),
+      },
+    });
+    Validations.of(this.fn).acknowledge({
+      id: 'AwsSolutions-L1',
+      reason:
+        'The runtime is pinned on purpose (nodejs24.x, the current Node LTS Lambda offers, with the esbuild target node24 in lib/bundling.ts): it is upgraded deliberately, never implicitly.',
+    });
+    // Wired just above (PROVIDER_TABLE_NAME), granted here.
+    this.table.grant(this.fn, ...PROVIDER_TABLE_ACTIONS);
+
+    this.functionUrl = this.fn.addFunctionUrl({ authType: lambda.FunctionUrlAuthType.AWS_IAM });
+    this.url = this.functionUrl.url;
+  }
+
+  /**
+   * Lets `grantee` charge through the Function URL, and nothing else: `lambda:InvokeFunctionUrl`
+   * (condition `lambda:FunctionUrlAuthType` = AWS_IAM) and `lambda:InvokeFunction` (condition
+   * `lambda:InvokedViaFunctionUrl` = true, so not a direct Invoke), both on the provider function.
+   * AWS requires both for Function URLs created since October 2025; aws-cdk-lib's grantInvokeUrl
+   * adds both (2.276.0, checked by test/infra/payment-provider.test.ts).
+   */
+  grantCharge(grantee: iam.IGrantable): iam.Grant {
+    return this.fn.grantInvokeUrl(grantee);
+  }
+
+  /** Lets `grantee` list a run's charges (Query on the table; no index, no write). */
+  grantReadCharges(grantee: iam.IGrantable): iam.Grant {
+    return this.table.grant(grantee, 'dynamodb:Query');
+  }
+}
