@@ -125,7 +125,7 @@ export function createPaymentClient(options: PaymentClientOptions): PaymentClien
   const signer = options.sign
     ? new SignatureV4({
         service: 'lambda',
-        region: options.region ?? regionOf(endpoint),
+        region: options.region ?? signingRegionOf(endpoint),
         credentials: options.credentials ?? defaultProvider(),
         sha256: Sha256,
       })
@@ -228,9 +228,12 @@ async function signedHeaders(
 }
 
 /** `<url-id>.lambda-url.<region>.on.aws`; any other host signs for AWS_REGION. */
-function regionOf(endpoint: URL): string {
+export function signingRegionOf(
+  endpoint: URL,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): string {
   const fromHost = /\.lambda-url\.([a-z0-9-]+)\.on\.aws$/.exec(endpoint.hostname)?.[1];
-  const region = fromHost ?? process.env.AWS_REGION;
+  const region = fromHost ?? env.AWS_REGION;
   if (region === undefined || region === '') {
     throw new RangeError(
       `cannot tell which region to sign requests to ${endpoint.host} for: pass region, or set AWS_REGION`,
