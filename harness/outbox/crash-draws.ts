@@ -15,9 +15,11 @@ export function producerCrashes(rate: number, seed: string, eventId: string, occ
 }
 
 /**
- * Whether the relay dies after publishing this event and before its checkpoint. Each relay process
- * draws afresh (`generation`): a restarted relay republishing the same event need not die on it again.
+ * Whether the relay dies after publishing a chunk (up to 10 messages, to every queue) and before
+ * checkpointing it; keyed on the chunk's last event. Per chunk, not per message: a restarted relay
+ * republishes up to a whole chunk, and a per-message rate would kill a chunk of ten at ten times the
+ * rate. Each relay process draws afresh (`generation`), so it need not die on the same chunk again.
  */
-export function relayCrashes(rate: number, seed: string, eventId: string, generation: number): boolean {
-  return faultHits(rate, seed, 'relay-crash', eventId, generation);
+export function relayCrashes(rate: number, seed: string, lastEventId: string, generation: number): boolean {
+  return faultHits(rate, seed, 'relay-crash', lastEventId, generation);
 }

@@ -28,7 +28,10 @@ export interface ProduceThroughOptions {
   readonly seed: string;
   /** Probability, per message, that the producer is SIGKILLed between its commit and its send. */
   readonly producerCrashRate: number;
-  /** Probability, per relayed message, that the relay is SIGKILLed between its send and its checkpoint. */
+  /**
+   * Probability, per relay publish (a chunk of up to 10 messages sent to every queue), that the relay
+   * is SIGKILLed between the send and its checkpoint. Below 1: at 1 no checkpoint is ever written.
+   */
   readonly relayCrashRate: number;
   readonly onSent?: (mode: Mode, count: number) => void;
   /** The producer's tables. @default OUTBOX_TABLES ('producer-state', 'outbox') */
@@ -67,6 +70,7 @@ export async function produceThrough(
   manifest: Manifest,
   options: ProduceThroughOptions,
 ): Promise<ProducerStats> {
+  assertRates(options);
   const { environment, dynamodbConfig } = await localEndpoints(env);
   const tables = options.tables ?? OUTBOX_TABLES;
   const dynamodb = new DynamoDBClient(dynamodbConfig);
@@ -263,6 +267,17 @@ function record(run: Run, report: ChildReport): void {
       break;
     default:
       break;
+  }
+}
+
+function assertRates(options: ProduceThroughOptions): void {
+  const { producerCrashRate, relayCrashRate } = options;
+  if (!(producerCrashRate >= 0 && producerCrashRate <= 1)) {
+    throw new RangeError(`producerCrashRate must be between 0 and 1, got ${producerCrashRate}`);
+  }
+  // A relay that dies after every publish never checkpoints: it would publish the same chunk forever.
+  if (!(relayCrashRate >= 0 && relayCrashRate < 1)) {
+    throw new RangeError(`relayCrashRate must be at least 0 and below 1, got ${relayCrashRate}`);
   }
 }
 

@@ -26,9 +26,8 @@ async function main(): Promise<void> {
     afterPublish: async (chunk) => {
       const positions = chunk.map((message) => message.position);
       void report({ type: 'published', positions });
-      if (
-        chunk.some((message) => relayCrashes(work.crashRate, work.seed, message.eventId, work.generation))
-      ) {
+      const last = chunk.at(-1);
+      if (last && relayCrashes(work.crashRate, work.seed, last.eventId, work.generation)) {
         await report({ type: 'crashing', positions });
         killSelf();
       }

@@ -23,8 +23,10 @@ import { OUTBOX_TABLES } from '../../harness/outbox/tables.js';
 
 const STANDARD: Mode = 'at-least-once';
 const FIFO: Mode = 'fifo-versioned';
-const MESSAGES = 200;
+const MESSAGES = 120;
 const CRASH_RATE = 0.05;
+/** Per relay publish (a chunk): the relay publishes a few dozen chunks, so this kills it a few times. */
+const RELAY_CRASH_RATE = 0.2;
 const SEED = 'outbox-test';
 
 const config = (endpoint: string) => ({
@@ -208,7 +210,7 @@ describe('the producing side under real SIGKILLs', () => {
     const stats = await produceThrough('outbox', env, [STANDARD, FIFO], manifest, {
       seed: SEED,
       producerCrashRate: CRASH_RATE,
-      relayCrashRate: CRASH_RATE,
+      relayCrashRate: RELAY_CRASH_RATE,
     });
 
     expect(stats).toMatchObject({ kind: 'outbox', committed: MESSAGES, neverSent: [] });
@@ -240,6 +242,18 @@ describe('the producing side under real SIGKILLs', () => {
     expect(fifo.map(eventIdOf).sort()).toEqual(all);
     expect(outOfOrderAccounts(fifo)).toEqual([]);
     expect(stats.published[FIFO]).toBe(stats.published[STANDARD]);
+  });
+
+  it('refuses a relay crash rate of 1: a relay that dies after every publish never checkpoints', async () => {
+    const env = await environment();
+    const manifest = buildManifest('rates', SEED, 1, 1);
+    await expect(
+      produceThrough('outbox', env, [STANDARD], manifest, {
+        seed: SEED,
+        producerCrashRate: 0,
+        relayCrashRate: 1,
+      }),
+    ).rejects.toThrow(/relayCrashRate must be at least 0 and below 1/);
   });
 
   it('refuses an environment without local endpoints, saying why', async () => {
