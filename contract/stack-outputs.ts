@@ -15,6 +15,11 @@ export const STACK_OUTPUTS = {
   topologyVersion: 'TopologyVersion',
   /** The SNS topic every mode's DLQ alarm notifies: subscribe the team that runs the redrive to it. */
   alarmTopicArn: 'AlarmTopicArn',
+  /** The stand-in payment provider's Function URL (AWS_IAM auth), which the charge modes call. */
+  paymentProviderUrl: 'PaymentProviderUrl',
+  /** The producing service's outbox table (stream NEW_IMAGE) and its own state table (docs/side-effects.md). */
+  outboxTableName: 'OutboxTableName',
+  producerStateTableName: 'ProducerStateTableName',
 } as const;
 
 /** `at-most-once` → `AtMostOnce`: the construct id prefix of a mode's resources and outputs. */

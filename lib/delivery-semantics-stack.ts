@@ -30,6 +30,7 @@ import { partitionKey } from '../contract/ledger-keys.js';
 import { DEAD_LETTER_RETENTION_SECONDS, QUEUE_RETENTION_SECONDS } from '../contract/retention.js';
 import { modeId, modeOutputs, STACK_OUTPUTS } from '../contract/stack-outputs.js';
 import {
+  chargeOf,
   isFifoMode,
   MODE_NAMES,
   MODES,
@@ -40,6 +41,8 @@ import {
   VERIFIER,
 } from '../contract/topology.js';
 import { BUNDLING, handlerEntry, PROJECT_ROOT } from './bundling.js';
+import { OutboxRelay } from './outbox-relay.js';
+import { PaymentProvider } from './payment-provider.js';
 
 export interface DeliverySemanticsStackProps extends StackProps {
   /** Crash injection and overrides of the topology, usually from CDK context. */
@@ -90,6 +93,10 @@ export class DeliverySemanticsStack extends Stack {
   public readonly alarmTopic: sns.Topic;
   /** The customer managed key of {@link alarmTopic}, used by nothing else. */
   public readonly alarmTopicKey: kms.Key;
+  /** The stand-in payment provider the charge modes call; undefined if no mode has `charge`. */
+  public readonly paymentProvider: PaymentProvider | undefined;
+  /** The producing side's outbox, and the relay that publishes it to every mode's queue. */
+  public readonly outbox: OutboxRelay;
 
   constructor(scope: Construct, id: string, props: DeliverySemanticsStackProps) {
     super(scope, id, props);
@@ -119,12 +126,22 @@ export class DeliverySemanticsStack extends Stack {
 
     ({ topic: this.alarmTopic, key: this.alarmTopicKey } = this.addAlarmTopic(props.settings.alarmEmail));
 
+    // Another company's API in real life; here a stand-in in the same account, behind a Function URL
+    // with IAM auth, with its own table (docs/side-effects.md).
+    this.paymentProvider = MODE_NAMES.some((mode) => chargeOf(mode))
+      ? new PaymentProvider(this, 'PaymentProvider')
+      : undefined;
+
     const modes = {} as Record<Mode, ModeResources>;
     for (const mode of MODE_NAMES) {
       modes[mode] = this.addMode(mode, resolveModeSettings(mode, props.settings), props.settings);
     }
     this.modes = modes;
     this.verifier = this.addVerifier();
+    this.outbox = new OutboxRelay(this, 'Outbox', {
+      queues: Object.fromEntries(MODE_NAMES.map((mode) => [mode, modes[mode].queue])),
+      alarmTopic: this.alarmTopic,
+    });
 
     const output = (key: string, value: string) => new CfnOutput(this, key, { value });
     output(STACK_OUTPUTS.tableName, this.table.tableName);
@@ -133,6 +150,9 @@ export class DeliverySemanticsStack extends Stack {
     output(STACK_OUTPUTS.crashSeed, props.settings.crashSeed);
     output(STACK_OUTPUTS.topologyVersion, TOPOLOGY_VERSION);
     output(STACK_OUTPUTS.alarmTopicArn, this.alarmTopic.topicArn);
+    if (this.paymentProvider) output(STACK_OUTPUTS.paymentProviderUrl, this.paymentProvider.url);
+    output(STACK_OUTPUTS.outboxTableName, this.outbox.outboxTable.tableName);
+    output(STACK_OUTPUTS.producerStateTableName, this.outbox.stateTable.tableName);
     for (const mode of MODE_NAMES) {
       const { queue, deadLetterQueue, consumer, settings } = this.modes[mode];
       const keys = modeOutputs(mode);
@@ -180,6 +200,7 @@ export class DeliverySemanticsStack extends Stack {
     });
 
     const idempotencyTable = settings.idempotencyTable ? this.idempotencyTable : undefined;
+    const provider = settings.charge ? this.paymentProvider : undefined;
     const consumer = this.handlerFunction(`${id}Consumer`, mode, {
       timeoutSeconds: settings.functionTimeoutSeconds,
       memoryMb: settings.memoryMb,
@@ -191,12 +212,23 @@ export class DeliverySemanticsStack extends Stack {
         markerTtlSeconds: deploymentRetention(deployment).markerTtlSeconds,
         ageGuard: true,
         ...(idempotencyTable ? { idempotencyTableName: idempotencyTable.tableName } : {}),
+        ...(provider
+          ? {
+              provider: {
+                url: provider.url,
+                sign: true,
+                lostResponseRate: deployment.providerLostResponseRate ?? 0,
+              },
+            }
+          : {}),
       }),
     });
     this.allowWritesToOwnPartitionOnly(consumer, mode);
     // Wired just above (IDEMPOTENCY_TABLE_NAME), granted here: the table name never reaches a
     // function that may not use it, and a function that has it can.
     if (idempotencyTable) this.allowOwnIdempotencyRecordsOnly(consumer, idempotencyTable, mode);
+    // Wired above (PROVIDER_URL): the two actions a Function URL with IAM auth requires, nothing more.
+    provider?.grantCharge(consumer);
 
     consumer.addEventSource(
       new SqsEventSource(queue, {
@@ -426,8 +458,11 @@ export class DeliverySemanticsStack extends Stack {
           MODE_NAMES.map((mode) => [mode, this.modes[mode].deadLetterQueue.queueUrl]),
         ) as Record<Mode, string>,
         toJson: (value) => Stack.of(this).toJsonString(value),
+        ...(this.paymentProvider ? { providerTableName: this.paymentProvider.table.tableName } : {}),
       }),
     });
+    // The provider's ledger: Query only, to join the charges by event id.
+    this.paymentProvider?.grantReadCharges(verifier);
     // Read-only on the ledger; on the DLQs it may receive and release (make visible again), never
     // delete. A FIFO DLQ shows one batch per group to a sweep: its message count, read with
     // GetQueueAttributes, bounds what the verifier may count as dead-lettered behind a gap.

@@ -14,7 +14,7 @@ import type {
 import type { FaultSettings } from '../faults/faults.js';
 import { type ProducerStats, produceThrough } from '../outbox/produce-through.js';
 import { type DrainSnapshot, drainStallMs, waitUntilDrained } from './drain.js';
-import { buildManifest, produce } from './producer.js';
+import { buildManifest, type Manifest, produce } from './producer.js';
 import { type ModeRedrive, redriveCounts } from './redrive.js';
 
 export interface ExperimentConfig {
@@ -52,6 +52,12 @@ export interface ModeReport extends ModeOutcome {
   readonly events?: ModeEventDetails;
   /** With --redrive: what the redrive did, and the outcome after it (the fields above are before it). */
   readonly redrive?: ModeRedrive;
+  /**
+   * `--producer dual-write`: events the producer committed and never sent (every message of the
+   * event), and their valid amounts. Lost before any queue saw them: the producer's loss, not the
+   * consumer's (the report does not mark them as a broken promise of the mode).
+   */
+  readonly neverSent?: { readonly events: number; readonly cents: number };
 }
 
 export interface ExperimentReport {
@@ -153,6 +159,7 @@ export async function runExperiment(
     const runtime = env.liveStats?.(mode);
     modes[mode] = {
       ...outcome,
+      ...(producer ? { neverSent: neverSentEvents(manifest, producer.neverSent) } : {}),
       throughputPerSecond: Math.round((config.messages / Math.max(seconds, 0.001)) * 10) / 10,
       ...(runtime !== undefined ? { runtime } : {}),
     };
@@ -185,6 +192,27 @@ export async function runExperiment(
 }
 
 /** Waits until every mode's queue is drained; no limit while it progresses, gives up when nothing changes. */
+/** The events none of whose messages was sent (a re-sent event may have lost only one copy). */
+export function neverSentEvents(
+  manifest: Pick<Manifest, 'events' | 'messages'>,
+  neverSentMessages: readonly string[],
+): { readonly events: number; readonly cents: number } {
+  const messagesOf = new Map<string, number>();
+  for (const message of manifest.messages)
+    messagesOf.set(message.eventId, (messagesOf.get(message.eventId) ?? 0) + 1);
+  const unsentOf = new Map<string, number>();
+  for (const eventId of neverSentMessages) unsentOf.set(eventId, (unsentOf.get(eventId) ?? 0) + 1);
+  let events = 0;
+  let cents = 0;
+  for (const event of manifest.events) {
+    const unsent = unsentOf.get(event.eventId) ?? 0;
+    if (unsent === 0 || unsent < (messagesOf.get(event.eventId) ?? 0)) continue;
+    events += 1;
+    if (event.poison === undefined) cents += event.amountCents;
+  }
+  return { events, cents };
+}
+
 /**
  * Every mode's copy of the manifest to its queue: sent by the harness itself, or committed by a
  * producer service that publishes through a dual write or an outbox (harness/outbox).
@@ -192,7 +220,7 @@ export async function runExperiment(
 async function produceAll(
   env: ExperimentEnvironment,
   config: Pick<ExperimentConfig, 'modes' | 'producer' | 'seed' | 'faults'>,
-  manifest: ReturnType<typeof buildManifest>,
+  manifest: Manifest,
   progress: ExperimentProgress,
 ): Promise<ProducerStats | undefined> {
   const sent = new Map<Mode, number>();

@@ -8,6 +8,7 @@ import {
 } from '../../contract/topology.js';
 import type { ModeOutcome } from '../../functions/shared/outcome.js';
 import type { ModeReport } from '../experiment/experiment.js';
+import type { ProducerStats } from '../outbox/produce-through.js';
 
 /** A computed verdict: `proved` decides the exit code; the text says what the ledger showed. */
 export interface Verdict {
@@ -96,6 +97,59 @@ function countsText(o: ModeOutcome): string {
   return (
     `${o.produced} produced, ${o.deliveries} deliveries, ${o.crashes} crash(es), ` +
     `${applied(o)} applied (${applied(o) + o.extraApplications} applications), ` +
-    `${o.lost} lost, ${o.suppressedDuplicates} skipped as duplicates`
+    `${o.lost} lost, ${o.suppressedDuplicates} skipped as duplicates` +
+    (o.charges !== undefined ? `, ${o.charges} charge(s) at the provider` : '')
   );
+}
+
+/** The producer proofs: one event through each producer, its producer or relay killed once. */
+export const PRODUCER_PROOFS = {
+  'dual-write': {
+    consumer: 'effectively-once',
+    story:
+      'was committed by the producer, which was killed before it sent the event: no queue ever saw it, and it was lost',
+    expected: 'the event to be committed, never sent, and lost',
+    holds: (stats: ProducerStats, outcome: ModeOutcome) =>
+      stats.committed === 1 && stats.neverSent.length === 1 && outcome.lost === 1 && applied(outcome) === 0,
+  },
+  outbox: {
+    consumer: 'effectively-once',
+    story:
+      "was committed with its outbox item in one transaction; the relay sent it and was killed before its checkpoint, the restarted relay sent it again, and effectively-once's marker skipped the second copy: nothing lost, applied once",
+    expected: 'the event to be sent twice by the relay and applied once',
+    // Delivered twice by the queue, as the consumer counted it: the relay's own tally cannot see a
+    // send it was killed right after.
+    holds: (stats: ProducerStats, outcome: ModeOutcome) =>
+      stats.relayCrashes === 1 &&
+      outcome.deliveries === 2 &&
+      outcome.lost === 0 &&
+      outcome.appliedOnce === 1 &&
+      outcome.duplicated === 0 &&
+      outcome.suppressedDuplicates === 1,
+  },
+} as const satisfies Record<
+  ProducerProof,
+  {
+    consumer: Mode;
+    story: string;
+    expected: string;
+    holds: (stats: ProducerStats, outcome: ModeOutcome) => boolean;
+  }
+>;
+
+export type ProducerProof = 'dual-write' | 'outbox';
+
+export function producerProofVerdict(
+  producer: ProducerProof,
+  event: string,
+  stats: ProducerStats,
+  outcome: ModeOutcome,
+): Verdict {
+  const proof = PRODUCER_PROOFS[producer];
+  const shown =
+    `committed ${stats.committed}, never sent ${stats.neverSent.length}, sent twice ${stats.sentTwice.length}, ` +
+    `producer kills ${stats.producerCrashes}, relay kills ${stats.relayCrashes}; ${proof.consumer}: ${countsText(outcome)}`;
+  return proof.holds(stats, outcome)
+    ? { proved: true, text: `PROVED ${producer}: ${event} ${proof.story} (${shown})` }
+    : { proved: false, text: `NOT PROVED ${producer}: expected ${proof.expected}; the run shows ${shown}` };
 }

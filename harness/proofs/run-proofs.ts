@@ -14,10 +14,13 @@ import { type ExperimentConfig, newRunId, runExperiment } from '../experiment/ex
 import { NO_FAULTS } from '../faults/faults.js';
 import type { ParsedOptions } from '../options/parse.js';
 import { runEntryPoint } from '../options/run.js';
+import { relayCrashes } from '../outbox/crash-draws.js';
 import {
   PROOF_MODES,
   PROOFS,
+  type ProducerProof,
   type ProofMode,
+  producerProofVerdict,
   REDRIVE_PROOF_MODES,
   redriveProofVerdict,
   type Verdict,
@@ -41,6 +44,11 @@ async function main({ values }: ParsedOptions<'proofs'>): Promise<number> {
     onStatus: (message) => process.stderr.write(`• ${message}\n`),
   });
   const phase = { phase: (message: string) => process.stderr.write(`• ${message}\n`) };
+  let allProved = true;
+  const print = (verdict: Verdict) => {
+    allProved &&= verdict.proved;
+    process.stdout.write(`${verdict.text}\n`);
+  };
   const config: ExperimentConfig = {
     messages: 1,
     accounts: 1,
@@ -55,11 +63,7 @@ async function main({ values }: ParsedOptions<'proofs'>): Promise<number> {
   try {
     process.stderr.write(`• one message per mode; killing delivery ${target} at each mode's crash point\n`);
     const report = await runExperiment(env, config, newRunId('proofs'), phase);
-    let allProved = true;
-    const print = (verdict: Verdict) => {
-      allProved &&= verdict.proved;
-      process.stdout.write(`${verdict.text}\n`);
-    };
+
     for (const mode of proofModes) {
       const outcome = report.modes[mode];
       if (!outcome) throw new Error(`the verifier returned no outcome for ${mode}`);
@@ -67,31 +71,106 @@ async function main({ values }: ParsedOptions<'proofs'>): Promise<number> {
     }
 
     const redriveModes = REDRIVE_PROOF_MODES.filter((mode) => proofModes.includes(mode));
-    if (redriveModes.length === 0) return allProved ? 0 : 1;
-    // The killed delivery becomes the last one SQS allows: the applied event is dead-lettered.
-    const lastReceive = Number(target.slice(target.lastIndexOf('@') + 1));
-    await setMaxReceiveCount(env, redriveModes, lastReceive);
-    process.stderr.write(
-      `• the redrive proof: one message to each of ${redriveModes.join(', ')}; max receive count ${lastReceive}, ` +
-        `so delivery ${target} is the last one SQS allows; then the DLQs are redriven\n`,
-    );
-    const redriven = await runExperiment(
-      env,
-      { ...config, modes: redriveModes, maxReceiveCount: lastReceive, redrive: { afterSeconds: 0 } },
-      newRunId('proofs-redrive'),
-      phase,
-    );
-    for (const mode of redriveModes) {
-      const outcome = redriven.modes[mode];
-      if (!outcome) throw new Error(`the verifier returned no outcome for ${mode}`);
-      print(
-        overrun(`${mode} after a redrive`, outcome.runtime?.visibilityOverruns) ??
-          redriveProofVerdict(mode, event, outcome),
-      );
-    }
-    return allProved ? 0 : 1;
+    if (redriveModes.length > 0) await proveRedrives(env, config, redriveModes, target, event, print, phase);
   } finally {
     await env.stop();
+  }
+  // The producer proofs kill the producer or its relay, not the consumer: an environment of their
+  // own, without the consumers' crash target.
+  if (proofModes.includes('effectively-once')) {
+    const producerEnv = await startEmbeddedEnvironment({
+      modes: ['effectively-once'],
+      crashRate: 0,
+      crashSeed: 'proofs',
+      visibilityTimeoutSeconds: VISIBILITY_TIMEOUT_SECONDS,
+      onStatus: (message) => process.stderr.write(`• ${message}\n`),
+    });
+    try {
+      for (const producer of ['dual-write', 'outbox'] as const) {
+        print(await proveProducer(producerEnv, config, producer, phase));
+      }
+    } finally {
+      await producerEnv.stop();
+    }
+  }
+  return allProved ? 0 : 1;
+}
+
+async function proveRedrives(
+  env: ExperimentEnvironment,
+  config: ExperimentConfig,
+  redriveModes: readonly Mode[],
+  target: string,
+  event: string,
+  print: (verdict: Verdict) => void,
+  phase: { phase(message: string): void },
+): Promise<void> {
+  // The killed delivery becomes the last one SQS allows: the applied event is dead-lettered.
+  const lastReceive = Number(target.slice(target.lastIndexOf('@') + 1));
+  await setMaxReceiveCount(env, redriveModes, lastReceive);
+  process.stderr.write(
+    `• the redrive proof: one message to each of ${redriveModes.join(', ')}; max receive count ${lastReceive}, ` +
+      `so delivery ${target} is the last one SQS allows; then the DLQs are redriven\n`,
+  );
+  const redriven = await runExperiment(
+    env,
+    { ...config, modes: redriveModes, maxReceiveCount: lastReceive, redrive: { afterSeconds: 0 } },
+    newRunId('proofs-redrive'),
+    phase,
+  );
+  for (const mode of redriveModes) {
+    const outcome = redriven.modes[mode];
+    if (!outcome) throw new Error(`the verifier returned no outcome for ${mode}`);
+    print(
+      overrun(`${mode} after a redrive`, outcome.runtime?.visibilityOverruns) ??
+        redriveProofVerdict(mode, event, outcome),
+    );
+  }
+}
+
+/**
+ * One event through a dual-writing producer killed between its commit and its send, or through the
+ * outbox with its relay killed between its send and its checkpoint, into effectively-once. The kills
+ * are the experiment's own seeded draws: at rate 1 a dual-writing producer dies after its one
+ * commit; the relay needs a seed whose first relay dies and whose restarted one does not
+ * (relayCrashes draws per relay process), found below rather than special-cased in the relay.
+ */
+async function proveProducer(
+  env: ExperimentEnvironment,
+  config: ExperimentConfig,
+  producer: ProducerProof,
+  phase: { phase(message: string): void },
+): Promise<Verdict> {
+  const event = 'evt-000000';
+  const seed = producer === 'dual-write' ? 'proofs' : relayProofSeed(event);
+  const faults =
+    producer === 'dual-write'
+      ? { ...NO_FAULTS, producerCrashRate: 1 }
+      : { ...NO_FAULTS, relayCrashRate: RELAY_PROOF_RATE };
+  process.stderr.write(
+    producer === 'dual-write'
+      ? `• the dual-write proof: one event, its producer killed after the commit, before the send\n`
+      : `• the outbox proof: one event, its relay killed after the send, before the checkpoint\n`,
+  );
+  const report = await runExperiment(
+    env,
+    { ...config, seed, modes: ['effectively-once'], producer, faults },
+    newRunId(`proofs-${producer}`),
+    phase,
+  );
+  const outcome = report.modes['effectively-once'];
+  if (!outcome || !report.producer) throw new Error(`the ${producer} proof returned no outcome`);
+  return producerProofVerdict(producer, event, report.producer, outcome);
+}
+
+const RELAY_PROOF_RATE = 0.5;
+
+/** The first seed under which the first relay dies after sending the event and the second does not. */
+export function relayProofSeed(event: string): string {
+  for (let n = 0; ; n += 1) {
+    const seed = `proofs-outbox-${n}`;
+    if (relayCrashes(RELAY_PROOF_RATE, seed, event, 0) && !relayCrashes(RELAY_PROOF_RATE, seed, event, 1))
+      return seed;
   }
 }
 

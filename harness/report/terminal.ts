@@ -17,7 +17,7 @@ const money = (cents: number): string => {
  * has it (the local runtime's counts, the redrive). An experiment's report fits, and so does
  * `npm run redrive`'s (harness/experiment/redrive-run.ts).
  */
-type ModeRow = ModeOutcome & Partial<Pick<ModeReport, 'runtime' | 'redrive'>>;
+type ModeRow = ModeOutcome & Partial<Pick<ModeReport, 'runtime' | 'redrive' | 'neverSent'>>;
 
 /** A report as the result and redrive tables read it: its modes' rows. */
 export interface TableReport {
@@ -51,11 +51,17 @@ export function violations(mode: Mode, outcome: ModeRow): Set<keyof ModeRow> {
   if (outcome.payloadMismatches !== 0 && outcome.conflictingReuse === 0) flagged.add('payloadMismatches');
   if (!outcome.consistent) flagged.add('consistent');
   const { promises } = MODES[mode];
-  if (promises.noLoss && outcome.lost !== 0) flagged.add('lost');
+  // Events a dual-writing producer committed and never sent are lost before any queue: its loss.
+  const unsent = outcome.neverSent ?? { events: 0, cents: 0 };
+  if (promises.noLoss && outcome.lost !== unsent.events) flagged.add('lost');
   if (promises.noDuplicates && outcome.duplicated !== 0 && !deliveredTwiceByEnvironment(outcome))
     flagged.add('duplicated');
   // Money in the DLQ is not drift: a dead-lettered event is accounted for, just not applied.
-  if (promises.noLoss && promises.noDuplicates && outcome.driftCents !== -outcome.deadLetteredCents)
+  if (
+    promises.noLoss &&
+    promises.noDuplicates &&
+    outcome.driftCents !== -outcome.deadLetteredCents - unsent.cents
+  )
     flagged.add('driftCents');
   return flagged;
 }
@@ -354,6 +360,12 @@ function producerLines(report: ExperimentReport): string[] {
     `producer ${p.kind}: committed ${p.committed}, published up to ${perMode} per mode, ` +
       `never sent ${p.neverSent.length}, sent twice ${p.sentTwice.length}, ` +
       `producer kills ${p.producerCrashes}, relay kills ${p.relayCrashes}`,
+    ...(p.neverSent.length > 0
+      ? [
+          'note: the events never sent were committed by the producer and lost before any queue saw them: ' +
+            'counted as lost in every mode, and not marked, since no consumer could have applied them',
+        ]
+      : []),
     '',
   ];
 }

@@ -59,13 +59,16 @@ describe('DeliverySemanticsStack', () => {
     ({ template, stack } = synth());
   });
 
-  it('deploys a queue and a DLQ per mode, a function per mode and the verifier, a mapping per mode and 2 tables', () => {
+  it('deploys a queue and a DLQ per mode, a function per mode, the verifier, the payment provider and the outbox relay', () => {
     expect(MODE_NAMES.length).toBeGreaterThanOrEqual(4);
-    template.resourceCountIs('AWS::SQS::Queue', 2 * MODE_NAMES.length);
-    template.resourceCountIs('AWS::Lambda::Function', MODE_NAMES.length + 1);
-    template.resourceCountIs('AWS::Lambda::EventSourceMapping', MODE_NAMES.length);
-    // The ledger, and Powertools' idempotency records.
-    template.resourceCountIs('AWS::DynamoDB::Table', 2);
+    // Every mode's pair, and the relay's on-failure queue.
+    template.resourceCountIs('AWS::SQS::Queue', 2 * MODE_NAMES.length + 1);
+    template.resourceCountIs('AWS::Lambda::Function', MODE_NAMES.length + 3);
+    // Every mode's queue, and the outbox table's stream.
+    template.resourceCountIs('AWS::Lambda::EventSourceMapping', MODE_NAMES.length + 1);
+    template.resourceCountIs('AWS::Lambda::Url', 1);
+    // The ledger, Powertools' idempotency records, the provider's table, the outbox and the producer's state.
+    template.resourceCountIs('AWS::DynamoDB::Table', 5);
   });
 
   it.each(MODE_NAMES)(
@@ -92,13 +95,13 @@ describe('DeliverySemanticsStack', () => {
 
   it('sets the message size limit explicitly on every queue, DLQs included', () => {
     const queues = Object.values(template.findResources('AWS::SQS::Queue'));
-    expect(queues).toHaveLength(2 * MODE_NAMES.length);
+    expect(queues).toHaveLength(2 * MODE_NAMES.length + 1);
     for (const queue of queues) expect(queue.Properties.MaximumMessageSize).toBe(STORAGE.maxMessageBytes);
   });
 
   it('enforces TLS on every queue', () => {
     const policies = template.findResources('AWS::SQS::QueuePolicy');
-    expect(Object.keys(policies)).toHaveLength(2 * MODE_NAMES.length);
+    expect(Object.keys(policies)).toHaveLength(2 * MODE_NAMES.length + 1);
     for (const policy of Object.values(policies)) {
       expect(policy.Properties.PolicyDocument.Statement).toContainEqual(
         expect.objectContaining({
@@ -298,6 +301,11 @@ describe('DeliverySemanticsStack', () => {
     'dynamodb:GetItem',
     'dynamodb:Query',
     'dynamodb:Scan',
+    // The outbox relay reads its table's stream (test/infra/outbox-relay.test.ts).
+    'dynamodb:ListStreams',
+    'dynamodb:DescribeStream',
+    'dynamodb:GetRecords',
+    'dynamodb:GetShardIterator',
   ]);
   /** Any DynamoDB action that is not a known read, or a wildcard that could cover a write. */
   const isDynamoWrite = (action: string): boolean =>
@@ -328,6 +336,11 @@ describe('DeliverySemanticsStack', () => {
   /** A statement on Powertools' idempotency table and on nothing else (the ledger never matches). */
   const onIdempotencyTable = (statement: Record<string, unknown>): boolean =>
     JSON.stringify(statement.Resource) === JSON.stringify(idempotencyTableArn());
+  /** The stand-in provider writes its own table (another company's, in real life): test/infra/payment-provider.test.ts. */
+  const onProviderTable = (statement: Record<string, unknown>): boolean => {
+    const table = stack.getLogicalId(stack.paymentProvider?.table.node.defaultChild as never);
+    return JSON.stringify(statement.Resource).includes(`"${table}"`);
+  };
 
   it('checks StringLike the way IAM evaluates it (the helper the partition tests rely on)', () => {
     expect(stringLike('RUN#*#MODE#m', 'RUN#a#b#MODE#m')).toBe(true);
@@ -370,7 +383,10 @@ describe('DeliverySemanticsStack', () => {
     );
     // Writes to Powertools' table are checked below; every other write must be bound to a partition.
     const writes = allowStatements().filter(
-      ({ statement }) => actionsOf(statement).some(isDynamoWrite) && !onIdempotencyTable(statement),
+      ({ statement }) =>
+        actionsOf(statement).some(isDynamoWrite) &&
+        !onIdempotencyTable(statement) &&
+        !onProviderTable(statement),
     );
     expect(writes).toHaveLength(MODE_NAMES.length);
     for (const { roles, statement } of writes) {
@@ -673,8 +689,11 @@ describe('DeliverySemanticsStack', () => {
       },
     );
 
-    it('has exactly one alarm per mode, each on a different DLQ, and one topic', () => {
-      const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm'));
+    it("has exactly one alarm per mode, each on a different DLQ, the outbox relay's two, and one topic", () => {
+      const relayAlarms = [stack.outbox.iteratorAgeAlarm, stack.outbox.failureAlarm].map(logicalId);
+      const alarms = Object.entries(template.findResources('AWS::CloudWatch::Alarm'))
+        .filter(([id]) => !relayAlarms.includes(id))
+        .map(([, alarm]) => alarm);
       const queues = alarms.map((alarm) => JSON.stringify(alarm.Properties.Dimensions));
       expect(new Set(queues).size).toBe(MODE_NAMES.length);
       expect(alarms).toHaveLength(MODE_NAMES.length);

@@ -24,12 +24,15 @@ describe('cdk synth (the CLI, as a user runs it, offline)', () => {
       Resources: Record<string, { Type: string }>;
     };
     const count = (type: string) => Object.values(template.Resources).filter((r) => r.Type === type).length;
-    expect(count('AWS::SQS::Queue')).toBe(2 * MODE_NAMES.length);
-    expect(count('AWS::Lambda::Function')).toBe(MODE_NAMES.length + 1);
-    expect(count('AWS::Lambda::EventSourceMapping')).toBe(MODE_NAMES.length);
-    expect(count('AWS::DynamoDB::Table')).toBe(2);
-    // The DLQ alarms and their topic, as the CLI synthesizes them (cdk-nag ran on this synth).
-    expect(count('AWS::CloudWatch::Alarm')).toBe(MODE_NAMES.length);
+    // Every mode's pair, and the outbox relay's on-failure queue.
+    expect(count('AWS::SQS::Queue')).toBe(2 * MODE_NAMES.length + 1);
+    // The consumers, the verifier, the payment provider and the outbox relay.
+    expect(count('AWS::Lambda::Function')).toBe(MODE_NAMES.length + 3);
+    expect(count('AWS::Lambda::EventSourceMapping')).toBe(MODE_NAMES.length + 1);
+    expect(count('AWS::DynamoDB::Table')).toBe(5);
+    // The DLQ alarms, the relay's two (iterator age, on-failure queue) and their topic, as the CLI
+    // synthesizes them (cdk-nag ran on this synth).
+    expect(count('AWS::CloudWatch::Alarm')).toBe(MODE_NAMES.length + 2);
     expect(count('AWS::SNS::Topic')).toBe(1);
   }, 180_000);
 
