@@ -23,10 +23,14 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import * as v from 'valibot';
+import { PROVIDER_KEY_RETENTION_SECONDS } from '../../contract/retention.js';
 import { IdentifierSchema, MAX_AMOUNT_CENTS } from '../shared/message.js';
 
-/** Stripe keeps a key "at least 24 hours"; a repeat after that is a new request. */
-export const KEY_RETENTION_SECONDS = 24 * 3600;
+/**
+ * Stripe keeps a key "at least 24 hours"; a repeat after that is a new request. One number with the
+ * consumers' age guard, which must refuse an event the key may have been forgotten for.
+ */
+export const KEY_RETENTION_SECONDS = PROVIDER_KEY_RETENTION_SECONDS;
 /** How long an executed charge stays listable for the verifier. */
 export const CHARGE_RETENTION_SECONDS = 30 * 24 * 3600;
 /** How long a request may hold its key before a repeat may take it over (the provider died mid-request). */
