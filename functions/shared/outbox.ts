@@ -1,3 +1,4 @@
+import { gunzipSync, gzipSync } from 'node:zlib';
 import {
   SendMessageBatchCommand,
   type SendMessageBatchRequestEntry,
@@ -45,6 +46,30 @@ export const outboxSortKey = (position: number): string => `POS#${String(positio
  */
 export const OUTBOX_ITEM_TTL_SECONDS = 2 * 24 * 3600;
 
+/**
+ * A body this large is stored gzip-compressed (`bodyGzip`): a DynamoDB item holds 400 KB, an SQS
+ * message 1 MiB. Larger still, even compressed, it cannot go through the outbox at all.
+ */
+export const INLINE_BODY_BYTES = 64 * 1024;
+export const MAX_STORED_BODY_BYTES = 350 * 1024;
+
+/** A body the outbox cannot hold: it needs a claim check (the body in S3, its key in the item). */
+export class OutboxBodyTooLargeError extends Error {
+  override readonly name = 'OutboxBodyTooLargeError';
+}
+
+function bodyAttribute(message: OutboxMessage): { body: string } | { bodyGzip: Uint8Array } {
+  if (Buffer.byteLength(message.body) <= INLINE_BODY_BYTES) return { body: message.body };
+  const compressed = gzipSync(message.body);
+  if (compressed.byteLength > MAX_STORED_BODY_BYTES) {
+    throw new OutboxBodyTooLargeError(
+      `event ${message.eventId}: its body is ${compressed.byteLength} bytes even compressed, more than an outbox ` +
+        `item may hold (${MAX_STORED_BODY_BYTES}); store it elsewhere (S3) and put its key in the outbox item`,
+    );
+  }
+  return { bodyGzip: compressed };
+}
+
 /** The outbox item written inside the producer's transaction (DocumentClient shape). */
 export function outboxItem(message: OutboxMessage, nowMs: number = Date.now()): Record<string, unknown> {
   return {
@@ -54,7 +79,7 @@ export function outboxItem(message: OutboxMessage, nowMs: number = Date.now()): 
     eventId: message.eventId,
     accountId: message.accountId,
     position: message.position,
-    body: message.body,
+    ...bodyAttribute(message),
     [TTL_ATTRIBUTE]: Math.floor(nowMs / 1000) + OUTBOX_ITEM_TTL_SECONDS,
   };
 }
@@ -65,7 +90,9 @@ export class MalformedOutboxItemError extends Error {
 }
 
 /** The part of a DynamoDB JSON attribute value an outbox item uses (the SDK's and aws-lambda's types both fit). */
-export type ImageValue = { readonly S?: string; readonly N?: string } | undefined;
+export type ImageValue =
+  | { readonly S?: string; readonly N?: string; readonly B?: string | Uint8Array }
+  | undefined;
 
 /**
  * The outbox message of a stream record's NewImage (DynamoDB JSON, as both the Streams API and
@@ -94,8 +121,24 @@ export function outboxMessageOf(image: Readonly<Record<string, ImageValue>> | un
     eventId: text('eventId'),
     accountId: text('accountId'),
     position,
-    body: text('body'),
+    body: bodyOf(image),
   };
+}
+
+/** `body`, or `bodyGzip`: binary, base64 in Lambda's event and bytes from the Streams API. */
+function bodyOf(image: Readonly<Record<string, ImageValue>>): string {
+  const inline = image.body?.S;
+  if (inline !== undefined) return inline;
+  const compressed = image.bodyGzip?.B;
+  if (compressed === undefined) {
+    throw new MalformedOutboxItemError('outbox item has neither a body (S) nor a bodyGzip (B)');
+  }
+  const bytes = typeof compressed === 'string' ? Buffer.from(compressed, 'base64') : Buffer.from(compressed);
+  try {
+    return gunzipSync(bytes).toString('utf8');
+  } catch (error) {
+    throw new MalformedOutboxItemError(`outbox item bodyGzip is not gzip: ${String(error)}`);
+  }
 }
 
 /** Where the relay publishes: one queue per mode. */

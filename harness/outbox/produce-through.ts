@@ -171,8 +171,8 @@ async function producerGenerations(run: Run, producers: Standby): Promise<void> 
       crashRate: run.options.producerCrashRate,
       tables: run.tables,
       targets: run.targets,
-      events: run.events,
-      from,
+      // Only what is left: a run's poison bodies can be near 1 MiB each.
+      events: run.events.slice(from),
     };
     const child = producers.take();
     child.begin(work);

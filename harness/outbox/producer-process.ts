@@ -16,8 +16,8 @@ async function main(): Promise<void> {
   const client = clients();
   await warmUp(client);
   const { ddb, sqs } = client;
-  const { events, from, kind, runId, tables, targets, crashRate, seed } = await work;
-  for (const event of events.slice(from)) {
+  const { events, kind, runId, tables, targets, crashRate, seed } = await work;
+  for (const event of events) {
     const message: OutboxMessage = { ...event, runId: runId };
     const pending = {
       TableName: tables.state,

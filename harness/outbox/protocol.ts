@@ -23,9 +23,8 @@ export interface ProducerWork {
   readonly crashRate: number;
   readonly tables: OutboxTableNames;
   readonly targets: readonly OutboxTarget[];
+  /** The events left to handle, from the one after the last commit of the process before. */
   readonly events: readonly ServiceEvent[];
-  /** The first position to handle: the one after the last commit of the process before. */
-  readonly from: number;
 }
 
 /** The parent's first message to a relay process. */

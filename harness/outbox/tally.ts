@@ -62,8 +62,15 @@ export class Tally {
     return count;
   }
 
+  /**
+   * Events none of whose messages was sent: a manifest re-send of the event that was sent makes up
+   * for a killed first send (the consumers see the event), so only events with no copy out are lost.
+   */
   neverSent(): string[] {
-    return this.eventIds([...this.committed].filter((position) => !this.publishedTimes.has(position)));
+    const sentEvents = new Set(this.eventIds([...this.publishedTimes.keys()]));
+    return this.eventIds([...this.committed].filter((position) => !this.publishedTimes.has(position))).filter(
+      (eventId) => !sentEvents.has(eventId),
+    );
   }
 
   sentTwice(): string[] {

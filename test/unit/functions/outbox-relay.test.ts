@@ -3,7 +3,12 @@ import type { DynamoDBRecord } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { ConfigError } from '../../../functions/shared/errors.js';
-import type { OutboxMessage } from '../../../functions/shared/outbox.js';
+import {
+  INLINE_BODY_BYTES,
+  type OutboxMessage,
+  outboxItem,
+  outboxMessageOf,
+} from '../../../functions/shared/outbox.js';
 
 const QUEUES = vi.hoisted(() => {
   const queues = {
@@ -170,6 +175,45 @@ describe('the outbox relay (Lambda, DynamoDB stream → SQS)', () => {
         .map((call) => call.args[0].input.QueueUrl)
         .sort(),
     ).toEqual([STANDARD.queueUrl, FIFO.queueUrl]);
+  });
+});
+
+describe('the outbox item', () => {
+  const message: OutboxMessage = {
+    runId: 'run-1',
+    eventId: 'evt-000007',
+    accountId: 'acct-2',
+    position: 7,
+    // A poison body near SQS's 1 MiB limit: more than a DynamoDB item may hold, uncompressed.
+    body: JSON.stringify({ eventId: 'evt-000007', padding: 'x'.repeat(1_000_000) }),
+  };
+
+  it('stores a body over the inline limit gzip-compressed, and the relay reads it back as Lambda and the Streams API carry it', () => {
+    const item = outboxItem(message);
+    expect(item.body).toBeUndefined();
+    const compressed = item.bodyGzip as Uint8Array;
+    expect(compressed.byteLength).toBeLessThan(INLINE_BODY_BYTES);
+    const image = (bytes: string | Uint8Array) => ({
+      runId: { S: message.runId },
+      eventId: { S: message.eventId },
+      accountId: { S: message.accountId },
+      position: { N: String(message.position) },
+      bodyGzip: { B: bytes },
+    });
+    // Lambda's DynamoDBStreamEvent: base64; the Streams API client: bytes.
+    expect(outboxMessageOf(image(Buffer.from(compressed).toString('base64')))).toEqual(message);
+    expect(outboxMessageOf(image(compressed))).toEqual(message);
+  });
+
+  it('keeps an ordinary body inline, keyed by run and account, sorted by position', () => {
+    const item = outboxItem({ ...message, body: '{"eventId":"evt-000007"}' });
+    expect(item).toMatchObject({
+      pk: 'RUN#run-1#ACCOUNT#acct-2',
+      sk: 'POS#0000000007',
+      body: '{"eventId":"evt-000007"}',
+      position: 7,
+    });
+    expect(item.bodyGzip).toBeUndefined();
   });
 });
 
