@@ -199,7 +199,10 @@ async function runRelay(run: Run, watch: Watch, producerDone: () => boolean): Pr
 async function relayGenerations(run: Run, relays: Standby, producerDone: () => boolean): Promise<void> {
   const caughtUp = () => producerDone() && run.tally.allPublished();
   const stallTimeoutMs = run.options.stallTimeoutMs ?? 60_000;
-  for (let generation = 0; !caughtUp() && !run.ended; generation += 1) {
+  // A killed relay is always started again, even when everything had been published before the
+  // kill: a real relay restarts from its checkpoint and publishes again what it sent since, which is
+  // the outbox's duplicate. Only a relay that stops on its own (told to, once caught up) ends it.
+  for (let generation = 0; !run.ended; generation += 1) {
     const work: RelayWork = {
       type: 'work',
       runId: run.manifest.runId,
@@ -238,6 +241,7 @@ async function relayGenerations(run: Run, relays: Standby, producerDone: () => b
         exit.stderr,
       );
     }
+    return;
   }
 }
 
