@@ -141,6 +141,7 @@ export class DeliverySemanticsStack extends Stack {
     this.outbox = new OutboxRelay(this, 'Outbox', {
       queues: Object.fromEntries(MODE_NAMES.map((mode) => [mode, modes[mode].queue])),
       alarmTopic: this.alarmTopic,
+      alarmNamePrefix: this.stackName,
     });
 
     const output = (key: string, value: string) => new CfnOutput(this, key, { value });

@@ -12,7 +12,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { TTL_ATTRIBUTE } from '../contract/ledger-keys.js';
 import { DEAD_LETTER_RETENTION_SECONDS } from '../contract/retention.js';
-import { isFifoMode, type Mode } from '../contract/topology.js';
+import { isFifoMode, type Mode, STORAGE } from '../contract/topology.js';
 import { BUNDLING, handlerEntry, PROJECT_ROOT } from './bundling.js';
 
 export interface OutboxRelayProps {
@@ -35,6 +35,12 @@ export interface OutboxRelayProps {
   readonly iteratorAgeThreshold?: Duration;
   /** Where the alarms notify (ALARM and OK). @default none: the alarms only change state */
   readonly alarmTopic?: sns.ITopic;
+  /**
+   * The alarms' names start with it (`<prefix>-outbox-relay-behind`, `<prefix>-outbox-relay-failures`):
+   * the stack's alarm topic lets only alarms named after the stack publish.
+   * @default CloudFormation's generated names
+   */
+  readonly alarmNamePrefix?: string;
 }
 
 const DEFAULTS = {
@@ -89,6 +95,7 @@ export class OutboxRelay extends Construct {
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       retentionPeriod: Duration.seconds(DEAD_LETTER_RETENTION_SECONDS),
+      maxMessageSizeBytes: STORAGE.maxMessageBytes,
       removalPolicy: RemovalPolicy.DESTROY,
     });
     Validations.of(this.failureQueue).acknowledge({
@@ -122,7 +129,10 @@ export class OutboxRelay extends Construct {
         'dynamodb:ListStreams does not support resource-level permissions (Service Authorization Reference), so Lambda’s stream mapping needs it on "*"; the stream itself is read with DescribeStream, GetRecords and GetShardIterator on this table’s stream ARN only.',
     });
 
+    const alarmName = (suffix: string) =>
+      props.alarmNamePrefix === undefined ? {} : { alarmName: `${props.alarmNamePrefix}-${suffix}` };
     this.iteratorAgeAlarm = new cloudwatch.Alarm(this, 'IteratorAgeAlarm', {
+      ...alarmName('outbox-relay-behind'),
       alarmDescription:
         'The outbox relay is behind the outbox table’s stream: a record keeps failing (see its logs and the on-failure queue) or it cannot keep up. Past 24 h the stream drops records: events committed and never published.',
       metric: this.relay.metric('IteratorAge', {
@@ -137,6 +147,7 @@ export class OutboxRelay extends Construct {
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
     this.failureAlarm = new cloudwatch.Alarm(this, 'FailureAlarm', {
+      ...alarmName('outbox-relay-failures'),
       alarmDescription:
         'The outbox relay gave up on stream records: their events were committed and reached no queue. Each message names a shard and sequence range; republish from the outbox table.',
       metric: this.failureQueue.metricApproximateNumberOfMessagesVisible({
