@@ -437,6 +437,13 @@ export const OPTIONS = {
     choices: ['direct', 'outbox', 'dual-write'],
     placeholder: 'P',
     group: 'run',
+    targets: {
+      only: ['embedded'],
+      refusal: (target) =>
+        `runs on --target embedded only: on ${target} the stack deploys the outbox table and its relay ` +
+        '(outputs OutboxTableName, ProducerStateTableName), but the harness does not write them yet; ' +
+        'leave --producer out (the harness then sends directly)',
+    },
     help:
       'how events reach the queues. direct: the harness sends them. dual-write: a producer process commits ' +
       "its own state (an account's pending balance), then sends; outbox: it commits its state and an " +

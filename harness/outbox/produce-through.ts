@@ -321,8 +321,8 @@ async function localEndpoints(env: OutboxEnvironment): Promise<{
   if (env.description.target !== 'embedded' || sqsEndpoint === undefined || dynamodbEndpoint === undefined) {
     throw new OutboxNotSupportedError(
       `the outbox and dual-write producers run on the embedded environment only, not on ${env.description.target}: ` +
-        'a deployed stack does not name an outbox table yet (lib/outbox-relay.ts is not part of it). ' +
-        'Run without --target, or with the direct producer.',
+        'the stack deploys the outbox table and its relay, but the harness does not write them yet. ' +
+        'Run without --target, or without --producer.',
     );
   }
   const region = await env.sqs.config.region();

@@ -159,8 +159,38 @@ describe('experiment command-line options', () => {
       ['--target', 'aws', '--max-receive-count', '3'],
       /--max-receive-count applies to --target embedded only/,
     ],
+    [
+      ['--target', 'aws', '--producer', 'outbox'],
+      /--producer runs on --target embedded only: on aws the stack/,
+    ],
+    [['--producer', 'kafka'], /--producer must be one of direct, outbox, dual-write/],
+    [
+      ['--target', 'aws', '--provider-lost-response-rate', '0.1'],
+      /deploy with `npx cdk deploy -c providerLostResponseRate=R`/,
+    ],
+    [['--producer-crash-rate', '2'], /--producer-crash-rate must be a number from 0 to 1/],
   ])('refuses %j with a message that says why', (argv, message) => {
     expect(() => parseCliArgs(argv)).toThrow(message);
+  });
+
+  it('reads the producer and the side-effect faults', () => {
+    const { config } = parseCliArgs([
+      '--producer',
+      'outbox',
+      '--relay-crash-rate',
+      '0.05',
+      '--producer-crash-rate',
+      '0.1',
+      '--provider-lost-response-rate',
+      '0.2',
+    ]);
+    expect(config.producer).toBe('outbox');
+    expect(config.faults).toMatchObject({
+      relayCrashRate: 0.05,
+      producerCrashRate: 0.1,
+      providerLostResponseRate: 0.2,
+    });
+    expect(parseCliArgs([]).config.producer).toBeUndefined();
   });
 
   it('lets the producer-side faults run on a deployed target', () => {

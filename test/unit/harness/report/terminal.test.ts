@@ -2,11 +2,13 @@ import { describe, expect, it } from 'vitest';
 import type { ExperimentReport } from '../../../../harness/experiment/experiment.js';
 import { NO_FAULTS } from '../../../../harness/faults/faults.js';
 import {
+  chargeRows,
   formatFaultTable,
   formatProgress,
   formatRedriveTable,
   formatSummary,
   formatTable,
+  violations,
 } from '../../../../harness/report/terminal.js';
 import { modeOutcome } from '../../../support/outcome.js';
 
@@ -277,5 +279,34 @@ describe('report formatting', () => {
     expect(line).toBe(
       'AMO done 80, delivered 100, running 10, crashes 2, queued 3, invisible 10 │ EO queued 0, invisible 0 ✓ │ 5.3 s',
     );
+  });
+});
+
+describe('side effects in the tables', () => {
+  const exact = modeOutcome({ produced: 200, appliedOnce: 200, expectedCents: 10_000, actualCents: 10_000 });
+
+  it('does not mark the events a dual-writing producer never sent, and marks any loss beyond them', () => {
+    const unsent = { events: 3, cents: 300 };
+    const lostByProducer = { ...exact, appliedOnce: 197, lost: 3, actualCents: 9_700, driftCents: -300 };
+    expect(violations('effectively-once', { ...lostByProducer, neverSent: unsent })).toEqual(new Set());
+    // Without the producer's count the same numbers are a broken promise.
+    expect(violations('effectively-once', lostByProducer)).toEqual(new Set(['lost', 'driftCents']));
+    // One more lost than the producer explains: the consumer's.
+    const oneMore = { ...lostByProducer, appliedOnce: 196, lost: 4, actualCents: 9_600, driftCents: -400 };
+    expect(violations('effectively-once', { ...oneMore, neverSent: unsent })).toEqual(
+      new Set(['lost', 'driftCents']),
+    );
+  });
+
+  it('marks a double charge only in the mode with an idempotency key', () => {
+    const charged = { ...exact, ledgerCents: 10_000, charges: 201, chargedCents: 10_050, doubleCharged: 1 };
+    const rows = chargeRows({
+      modes: { 'charge-no-key': charged, 'charge-with-key': charged },
+    } as unknown as ExperimentReport);
+    const marked = rows.map((cells) => cells.filter((cell) => cell.impossible).map((cell) => cell.text));
+    expect(rows.map((cells) => cells[0]?.text)).toEqual(['charge-no-key', 'charge-with-key']);
+    expect(marked).toEqual([[], ['1', '0.50']]);
+    // Modes without a charge get no row.
+    expect(chargeRows({ modes: { 'effectively-once': exact } } as unknown as ExperimentReport)).toEqual([]);
   });
 });
