@@ -33,13 +33,13 @@ export const DEFAULT_MARKER_RETENTION_DAYS = 30;
  * outlives every marker.
  */
 export const MAX_MARKER_RETENTION_DAYS = 365;
-/** How long the producer keeps a run's manifest: as long as the longest marker may live. */
 /**
  * How long the payment provider keeps an idempotency key (Stripe documents "at least 24 hours"): a
  * repeat of a key older than this may charge again, so the charge modes' age guard uses the shorter
  * of this and the marker's retention (functions/shared/charge-then-record.ts).
  */
 export const PROVIDER_KEY_RETENTION_SECONDS = DAY_SECONDS;
+/** How long the producer keeps a run's manifest: as long as the longest marker may live. */
 export const MANIFEST_TTL_SECONDS = MAX_MARKER_RETENTION_DAYS * DAY_SECONDS;
 
 export interface Retention {

@@ -109,8 +109,20 @@ export class PaymentProvider extends Construct {
     return this.fn.grantInvokeUrl(grantee);
   }
 
-  /** Lets `grantee` list a run's charges (Query on the table; no index, no write). */
+  /**
+   * Lets `grantee` list a run's charges: Query on the charge partitions (`CHARGES#<runId>`) only,
+   * not the keys' items with their saved responses; no index, no write.
+   */
   grantReadCharges(grantee: iam.IGrantable): iam.Grant {
-    return this.table.grant(grantee, 'dynamodb:Query');
+    return iam.Grant.addToPrincipal({
+      grantee,
+      actions: ['dynamodb:Query'],
+      resourceArns: [this.table.tableArn],
+      conditions: {
+        'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CHARGES#*'] },
+        // ForAllValues alone is true when the request has no leading key at all.
+        Null: { 'dynamodb:LeadingKeys': 'false' },
+      },
+    });
   }
 }

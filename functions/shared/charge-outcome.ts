@@ -17,6 +17,8 @@ export interface ChargeCounts {
   readonly charges: number;
   /** Σ their amounts. */
   readonly chargedCents: number;
+  /** Σ amounts of every charge of an event after its first: money taken twice. */
+  readonly overchargedCents: number;
   /** Events charged two or more times. */
   readonly doubleCharged: number;
   /** Valid events not dead-lettered that the provider never charged. */
@@ -38,6 +40,7 @@ export class ChargeTally {
   private counts = { doubleCharged: 0, neverCharged: 0, chargedNotRecorded: 0, unexpectedCharges: 0 };
   private charges = 0;
   private chargedCents = 0;
+  private overchargedCents = 0;
 
   static async read(reader: ChargeReader, runId: string, mode: Mode): Promise<ChargeTally> {
     const tally = new ChargeTally();
@@ -49,6 +52,7 @@ export class ChargeTally {
     const entry = this.byEvent.get(charge.eventId) ?? { count: 0, cents: 0 };
     entry.count += 1;
     entry.cents += charge.amountCents;
+    if (entry.count > 1) this.overchargedCents += charge.amountCents;
     this.byEvent.set(charge.eventId, entry);
     this.charges += 1;
     this.chargedCents += charge.amountCents;
@@ -78,6 +82,7 @@ export class ChargeTally {
     return {
       charges: this.charges,
       chargedCents: this.chargedCents,
+      overchargedCents: this.overchargedCents,
       doubleCharged: this.counts.doubleCharged,
       neverCharged: this.counts.neverCharged,
       chargedNotRecorded: this.counts.chargedNotRecorded,

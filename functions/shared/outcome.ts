@@ -82,6 +82,7 @@ export interface ModeOutcome {
   /** Charge modes only (topology `charge`): the provider's charges, joined by event id (ChargeCounts). */
   readonly charges?: number;
   readonly chargedCents?: number;
+  readonly overchargedCents?: number;
   readonly doubleCharged?: number;
   readonly neverCharged?: number;
   readonly chargedNotRecorded?: number;

@@ -102,7 +102,9 @@ export class ProviderUnavailableError extends Error {
   ) {
     super(
       `the payment provider at ${url} did not complete the charge in ${attempts} attempt(s); last: ${lastCause}. ` +
-        'Is it running, and reachable from here? Retry later with the same idempotency key.',
+        (/\b409\b|idempotency_key_in_use/.test(lastCause)
+          ? 'The key is still in flight at the provider (another request holds it until its lease ends): retry after the lease with the same key.'
+          : 'Is it running, and reachable from here? Retry later with the same idempotency key.'),
       options,
     );
   }

@@ -191,22 +191,20 @@ export async function runExperiment(
   };
 }
 
-/** Waits until every mode's queue is drained; no limit while it progresses, gives up when nothing changes. */
-/** The events none of whose messages was sent (a re-sent event may have lost only one copy). */
+/**
+ * The events a dual-writing producer committed and never sent, and their valid amounts. The
+ * producer's `neverSent` already lists an event only if none of its messages went out (a re-sent
+ * event may have lost one copy and still reached the queues).
+ */
 export function neverSentEvents(
-  manifest: Pick<Manifest, 'events' | 'messages'>,
-  neverSentMessages: readonly string[],
+  manifest: Pick<Manifest, 'events'>,
+  neverSent: readonly string[],
 ): { readonly events: number; readonly cents: number } {
-  const messagesOf = new Map<string, number>();
-  for (const message of manifest.messages)
-    messagesOf.set(message.eventId, (messagesOf.get(message.eventId) ?? 0) + 1);
-  const unsentOf = new Map<string, number>();
-  for (const eventId of neverSentMessages) unsentOf.set(eventId, (unsentOf.get(eventId) ?? 0) + 1);
+  const unsent = new Set(neverSent);
   let events = 0;
   let cents = 0;
   for (const event of manifest.events) {
-    const unsent = unsentOf.get(event.eventId) ?? 0;
-    if (unsent === 0 || unsent < (messagesOf.get(event.eventId) ?? 0)) continue;
+    if (!unsent.has(event.eventId)) continue;
     events += 1;
     if (event.poison === undefined) cents += event.amountCents;
   }
@@ -241,6 +239,7 @@ async function produceAll(
   return undefined;
 }
 
+/** Waits until every mode's queue is drained; no limit while it progresses, gives up when nothing changes. */
 function drain(
   env: ExperimentEnvironment,
   config: Pick<ExperimentConfig, 'modes' | 'faults'>,

@@ -291,14 +291,16 @@ export function chargeRows(report: TableReport): ResultCell[][] {
     const charge = MODES[mode] as { readonly charge?: { readonly idempotencyKey: boolean } };
     if (charge.charge === undefined || m.charges === undefined) return [];
     const cell = (text: string, impossible = false): ResultCell => ({ text, impossible });
-    const overcharged = (m.chargedCents ?? 0) - (m.ledgerCents ?? 0);
+    const overcharged = m.overchargedCents ?? 0;
+    // A dual-writing producer's unsent events reached no consumer, so no card either.
+    const neverCharged = (m.neverCharged ?? 0) - (m.neverSent?.events ?? 0);
     return [
       [
         cell(mode),
         cell(String(m.charges)),
         cell(money(m.chargedCents ?? 0)),
         cell(String(m.doubleCharged ?? 0), charge.charge.idempotencyKey && (m.doubleCharged ?? 0) > 0),
-        cell(String(m.neverCharged ?? 0), (m.neverCharged ?? 0) > 0),
+        cell(String(m.neverCharged ?? 0), neverCharged > 0),
         cell(String(m.chargedNotRecorded ?? 0)),
         cell(String(m.unexpectedCharges ?? 0), (m.unexpectedCharges ?? 0) > 0),
         cell(money(overcharged), charge.charge.idempotencyKey && overcharged !== 0),

@@ -6,7 +6,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { PROVIDER_TTL_ATTRIBUTE } from '../../functions/payment-provider/charges.js';
+import { chargesPartition, PROVIDER_TTL_ATTRIBUTE } from '../../functions/payment-provider/charges.js';
 import { PaymentProvider } from '../../lib/payment-provider.js';
 
 type Statement = { Effect: string; Action: string | string[]; Resource: unknown; Condition?: unknown };
@@ -117,12 +117,16 @@ describe('PaymentProvider construct', () => {
     ]);
   });
 
-  it('grantReadCharges gives Query on the table and nothing else', () => {
+  it('grantReadCharges gives Query on the charge partitions and nothing else (not the keys and their saved responses)', () => {
     expect(statementsOf(parts.verifier)).toEqual([
       {
         Effect: 'Allow',
         Action: 'dynamodb:Query',
-        Resource: [{ 'Fn::GetAtt': [logicalId(parts.provider.table), 'Arn'] }],
+        Resource: { 'Fn::GetAtt': [logicalId(parts.provider.table), 'Arn'] },
+        Condition: {
+          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${chargesPartition('')}*`] },
+          Null: { 'dynamodb:LeadingKeys': 'false' },
+        },
       },
     ]);
   });

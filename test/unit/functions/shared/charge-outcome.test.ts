@@ -51,6 +51,7 @@ describe('ChargeTally: the provider ledger joined by event id', () => {
     expect(counts).toEqual({
       charges: 4,
       chargedCents: 400,
+      overchargedCents: 100,
       doubleCharged: 1,
       neverCharged: 1,
       chargedNotRecorded: 1,

@@ -299,13 +299,31 @@ describe('side effects in the tables', () => {
   });
 
   it('marks a double charge only in the mode with an idempotency key', () => {
-    const charged = { ...exact, ledgerCents: 10_000, charges: 201, chargedCents: 10_050, doubleCharged: 1 };
+    const charged = {
+      ...exact,
+      charges: 201,
+      chargedCents: 10_050,
+      overchargedCents: 50,
+      doubleCharged: 1,
+      neverCharged: 0,
+    };
     const rows = chargeRows({
       modes: { 'charge-no-key': charged, 'charge-with-key': charged },
     } as unknown as ExperimentReport);
     const marked = rows.map((cells) => cells.filter((cell) => cell.impossible).map((cell) => cell.text));
     expect(rows.map((cells) => cells[0]?.text)).toEqual(['charge-no-key', 'charge-with-key']);
     expect(marked).toEqual([[], ['1', '0.50']]);
+    // Events a dual-writing producer never sent were never charged: the producer's, not marked.
+    const unsent = { ...charged, doubleCharged: 0, overchargedCents: 0, neverCharged: 2 };
+    const withProducer = chargeRows({
+      modes: {
+        'charge-with-key': { ...unsent, neverSent: { events: 2, cents: 200 } },
+        'charge-no-key': { ...unsent, neverSent: { events: 1, cents: 100 } },
+      },
+    } as unknown as ExperimentReport);
+    expect(
+      withProducer.map((cells) => cells.filter((cell) => cell.impossible).map((cell) => cell.text)),
+    ).toEqual([[], ['2']]);
     // Modes without a charge get no row.
     expect(chargeRows({ modes: { 'effectively-once': exact } } as unknown as ExperimentReport)).toEqual([]);
   });
