@@ -234,6 +234,43 @@ describe('the payment provider, a child process on DynamoDB Local', () => {
     }
   });
 
+  it('a request that outlives its lease while still running cannot commit: the repeat that took the key over charges, once', async () => {
+    const leaseSeconds = 1;
+    const slow = await startPaymentProvider({
+      dynamodbEndpoint: dynamodb.endpoint,
+      tableName: TABLE,
+      leaseSeconds,
+    });
+    try {
+      const { runId, body } = chargeBody();
+      const key = randomUUID();
+      // A holds the key and pauses past its lease (alive, not killed).
+      const first = post(slow.url, body, { 'idempotency-key': key, 'x-fault-pause-ms': '2500' });
+      const lockedUntil = await leaseOf(key);
+      await sleep(Math.max(0, lockedUntil - Date.now()) + 200);
+
+      // B comes after A's lease: it takes the key over and executes.
+      const takeover = await post(slow.url, body, { 'idempotency-key': key });
+      expect(takeover.status).toBe(200);
+      expect(takeover.replayed).toBeNull();
+      // A wakes up without its lease: its commit's condition fails and it charges nothing.
+      const late = await first;
+      expect(late.status).toBe(409);
+
+      const charges = await chargesOf(runId);
+      expect(charges).toHaveLength(1);
+      expect(charges[0]?.chargeId).toBe(JSON.parse(takeover.text).id);
+      // A's client retries with the key: B's charge, replayed.
+      expect(await post(slow.url, body, { 'idempotency-key': key })).toMatchObject({
+        status: 200,
+        replayed: 'true',
+        text: takeover.text,
+      });
+    } finally {
+      await slow.stop();
+    }
+  });
+
   it('answers an unknown path with 404 and a clear message', async () => {
     const response = await post(provider.url.replace(/$/, '/v1'), {});
     expect(response.status).toBe(404);
