@@ -124,7 +124,9 @@ async function verifyModeInDetail(
   const balance = (MODES[mode] as ModeSettings).balance ?? 'sum';
   // A state mode's records also carry each event's state: the balance they imply is the newest's.
   const states = balance === 'state' ? new LatestStates() : undefined;
-  const applications = groupApplications(readApplications(deps.reader, runId, mode, detailed, states));
+  const applications = groupApplications(
+    readApplications(deps.reader, runId, mode, detailed, states, chargeOf(mode) !== undefined),
+  );
   const deadLettered = [...sweep.events].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const chargeTally = chargeOf(mode) ? await readChargeTally(deps, runId, mode) : undefined;
   // Crashes are few (one item per injected crash): read them whole before the join.
@@ -232,11 +234,14 @@ async function* readApplications(
   mode: Mode,
   detailed: boolean,
   states?: LatestStates,
+  /** A charge mode's records name the provider's charge: joined against its ledger. */
+  charges = false,
 ): AsyncGenerator<ApplicationRecord> {
   // The application time always: the order of applications is counted by every verification.
   const projection = ['eventId', 'accountId', 'amountCents', 'applications', 'appliedAt'];
   if (detailed) projection.push('receiveCount');
   if (states) projection.push('seq', 'balanceAfterCents');
+  if (charges) projection.push('chargeId');
   for await (const item of queryPrefix(reader, runId, mode, SK.applicationPrefix, projection)) {
     states?.add(
       String(item.accountId),
@@ -251,6 +256,7 @@ async function* readApplications(
       // Required for per-event detail; a count-only verification orders what has a time.
       ...(detailed || item.appliedAt !== undefined ? { appliedAtMs: timeAttribute(item, 'appliedAt') } : {}),
       ...(detailed ? { receiveCount: numberAttribute(item, 'receiveCount') } : {}),
+      ...(charges && typeof item.chargeId === 'string' ? { chargeId: item.chargeId } : {}),
     };
   }
 }

@@ -4,6 +4,7 @@ import type { JoinedEvent } from './outcome.js';
 
 /** One charge the payment provider executed, as its ledger names it (metadata: run, mode, event). */
 export interface ProviderChargeRecord {
+  readonly chargeId: string;
   readonly eventId: string;
   readonly amountCents: number;
 }
@@ -27,6 +28,11 @@ export interface ChargeCounts {
   readonly chargedNotRecorded: number;
   /** Charges for event ids the producer never sent as a valid event: a bug if not 0. */
   readonly unexpectedCharges: number;
+  /**
+   * Recorded events whose record names no charge the provider executed for that event (none at
+   * all, or another event's): the ledger says charged, the provider does not. A bug if not 0.
+   */
+  readonly recordedChargeNotFound: number;
 }
 
 /**
@@ -35,9 +41,15 @@ export interface ChargeCounts {
  * is not sorted by event id.
  */
 export class ChargeTally {
-  private readonly byEvent = new Map<string, { count: number; cents: number }>();
+  private readonly byEvent = new Map<string, { count: number; cents: number; ids: Set<string> }>();
   private readonly seen = new Set<string>();
-  private counts = { doubleCharged: 0, neverCharged: 0, chargedNotRecorded: 0, unexpectedCharges: 0 };
+  private counts = {
+    doubleCharged: 0,
+    neverCharged: 0,
+    chargedNotRecorded: 0,
+    unexpectedCharges: 0,
+    recordedChargeNotFound: 0,
+  };
   private charges = 0;
   private chargedCents = 0;
   private overchargedCents = 0;
@@ -49,8 +61,9 @@ export class ChargeTally {
   }
 
   add(charge: ProviderChargeRecord): void {
-    const entry = this.byEvent.get(charge.eventId) ?? { count: 0, cents: 0 };
+    const entry = this.byEvent.get(charge.eventId) ?? { count: 0, cents: 0, ids: new Set<string>() };
     entry.count += 1;
+    entry.ids.add(charge.chargeId);
     entry.cents += charge.amountCents;
     if (entry.count > 1) this.overchargedCents += charge.amountCents;
     this.byEvent.set(charge.eventId, entry);
@@ -72,6 +85,12 @@ export class ChargeTally {
       return;
     }
     if (charges >= 2) this.counts.doubleCharged += 1;
+    if (event.applied !== undefined) {
+      const recorded = event.applied.chargeIds ?? [];
+      const known = this.byEvent.get(event.eventId)?.ids;
+      if (recorded.length === 0 || recorded.some((id) => known?.has(id) !== true))
+        this.counts.recordedChargeNotFound += 1;
+    }
     if (charges >= 1 && event.applied === undefined) this.counts.chargedNotRecorded += 1;
     if (charges === 0 && event.state !== EVENT_STATES.deadLettered) this.counts.neverCharged += 1;
   };
@@ -87,6 +106,7 @@ export class ChargeTally {
       neverCharged: this.counts.neverCharged,
       chargedNotRecorded: this.counts.chargedNotRecorded,
       unexpectedCharges: unexpected,
+      recordedChargeNotFound: this.counts.recordedChargeNotFound,
     };
   }
 }

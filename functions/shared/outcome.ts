@@ -87,6 +87,7 @@ export interface ModeOutcome {
   readonly neverCharged?: number;
   readonly chargedNotRecorded?: number;
   readonly unexpectedCharges?: number;
+  readonly recordedChargeNotFound?: number;
   /** Charge requests whose response the provider lost on purpose (--provider-lost-response-rate). */
   readonly providerResponsesLost?: number;
 }
@@ -104,6 +105,8 @@ export interface AppliedEvent {
   readonly receiveCounts?: readonly number[];
   /** Epoch ms of each application (a marker's applications all at its own time), when carried. */
   readonly appliedAtMs?: readonly number[];
+  /** The payment provider's charge each record names (the charge modes), when carried. */
+  readonly chargeIds?: readonly string[];
 }
 
 /** One event id as the join saw it, for a caller that wants per-event detail. */
@@ -275,6 +278,7 @@ export interface ApplicationRecord {
   readonly applications: number;
   readonly receiveCount?: number;
   readonly appliedAtMs?: number;
+  readonly chargeId?: string;
 }
 
 /**
@@ -293,6 +297,7 @@ export async function* groupApplications(
         payloadHashes: Set<string>;
         receiveCounts?: number[];
         appliedAtMs?: number[];
+        chargeIds?: string[];
       }
     | undefined;
   for await (const record of records) {
@@ -307,6 +312,10 @@ export async function* groupApplications(
     if (record.receiveCount !== undefined) {
       current.receiveCounts ??= [];
       current.receiveCounts.push(record.receiveCount);
+    }
+    if (record.chargeId !== undefined) {
+      current.chargeIds ??= [];
+      current.chargeIds.push(record.chargeId);
     }
     if (record.appliedAtMs !== undefined) {
       current.appliedAtMs ??= [];

@@ -14,11 +14,13 @@ const event = (eventId: string, extra: Partial<ManifestEvent> = {}): ManifestEve
   ...extra,
 });
 
-const applied = (eventId: string): AppliedEvent => ({
+/** Recorded, naming the provider's charge `ch_<eventId>_1` (its first). */
+const applied = (eventId: string, chargeIds: readonly string[] = [`ch_${eventId}_1`]): AppliedEvent => ({
   eventId,
   applications: 1,
   cents: 100,
   payloadHashes: new Set(),
+  chargeIds,
 });
 
 /** Joins a manifest, its applications and its dead letters, tallying the provider's charges. */
@@ -29,7 +31,12 @@ async function tally(
   deadLettered: readonly string[] = [],
 ) {
   const charged = new ChargeTally();
-  for (const eventId of charges) charged.add({ eventId, amountCents: 100 });
+  const times = new Map<string, number>();
+  for (const eventId of charges) {
+    const n = (times.get(eventId) ?? 0) + 1;
+    times.set(eventId, n);
+    charged.add({ chargeId: `ch_${eventId}_${n}`, eventId, amountCents: 100 });
+  }
   await joinByEventId(
     stream(manifest),
     stream(applications),
@@ -56,7 +63,20 @@ describe('ChargeTally: the provider ledger joined by event id', () => {
       neverCharged: 1,
       chargedNotRecorded: 1,
       unexpectedCharges: 0,
+      // c's record names a charge the provider never executed.
+      recordedChargeNotFound: 1,
     });
+  });
+
+  it("counts a record whose charge id is not one of its event's charges at the provider", async () => {
+    const counts = await tally(
+      [event('a'), event('b'), event('c')],
+      // a: its own charge; b: a's charge id; c: no charge id at all
+      [applied('a'), applied('b', ['ch_a_1']), applied('c', [])],
+      ['a', 'b', 'c'],
+    );
+
+    expect(counts.recordedChargeNotFound).toBe(2);
   });
 
   it('a dead-lettered event was rightly never charged; a charge for an unknown or poison id is unexpected', async () => {
