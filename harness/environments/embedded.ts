@@ -11,6 +11,7 @@ import {
 } from '../../contract/function-environment.js';
 import { DEFAULT_RETENTION } from '../../contract/retention.js';
 import { chargeOf, isFifoMode, MODE_NAMES, MODES, type Mode, VERIFIER } from '../../contract/topology.js';
+import { ensureProviderTable } from '../../functions/payment-provider/http-server.js';
 import type { VerifierResult } from '../../functions/verifier.js';
 import { type Bundles, bundleHandlers } from '../bundling/bundle.js';
 import { type FaultPolicy, faultPolicy } from '../dynamodb-proxy/faults.js';
@@ -219,7 +220,7 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
           tableName: TABLE_NAME,
           deadLetterQueueUrls,
           dlqSweepWaitSeconds: 0,
-          ...(provider ? { providerTableName: PROVIDER_TABLE_NAME } : {}),
+          providerTableName: PROVIDER_TABLE_NAME,
         }),
       ),
     );
@@ -234,12 +235,10 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
     // DynamoDB Local answers; the tables need it.
     const { pid: dynamodbPid } = await allOrFirstError([
       dynamodbReady.then(async (dynamodb) => {
-        await Promise.all([
-          createTables(clients.dynamodb),
-          providerPort === undefined
-            ? undefined
-            : startProvider(emulators.dynamodbEndpoint, providerPort, options.logDir, teardown),
-        ]);
+        await createTables(clients.dynamodb);
+        if (providerPort !== undefined) {
+          await startProvider(emulators.dynamodbEndpoint, providerPort, options.logDir, teardown);
+        }
         return dynamodb;
       }),
       prewarm ? prewarmFunctions(consumers, modeSettings, verifier) : Promise.resolve(),
@@ -365,6 +364,10 @@ async function createTables(dynamodb: DynamoDBClient): Promise<void> {
   await createLedgerTable(dynamodb, TABLE_NAME);
   // As in the stack: one table for the modes that keep Powertools' idempotency records.
   await createIdempotencyTable(dynamodb, IDEMPOTENCY_TABLE_NAME);
+  // As in the stack, the provider's table exists whatever the run's modes, so the verifier can
+  // count any mode (a charge mode that did not run has no charges); its process runs only for a
+  // run with a charge mode.
+  await ensureProviderTable(dynamodb, PROVIDER_TABLE_NAME);
 }
 
 /**
