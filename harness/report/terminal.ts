@@ -32,11 +32,17 @@ const modeRows = (report: TableReport): [Mode, ModeRow][] =>
  * Whether the environment itself delivered some record twice: then at-most-once's duplicates are
  * the environment's, not a broken promise (its "never twice" holds per SQS delivery).
  */
-function deliveredTwiceByEnvironment(outcome: ModeRow): boolean {
+function deliveredTwiceByEnvironment(mode: Mode, outcome: ModeRow): boolean {
   return (
     outcome.producerDuplicates > 0 ||
     (outcome.runtime?.injected.redelivered ?? 0) > 0 ||
-    (outcome.runtime?.visibilityOverruns ?? 0) > 0
+    (outcome.runtime?.visibilityOverruns ?? 0) > 0 ||
+    // For the mode that deletes before it works: an applied message that also reached the DLQ was
+    // delivered again after its delete (a delete with a stale receipt handle succeeds without
+    // deleting), and its redriven copy is one more delivery. It applies each, as its promise allows
+    // (per delivery, not per event). Every other mode's duplicate stays marked.
+    (MODES[mode].deletesOwnBatch &&
+      (outcome.appliedAndDeadLettered > 0 || (outcome.redrive?.duplicatedByRedrive ?? 0) > 0))
   );
 }
 
@@ -54,7 +60,7 @@ export function violations(mode: Mode, outcome: ModeRow): Set<keyof ModeRow> {
   // Events a dual-writing producer committed and never sent are lost before any queue: its loss.
   const unsent = outcome.neverSent ?? { events: 0, cents: 0 };
   if (promises.noLoss && outcome.lost !== unsent.events) flagged.add('lost');
-  if (promises.noDuplicates && outcome.duplicated !== 0 && !deliveredTwiceByEnvironment(outcome))
+  if (promises.noDuplicates && outcome.duplicated !== 0 && !deliveredTwiceByEnvironment(mode, outcome))
     flagged.add('duplicated');
   // Money in the DLQ is not drift: a dead-lettered event is accounted for, just not applied.
   if (
@@ -455,7 +461,11 @@ function notes(report: ExperimentReport): string[] {
           'the modes that work first dead-letter them instead.',
       );
     }
-    if (MODES[mode].promises.noDuplicates && outcome.duplicated > 0 && deliveredTwiceByEnvironment(outcome)) {
+    if (
+      MODES[mode].promises.noDuplicates &&
+      outcome.duplicated > 0 &&
+      deliveredTwiceByEnvironment(mode, outcome)
+    ) {
       notes.push(
         `note: ${mode}'s duplicates come from the environment, not the mode: records were delivered twice ` +
           '(producer re-sends, redeliveries or visibility overruns), and it applies each delivery it deletes.',

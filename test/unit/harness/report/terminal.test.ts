@@ -328,3 +328,16 @@ describe('side effects in the tables', () => {
     expect(chargeRows({ modes: { 'effectively-once': exact } } as unknown as ExperimentReport)).toEqual([]);
   });
 });
+
+describe("at-most-once's duplicates from a second delivery of an applied message", () => {
+  const base = modeOutcome({ produced: 10, appliedOnce: 9, duplicated: 1, extraApplications: 1 });
+
+  it('are not marked when the message was also dead-lettered (its delete did not take), for at-most-once only', () => {
+    const deliveredAgain = { ...base, appliedAndDeadLettered: 1 };
+    expect(violations('at-most-once', deliveredAgain).has('duplicated')).toBe(false);
+    // The same numbers in a mode that promises no duplicates per event stay a broken promise.
+    expect(violations('effectively-once', deliveredAgain).has('duplicated')).toBe(true);
+    // Without a second delivery, an at-most-once duplicate is marked.
+    expect(violations('at-most-once', base).has('duplicated')).toBe(true);
+  });
+});
