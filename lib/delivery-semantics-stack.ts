@@ -14,7 +14,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
@@ -40,7 +40,8 @@ import {
   TOPOLOGY_VERSION,
   VERIFIER,
 } from '../contract/topology.js';
-import { BUNDLING, handlerEntry, PROJECT_ROOT } from './bundling.js';
+import { handlerEntry, PROJECT_ROOT } from './bundling.js';
+import { NODEJS_BUNDLING } from './nodejs-bundling.js';
 import { OutboxRelay } from './outbox-relay.js';
 import { PaymentProvider } from './payment-provider.js';
 
@@ -58,17 +59,6 @@ export interface ModeResources {
   readonly consumer: NodejsFunction;
   readonly settings: ModeSettings;
 }
-
-const bundling = {
-  format: BUNDLING.format === 'esm' ? OutputFormat.ESM : OutputFormat.CJS,
-  target: BUNDLING.target,
-  minify: BUNDLING.minify,
-  sourceMap: BUNDLING.sourcemap,
-  mainFields: [...BUNDLING.mainFields],
-  banner: BUNDLING.banner,
-  externalModules: BUNDLING.externalModules,
-  forceDockerBundling: false,
-};
 
 /**
  * The actions Powertools' DynamoDBPersistenceLayer sends: PutItem (INPROGRESS, conditional),
@@ -510,7 +500,7 @@ export class DeliverySemanticsStack extends Stack {
       architecture: lambda.Architecture.ARM_64,
       timeout: Duration.seconds(options.timeoutSeconds),
       memorySize: options.memoryMb,
-      bundling,
+      bundling: NODEJS_BUNDLING,
       logGroup,
       role,
       environment: options.environment,

@@ -5,7 +5,7 @@ import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
@@ -13,7 +13,8 @@ import { Construct } from 'constructs';
 import { TTL_ATTRIBUTE } from '../contract/ledger-keys.js';
 import { DEAD_LETTER_RETENTION_SECONDS } from '../contract/retention.js';
 import { isFifoMode, type Mode, STORAGE } from '../contract/topology.js';
-import { BUNDLING, handlerEntry, PROJECT_ROOT } from './bundling.js';
+import { handlerEntry, PROJECT_ROOT } from './bundling.js';
+import { NODEJS_BUNDLING } from './nodejs-bundling.js';
 
 export interface OutboxRelayProps {
   /** The queues the relay publishes every outbox item to, by mode (a FIFO mode's queue must be FIFO). */
@@ -198,16 +199,7 @@ export class OutboxRelay extends Construct {
       architecture: lambda.Architecture.ARM_64,
       timeout: Duration.seconds(30),
       memorySize: 256,
-      bundling: {
-        format: BUNDLING.format === 'esm' ? OutputFormat.ESM : OutputFormat.CJS,
-        target: BUNDLING.target,
-        minify: BUNDLING.minify,
-        sourceMap: BUNDLING.sourcemap,
-        mainFields: [...BUNDLING.mainFields],
-        banner: BUNDLING.banner,
-        externalModules: BUNDLING.externalModules,
-        forceDockerBundling: false,
-      },
+      bundling: NODEJS_BUNDLING,
       logGroup,
       role,
       environment: {

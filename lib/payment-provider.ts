@@ -2,10 +2,11 @@ import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { BUNDLING, handlerEntry, PROJECT_ROOT } from './bundling.js';
+import { handlerEntry, PROJECT_ROOT } from './bundling.js';
+import { NODEJS_BUNDLING } from './nodejs-bundling.js';
 
 export interface PaymentProviderProps {
   /**
@@ -69,16 +70,7 @@ export class PaymentProvider extends Construct {
       // Longer than a lease: a request overtaken by a repeat finds its lease gone and commits nothing.
       timeout: Duration.seconds(leaseSeconds + 5),
       memorySize: 256,
-      bundling: {
-        format: BUNDLING.format === 'esm' ? OutputFormat.ESM : OutputFormat.CJS,
-        target: BUNDLING.target,
-        minify: BUNDLING.minify,
-        sourceMap: BUNDLING.sourcemap,
-        mainFields: [...BUNDLING.mainFields],
-        banner: BUNDLING.banner,
-        externalModules: BUNDLING.externalModules,
-        forceDockerBundling: false,
-      },
+      bundling: NODEJS_BUNDLING,
       logGroup,
       role,
       environment: {

@@ -13,6 +13,7 @@ import {
   faultRows,
   REDRIVE_COLUMNS,
   RESULT_COLUMNS,
+  type ResultCell,
   redriveHeading,
   redriveRows,
   resultRows,
@@ -42,15 +43,18 @@ function table(caption: string, header: readonly string[], rows: readonly string
   ].join('');
 }
 
+/** A row's cells as HTML: a count a correct run cannot produce is marked `!` and highlighted. */
+function markedCells(cells: readonly ResultCell[]): string[] {
+  return cells.map(({ text, impossible }) =>
+    impossible
+      ? `<mark title="a correct run cannot produce this">${escapeHtml(text)} !</mark>`
+      : escapeHtml(text),
+  );
+}
+
 /** The terminal's result table: a count a correct run cannot produce is marked `!` and highlighted. */
 export function summaryTable(report: Pick<ExperimentReport, 'modes'>): string {
-  const rows = resultRows(report).map((cells) =>
-    cells.map(({ text, impossible }) =>
-      impossible
-        ? `<mark title="a correct run cannot produce this">${escapeHtml(text)} !</mark>`
-        : escapeHtml(text),
-    ),
-  );
+  const rows = resultRows(report).map(markedCells);
   return table('What the verifier counted, by event id (the terminal table)', [...RESULT_COLUMNS], rows);
 }
 
@@ -59,13 +63,7 @@ export function summaryTable(report: Pick<ExperimentReport, 'modes'>): string {
  * Empty without one.
  */
 export function redriveTable(report: Pick<ExperimentReport, 'modes' | 'redrive'>): string {
-  const rows = redriveRows(report).map((cells) =>
-    cells.map(({ text, impossible }) =>
-      impossible
-        ? `<mark title="a correct run cannot produce this">${escapeHtml(text)} !</mark>`
-        : escapeHtml(text),
-    ),
-  );
+  const rows = redriveRows(report).map(markedCells);
   if (rows.length === 0) return '';
   return table(
     `${redriveHeading(report).replace(/:$/, '')}: every DLQ moved back to its source queue, drained and verified again (the grids show the first drain)`,
@@ -76,13 +74,7 @@ export function redriveTable(report: Pick<ExperimentReport, 'modes' | 'redrive'>
 
 /** The charge modes' table (the terminal's): what the payment provider's ledger says. Empty without one. */
 export function chargeTable(report: Pick<ExperimentReport, 'modes'>): string {
-  const rows = chargeRows(report).map((cells) =>
-    cells.map(({ text, impossible }) =>
-      impossible
-        ? `<mark title="a correct run cannot produce this">${escapeHtml(text)} !</mark>`
-        : escapeHtml(text),
-    ),
-  );
+  const rows = chargeRows(report).map(markedCells);
   if (rows.length === 0) return '';
   return table(
     "At the payment provider: its ledger of executed charges, joined by event id (the cells' bottom-left corner: charged more than once)",
