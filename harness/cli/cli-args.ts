@@ -1,4 +1,4 @@
-import { MODE_NAMES } from '../../contract/topology.js';
+import { chargeOf, MODE_NAMES } from '../../contract/topology.js';
 /**
  * `npm run experiment`'s options as the run needs them. The options themselves (names, ranges,
  * defaults, targets, help) are declared in harness/options/declaration.ts and parsed there; this
@@ -9,6 +9,7 @@ import type { ExperimentConfig } from '../experiment/experiment.js';
 import type { FaultSettings } from '../faults/faults.js';
 import { DEFAULTS, type OptionName, type Target } from '../options/declaration.js';
 import { type ParsedOptions, parseOptions } from '../options/parse.js';
+import { UsageError } from '../options/usage-error.js';
 
 export interface CliOptions {
   readonly json: boolean;
@@ -26,6 +27,32 @@ export interface CliOptions {
   readonly explicit: ReadonlySet<OptionName>;
 }
 
+/**
+ * The producer's and the provider's faults need what they kill: a producer process, a relay, a
+ * charge mode. Given without it, a fault would be silently ignored.
+ */
+function refuseSideEffectFaultsWithoutTheirSide(values: ParsedOptions<'experiment'>['values']): void {
+  const producer = values.producer;
+  if (values['relay-crash-rate'] > 0 && producer !== 'outbox') {
+    throw new UsageError('--relay-crash-rate needs --producer outbox (the relay publishes the outbox)');
+  }
+  if (values['relay-crash-rate'] >= 1) {
+    throw new UsageError(
+      '--relay-crash-rate must be below 1: at 1 every relay is killed before its first checkpoint, and the outbox is never published',
+    );
+  }
+  if (values['producer-crash-rate'] > 0 && producer === 'direct') {
+    throw new UsageError(
+      '--producer-crash-rate needs --producer dual-write or outbox (the harness itself cannot be killed mid-run)',
+    );
+  }
+  if (values['provider-lost-response-rate'] > 0 && !values.modes.some((mode) => chargeOf(mode))) {
+    throw new UsageError(
+      '--provider-lost-response-rate applies to the charge modes: add --modes charge-no-key,charge-with-key',
+    );
+  }
+}
+
 /** Reads `npm run experiment`'s command line; throws UsageError saying what is wrong. */
 export function parseCliArgs(argv: readonly string[]): CliOptions {
   return cliOptionsOf(parseOptions('experiment', argv));
@@ -33,6 +60,7 @@ export function parseCliArgs(argv: readonly string[]): CliOptions {
 
 /** The experiment's configuration from its parsed options. */
 export function cliOptionsOf({ values, explicit }: ParsedOptions<'experiment'>): CliOptions {
+  refuseSideEffectFaultsWithoutTheirSide(values);
   const workDelayMs = values['work-delay'];
   const faults: FaultSettings = {
     poisonRate: values['poison-rate'],

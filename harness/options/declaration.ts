@@ -456,7 +456,9 @@ export const OPTIONS = {
     placeholder: 'R',
     group: 'faults',
     targets: LOCAL_RUNTIME,
-    help: '--producer dual-write only: the producer process is SIGKILLed after committing an event, before sending it',
+    help:
+      '--producer dual-write or outbox: the producer process is SIGKILLed after committing an event, before ' +
+      'sending it (the dual write loses it; the outbox has it committed and relays it)',
     entryPoints: { experiment: { default: 0 } },
   },
   'relay-crash-rate': {
@@ -464,7 +466,9 @@ export const OPTIONS = {
     placeholder: 'R',
     group: 'faults',
     targets: LOCAL_RUNTIME,
-    help: "--producer outbox only: the outbox relay is SIGKILLed after sending a batch, before checkpointing the stream's position",
+    help:
+      "--producer outbox only: the outbox relay is SIGKILLed after sending a chunk, before checkpointing the stream's " +
+      'position; below 1',
     entryPoints: { experiment: { default: 0 } },
   },
   'redelivery-rate': {

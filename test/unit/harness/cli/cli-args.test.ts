@@ -169,12 +169,22 @@ describe('experiment command-line options', () => {
       /deploy with `npx cdk deploy -c providerLostResponseRate=R`/,
     ],
     [['--producer-crash-rate', '2'], /--producer-crash-rate must be a number from 0 to 1/],
+    [['--relay-crash-rate', '0.1'], /--relay-crash-rate needs --producer outbox/],
+    [['--producer', 'dual-write', '--relay-crash-rate', '0.1'], /--relay-crash-rate needs --producer outbox/],
+    [['--producer', 'outbox', '--relay-crash-rate', '1'], /--relay-crash-rate must be below 1/],
+    [['--producer-crash-rate', '0.1'], /--producer-crash-rate needs --producer dual-write or outbox/],
+    [
+      ['--provider-lost-response-rate', '0.1', '--modes', 'effectively-once'],
+      /--provider-lost-response-rate applies to the charge modes/,
+    ],
   ])('refuses %j with a message that says why', (argv, message) => {
     expect(() => parseCliArgs(argv)).toThrow(message);
   });
 
   it('reads the producer and the side-effect faults', () => {
     const { config } = parseCliArgs([
+      '--modes',
+      'charge-with-key',
       '--producer',
       'outbox',
       '--relay-crash-rate',
