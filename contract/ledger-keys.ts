@@ -8,7 +8,7 @@ import type { Mode } from './topology.js';
  *   pk = RUN#<runId>#MODE#<mode>
  *   sk = STAT#<counter>                             deliveries, crashes, suppressed duplicates, …
  *        BAL#<accountId>                            the account balance (state-upsert, fifo-versioned: and its version, the seq
- *                                                   written; fifo-versioned: blockedAt while a gap blocks the account)
+ *                                                   written)
  *        APP#<eventId>                              effectively-once: the processed marker; entry-upsert: its entry;
  *                                                   state-upsert: the event's record (its state written or superseded)
  *        APP#<eventId>#<receiveCount>#<messageId>#<requestId>#<position>   other modes: one per application

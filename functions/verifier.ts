@@ -139,31 +139,27 @@ async function verifyModeInDetail(
   const sink = bothSinks(collector?.sink, chargeTally?.sink);
   const derived = balance === 'entries';
   const fifo = isFifoMode(mode);
-  // One pass over the balance items (one per account); a FIFO mode needs its blocked accounts
-  // before the join, the others only its sum, beside the join.
-  const balancesRead = derived ? undefined : readBalances(deps.reader, runId, mode);
-  const blockedAccounts = fifo ? (await balancesRead)?.blocked : undefined;
   const [counts, counters, balances, tooOldToDedupe] = await Promise.all([
     joinByEventId(readManifestEvents(deps.reader, runId), applications, deadLettered, sink, {
       keepOutOfOrderIds: detailed,
-      ...(blockedAccounts ? { blockedAccounts } : {}),
+      ...(fifo ? { deadLetterGroups: sweep.groups } : {}),
     }),
     readCounters(deps.reader, runId, mode),
-    balancesRead ?? Promise.resolve({ cents: 0 }),
+    derived ? Promise.resolve({ cents: 0 }) : readBalances(deps.reader, runId, mode),
     countRefusals(deps.reader, runId, mode),
   ]);
-  // Events counted as held behind a gap are in the DLQ only if it holds that many unseen messages:
-  // what it cannot account for is lost, so an inference can never hide a loss.
+  // Events counted as behind their group's head in a FIFO DLQ are there only if it holds that many
+  // unseen messages: what it cannot account for is lost, so an inference can never hide a loss.
   const unconfirmed =
-    counts.heldBehindGap > 0
+    counts.deadLetteredUnseen > 0
       ? Math.max(
           0,
-          counts.heldBehindGap -
+          counts.deadLetteredUnseen -
             ((await countMessages(deps.sqs, deps.deadLetterQueueUrls[mode])) - sweep.seen),
         )
       : 0;
   if (unconfirmed > 0) {
-    deps.warn?.('events of blocked accounts are missing from the DLQ: counted as lost', {
+    deps.warn?.('events behind their group in the FIFO DLQ are more than it holds: counted as lost', {
       mode,
       unconfirmed,
     });
@@ -198,7 +194,7 @@ async function verifyModeInDetail(
     deadLetteredUnreadable: sweep.unreadable,
     tooOldToDedupe,
     orderViolations: counts.orderViolations,
-    ...(fifo ? { heldBehindGap: counts.heldBehindGap - unconfirmed } : {}),
+    ...(fifo ? { deadLetteredUnseen: counts.deadLetteredUnseen - unconfirmed } : {}),
     ...(states ? { superseded: counters.superseded } : {}),
     ...(chargeTally
       ? { ...chargeTally.finish(), providerResponsesLost: counters.providerResponsesLost }

@@ -19,6 +19,13 @@ export interface DeadLetterSweep {
   readonly notReleased: number;
   /** Every message the sweep received, of any run: on a FIFO DLQ, not all the queue holds. */
   readonly seen: number;
+  /**
+   * The message groups of every message the sweep received, of any run (a FIFO DLQ; empty on a
+   * standard one). SQS hides a group's later messages while its first ones are in flight, so the
+   * sweep saw only the head of each of these groups: whatever else of them the DLQ holds, it could
+   * not see.
+   */
+  readonly groups: ReadonlySet<string>;
 }
 
 /**
@@ -37,6 +44,7 @@ export async function sweepDeadLetters(
   options: { readonly visibilitySeconds: number; readonly waitTimeSeconds?: number },
 ): Promise<DeadLetterSweep> {
   const events = new Map<string, Set<string>>();
+  const groups = new Set<string>();
   // Message id → its latest receipt handle: SQS accepts only the newest one for a visibility change.
   const received = new Map<string, string>();
   let nothingNew = 0;
@@ -52,6 +60,7 @@ export async function sweepDeadLetters(
           WaitTimeSeconds: options.waitTimeSeconds ?? 1,
           VisibilityTimeout: options.visibilitySeconds,
           MessageAttributeNames: [RUN_ID_ATTRIBUTE, EVENT_ID_ATTRIBUTE],
+          MessageSystemAttributeNames: ['MessageGroupId'],
         }),
       );
       let fresh = 0;
@@ -61,6 +70,8 @@ export async function sweepDeadLetters(
         received.set(message.MessageId, message.ReceiptHandle);
         if (known) continue;
         fresh += 1;
+        const group = message.Attributes?.MessageGroupId;
+        if (group !== undefined) groups.add(group);
         const {
           runId: messageRunId,
           eventId,
@@ -93,7 +104,7 @@ export async function sweepDeadLetters(
       [...received].map(([id, receiptHandle]) => ({ id, receiptHandle })),
     );
   }
-  return { events, unreadable, notReleased, seen: received.size };
+  return { events, unreadable, notReleased, seen: received.size, groups };
 }
 
 /**

@@ -58,31 +58,17 @@ export async function readCounters(
   return counters;
 }
 
-/**
- * The mode's balance items in one pass: their sum, and the accounts fifo-versioned left blocked by
- * a gap, with the version each is blocked at (`blockedAt`; a credit removes it). Every later event
- * of a blocked account that is neither applied nor seen in the DLQ is dead-lettered behind its
- * predecessor, since a FIFO DLQ shows a reader at most one batch of a group without deleting it
- * (docs/ordering.md, "The gap policy"). One item per account.
- */
+/** The sum of the mode's balance items (one per account). */
 export async function readBalances(
   reader: LedgerReader,
   runId: string,
   mode: Mode,
-): Promise<{ readonly cents: number; readonly blocked: ReadonlyMap<string, number> }> {
+): Promise<{ readonly cents: number }> {
   let cents = 0;
-  const blocked = new Map<string, number>();
-  for await (const item of queryPrefix(reader, runId, mode, SK.balancePrefix, [
-    'sk',
-    'balanceCents',
-    'blockedAt',
-  ])) {
+  for await (const item of queryPrefix(reader, runId, mode, SK.balancePrefix, ['balanceCents'])) {
     cents += numberAttribute(item, 'balanceCents');
-    if (item.blockedAt !== undefined) {
-      blocked.set(String(item.sk).slice(SK.balancePrefix.length), numberAttribute(item, 'blockedAt'));
-    }
   }
-  return { cents, blocked };
+  return { cents };
 }
 
 export function numberAttribute(item: Record<string, unknown>, name: string): number {

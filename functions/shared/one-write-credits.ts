@@ -70,7 +70,7 @@ export async function creditInOrder(
       new UpdateCommand({
         TableName: deps.ledger.tableName,
         Key: { pk: partitionKey(message.runId, deps.ledger.mode), sk: balanceKey(message.accountId) },
-        UpdateExpression: 'ADD balanceCents :amount SET version = :seq, #ttl = :ttl REMOVE blockedAt',
+        UpdateExpression: 'ADD balanceCents :amount SET version = :seq, #ttl = :ttl',
         ConditionExpression: first ? FIRST_OF_ACCOUNT : NEXT_IN_ORDER,
         ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE },
         ExpressionAttributeValues: {
@@ -87,38 +87,10 @@ export async function creditInOrder(
     if (error instanceof Error && error.name === 'ConditionalCheckFailedException') {
       const stored = storedVersionOf(error) ?? 0;
       if (message.seq <= stored) return 'repeat';
-      await markBlocked(deps, message, stored, now);
       throw new SequenceGapError(message.eventId, message.seq, stored);
     }
     throw singleWriteError(error, message.eventId);
   }
-}
-
-/**
- * Marks the account blocked, on its balance item: `blockedAt`, the version it is blocked at (the
- * first refusal's, kept until a credit removes it). The verifier counts every later event of an
- * account blocked at the end of the run that was neither applied nor seen in the DLQ as
- * dead-lettered behind its predecessor, since a FIFO DLQ does not let a reader see past a group's
- * first batch without deleting it. Only on the gap path: the credit's happy path stays one write,
- * and clears the mark (`REMOVE blockedAt`) once the account moves again, after a redrive.
- */
-async function markBlocked(deps: ConsumerDeps, message: MessageBody, storedVersion: number, now: number) {
-  await deps.ledger.ddb.send(
-    new UpdateCommand({
-      TableName: deps.ledger.tableName,
-      Key: { pk: partitionKey(message.runId, deps.ledger.mode), sk: balanceKey(message.accountId) },
-      // A first event that is itself the gap (seq 1 dead-lettered) finds no balance item yet.
-      UpdateExpression:
-        'SET blockedAt = if_not_exists(blockedAt, :stored), balanceCents = if_not_exists(balanceCents, :zero), #ttl = :ttl ADD gapRefusals :one',
-      ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE },
-      ExpressionAttributeValues: {
-        ':stored': storedVersion,
-        ':zero': 0,
-        ':one': 1,
-        ':ttl': expiresAt(deps.ledger, now),
-      },
-    }),
-  );
 }
 
 /** The stored `version` in a ConditionalCheckFailed's item (ALL_OLD), marshalled ({ N: '3' }) or not. */

@@ -66,14 +66,15 @@ export interface ModeOutcome {
    */
   readonly orderViolations: number;
   /**
-   * FIFO modes only: events counted as dead-lettered from the consumer's gap records, neither
-   * applied nor seen by the DLQ sweep: later events of an account the consumer found blocked (an
-   * event refused because its predecessor was not applied). A FIFO queue holds a group back while
-   * any of its messages is in flight, so a reader that does not delete sees at most one batch (10)
-   * of a group: the rest of an account dead-lettered behind a poison event is known from the
-   * ledger, not from the DLQ.
+   * FIFO modes only: of deadLettered, the events in the DLQ that its sweep could not see. SQS hides
+   * a message group's later messages while its first ones are in flight, so a reader that does not
+   * delete sees only the head of each group (up to 10 messages). An event neither applied nor seen,
+   * of an account whose group the sweep found in the DLQ, is behind that head: an outage, a gap or
+   * used-up receives dead-letter an account's events in order. Counted so only while the DLQ holds
+   * that many messages the sweep did not see (the verifier checks its count): what it cannot hold is
+   * lost, so the inference never hides a loss.
    */
-  readonly heldBehindGap?: number;
+  readonly deadLetteredUnseen?: number;
   /**
    * State modes only (topology `balance: 'state'`): events whose state was not written because a newer
    * state of their account was stored already. Applied, not lost: the newer state contains them.
@@ -135,8 +136,8 @@ export interface JoinCounts {
   appliedAndDeadLettered: number;
   ledgerCents: number;
   orderViolations: number;
-  /** Of deadLettered, those known from a gap record only (see ModeOutcome.heldBehindGap). */
-  heldBehindGap: number;
+  /** Of deadLettered, those behind their group's head in a FIFO DLQ (see ModeOutcome.deadLetteredUnseen). */
+  deadLetteredUnseen: number;
   /** The ids behind orderViolations, when the join was asked to keep them (per-event detail). */
   outOfOrderEventIds?: ReadonlySet<string>;
 }
@@ -152,8 +153,12 @@ export async function joinByEventId(
   sink?: EventSink,
   options: {
     readonly keepOutOfOrderIds?: boolean;
-    /** Per account a FIFO consumer found blocked, the version it was blocked at (ModeOutcome.heldBehindGap). */
-    readonly blockedAccounts?: ReadonlyMap<string, number>;
+    /**
+     * A FIFO mode's message groups seen at the head of its DLQ (the sweep's groups): an unapplied,
+     * unseen event of such an account is behind them (ModeOutcome.deadLetteredUnseen). The
+     * producer's group is the event's account.
+     */
+    readonly deadLetterGroups?: ReadonlySet<string>;
   } = {},
 ): Promise<JoinCounts> {
   const counts: JoinCounts = {
@@ -169,7 +174,7 @@ export async function joinByEventId(
     appliedAndDeadLettered: 0,
     ledgerCents: 0,
     orderViolations: 0,
-    heldBehindGap: 0,
+    deadLetteredUnseen: 0,
   };
   const order = new OrderOfApplication(options.keepOutOfOrderIds === true);
   const events = manifest[Symbol.asyncIterator]();
@@ -202,10 +207,9 @@ export async function joinByEventId(
     const appliedEvent =
       !application.done && application.value.eventId === id ? application.value : undefined;
     const deadHashes = !letter.done && letter.value[0] === id ? letter.value[1] : undefined;
-    const blockedAt = inManifest ? options.blockedAccounts?.get(inManifest.accountId) : undefined;
-    const heldBehindGap =
-      blockedAt !== undefined && inManifest?.seq !== undefined && inManifest.seq > blockedAt;
-    const state = tallyEvent(counts, inManifest, appliedEvent, deadHashes, heldBehindGap);
+    const behindGroupHead =
+      inManifest !== undefined && options.deadLetterGroups?.has(inManifest.accountId) === true;
+    const state = tallyEvent(counts, inManifest, appliedEvent, deadHashes, behindGroupHead);
     if (inManifest && appliedEvent) order.add(inManifest, appliedEvent);
     sink?.({ eventId: id, manifest: inManifest, applied: appliedEvent, state });
 
@@ -221,7 +225,8 @@ function tallyEvent(
   event: ManifestEvent | undefined,
   applied: AppliedEvent | undefined,
   deadHashes: ReadonlySet<string> | undefined,
-  heldBehindGap = false,
+  /** Its account's group is at the head of a FIFO DLQ: unseen, it is behind it. */
+  behindGroupHead = false,
 ): EventState | undefined {
   if (applied) counts.ledgerCents += applied.cents;
   if (event === undefined) {
@@ -234,9 +239,9 @@ function tallyEvent(
       counts.unexpected += 1;
       return EVENT_STATES.poisonApplied;
     }
-    if (deadHashes || heldBehindGap) {
+    if (deadHashes || behindGroupHead) {
       counts.deadLettered += 1;
-      if (!deadHashes) counts.heldBehindGap += 1;
+      if (!deadHashes) counts.deadLetteredUnseen += 1;
       return EVENT_STATES.poisonDeadLettered;
     }
     counts.lost += 1;
@@ -260,10 +265,10 @@ function tallyEvent(
     }
     return applied.applications === 1 ? EVENT_STATES.appliedOnce : EVENT_STATES.duplicated;
   }
-  if (ownDeadLetter || heldBehindGap) {
+  if (ownDeadLetter || behindGroupHead) {
     counts.deadLettered += 1;
     counts.deadLetteredCents += event.amountCents;
-    if (!ownDeadLetter) counts.heldBehindGap += 1;
+    if (!ownDeadLetter) counts.deadLetteredUnseen += 1;
     return EVENT_STATES.deadLettered;
   }
   counts.lost += 1;

@@ -15,7 +15,7 @@ import type { FaultSettings } from '../faults/faults.js';
 import { type ProducerStats, produceThrough } from '../outbox/produce-through.js';
 import { type DrainSnapshot, drainStallMs, waitUntilDrained } from './drain.js';
 import { buildManifest, type Manifest, produce } from './producer.js';
-import { type ModeRedrive, redriveCounts } from './redrive.js';
+import { type DetailedOutcome, leadWithFinalState, type ModeRedrive } from './redrive.js';
 
 export interface ExperimentConfig {
   readonly messages: number;
@@ -50,7 +50,10 @@ export interface ModeReport extends ModeOutcome {
   readonly runtime?: LiveModeStats;
   /** Every event's outcome in this mode, aligned with the report's manifest (small runs only). */
   readonly events?: ModeEventDetails;
-  /** With --redrive: what the redrive did, and the outcome after it (the fields above are before it). */
+  /**
+   * With --redrive: what the redrive did, and the outcome of the first drain. The fields above are
+   * the final state, after the redrive (docs/design.md, "A redrive run's report").
+   */
   readonly redrive?: ModeRedrive;
   /**
    * `--producer dual-write`: events the producer committed and never sent (every message of the
@@ -169,9 +172,15 @@ export async function runExperiment(
         afterSeconds: config.redrive.afterSeconds,
         firstDrainEndedAt: drainStart + drainMs,
         outageEndsAt: outageEndOf(config.faults, firstSendAt),
-        before: modes,
+        modes,
       })
     : undefined;
+  // The runtime's counts at the end, the redrive's deliveries included, as the outcome now is.
+  for (const mode of redrive ? config.modes : []) {
+    const report = modes[mode];
+    const runtime = env.liveStats?.(mode);
+    if (report && runtime) modes[mode] = { ...report, runtime };
+  }
   return {
     runId,
     target: env.description.target,
@@ -263,13 +272,14 @@ function outageEndOf(faults: FaultSettings, firstSendAt: number): number | undef
 
 /**
  * The redrive (docs/redrive.md): `afterSeconds` after the first drain ended, every mode's DLQ goes
- * back to its source queue, then the queues are drained and verified again. Each mode's report gets
- * the counts and the outcome after it (`before` is completed in place). A run with an outage
+ * back to its source queue, then the queues are drained and verified again. Each mode's report
+ * becomes the state after it, with the redrive's counts and the first drain's outcome under
+ * `redrive` (replaced in place in `modes`). A run with an outage
  * redrives only once it is over, as an operator redrives after the fix: the first drain can end
  * while it lasts (everything dead-lettered), and copies sent back into it would only be
  * dead-lettered again. `npm run redrive` runs it for a finished run (harness/experiment/redrive-run.ts).
  */
-export async function redriveAndVerifyAgain<M extends ModeOutcome & { readonly redrive?: ModeRedrive }>(
+export async function redriveAndVerifyAgain<M extends DetailedOutcome & { readonly redrive?: ModeRedrive }>(
   env: ExperimentEnvironment,
   config: Pick<ExperimentConfig, 'modes' | 'faults'>,
   runId: string,
@@ -278,7 +288,8 @@ export async function redriveAndVerifyAgain<M extends ModeOutcome & { readonly r
     readonly afterSeconds: number;
     readonly firstDrainEndedAt: number;
     readonly outageEndsAt: number | undefined;
-    readonly before: Partial<Record<Mode, M>>;
+    /** Each mode after the first drain; replaced in place by the state after the redrive. */
+    readonly modes: Partial<Record<Mode, M>>;
   },
 ): Promise<{ section: NonNullable<ExperimentReport['redrive']> }> {
   const waitStart = Date.now();
@@ -322,11 +333,10 @@ export async function redriveAndVerifyAgain<M extends ModeOutcome & { readonly r
   const verifyMs = Date.now() - verifyStart;
 
   for (const mode of config.modes) {
-    const before = input.before[mode];
+    const before = input.modes[mode];
     const after = verification.result.modes[mode];
     if (!before || !after) throw new Error(`the verifier returned no outcome for ${mode} after the redrive`);
-    const redrive: ModeRedrive = { ...redriveCounts(before, after, moved[mode] ?? 0), after };
-    input.before[mode] = { ...before, redrive };
+    input.modes[mode] = leadWithFinalState(before, after, moved[mode] ?? 0);
   }
   return {
     section: {

@@ -14,7 +14,7 @@ import { NO_FAULTS } from '../faults/faults.js';
 import { type ExperimentProgress, type ExperimentReport, redriveAndVerifyAgain } from './experiment.js';
 import type { ModeRedrive } from './redrive.js';
 
-/** A mode of the run: the verifier's outcome before the redrive, and what the redrive did. */
+/** A mode of the run: the verifier's outcome after the redrive, and what it did (the outcome before it included). */
 export interface RedriveRunMode extends ModeOutcome {
   readonly redrive?: ModeRedrive;
 }
@@ -26,7 +26,7 @@ export interface RedriveRunReport {
   /** When the redrive started (ISO 8601). */
   readonly startedAt: string;
   readonly environment: EnvironmentDescription;
-  /** Each mode as the run stood before the redrive (what the first table shows), and its `redrive`. */
+  /** Each mode after the redrive (what the first table shows), with its `redrive`: the counts and the state before it. */
   readonly modes: Partial<Record<Mode, RedriveRunMode>>;
   readonly durationMs: number;
   /** The verification before the redrive. */
@@ -78,7 +78,7 @@ export async function redriveFinishedRun(
     afterSeconds: 0,
     firstDrainEndedAt: Date.now(),
     outageEndsAt: undefined,
-    before,
+    modes: before,
   });
   return {
     runId,

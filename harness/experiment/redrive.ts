@@ -7,6 +7,7 @@
  */
 import type { ModeEventDetails } from '../../functions/shared/event-details.js';
 import type { ModeOutcome } from '../../functions/shared/outcome.js';
+import type { LiveModeStats } from '../environments/environment.js';
 
 export interface RedriveCounts {
   /** Events dead-lettered (never applied) when the first drain was verified. */
@@ -26,10 +27,46 @@ export interface RedriveCounts {
   readonly lost: number;
 }
 
-/** A mode's redrive: the counts, and the verifier's whole outcome after the second drain. */
+/** A mode's outcome as the verifier gave it, with every event's detail when the run is small enough. */
+export type DetailedOutcome = ModeOutcome & { readonly events?: ModeEventDetails };
+
+/**
+ * A mode's redrive: the counts, and the verifier's whole outcome after the first drain. The mode's
+ * own fields are the final state, after the redrive: a reader (and a script) sees that first.
+ */
 export interface ModeRedrive extends RedriveCounts {
-  /** The verifier's outcome after the redrive, with every event's detail when the run is small enough. */
-  readonly after: ModeOutcome & { readonly events?: ModeEventDetails };
+  /** The verifier's outcome after the first drain, before the redrive, and the runtime's counts then. */
+  readonly firstDrain: DetailedOutcome & { readonly runtime?: LiveModeStats };
+}
+
+/**
+ * A mode's report led by the state after the redrive: the outcome fields and the detail are the
+ * final verification's, the first drain's are under `redrive.firstDrain`. What the report adds
+ * besides the outcome (throughput, the runtime's counts) is kept.
+ */
+export function leadWithFinalState<M extends DetailedOutcome & { readonly redrive?: ModeRedrive }>(
+  firstDrain: M,
+  after: DetailedOutcome,
+  redriven: number,
+): M {
+  const { events: _firstEvents, ...rest } = firstDrain;
+  const redrive: ModeRedrive = {
+    ...redriveCounts(firstDrain, after, redriven),
+    firstDrain: outcomeOnly(firstDrain),
+  };
+  // Every field of the outcome is replaced by the same field of the later outcome; the rest is M's.
+  return { ...rest, ...after, redrive } as M;
+}
+
+/** The verifier's fields of a mode's report (its detail and the runtime's counts), without the rest. */
+function outcomeOnly(report: DetailedOutcome): ModeRedrive['firstDrain'] {
+  const {
+    throughputPerSecond: _throughput,
+    neverSent: _neverSent,
+    redrive: _redrive,
+    ...outcome
+  } = report as ModeRedrive['firstDrain'] & Record<'throughputPerSecond' | 'neverSent' | 'redrive', unknown>;
+  return outcome;
 }
 
 const applied = (outcome: ModeOutcome) => outcome.appliedOnce + outcome.duplicated;

@@ -366,8 +366,8 @@ export const OPTIONS = {
     help:
       "after the first drain and verification, move every mode's DLQ back to its source queue as a DLQ " +
       'redrive does (embedded: by copy, with a redriveCount attribute so crash and fault draws differ; ' +
-      'aws, localstack: StartMessageMoveTask), drain and verify again; the report adds the counts after ' +
-      'the redrive (docs/redrive.md)',
+      'aws, localstack: StartMessageMoveTask), drain and verify again; the report leads with the state ' +
+      "after the redrive, then the redrive's counts and the first drain (docs/redrive.md)",
     entryPoints: { experiment: {} },
   },
   'redrive-after': {

@@ -74,19 +74,21 @@ export function redriveProofVerdict(mode: Mode, event: string, report: ModeRepor
   const name = `${mode} after a redrive`;
   const redrive = report.redrive;
   if (!redrive) return { proved: false, text: `NOT PROVED ${name}: the run has no redrive` };
+  // The report leads with the state after the redrive; the first drain's is under redrive.firstDrain.
+  const first = redrive.firstDrain;
   const before = (Object.entries(BEFORE_REDRIVE.counts) as [keyof ModeOutcome, number][]).every(
-    ([count, value]) => report[count] === value,
+    ([count, value]) => first[count] === value,
   );
   const shown =
-    `before the redrive: ${applied(report)} applied, ${report.appliedAndDeadLettered} dead-lettered although applied, ` +
-    `${redrive.redriven} redriven; after: ${countsText(redrive.after)}, ` +
-    `${redrive.after.deadLettered + redrive.after.appliedAndDeadLettered} in the DLQ`;
+    `before the redrive: ${applied(first)} applied, ${first.appliedAndDeadLettered} dead-lettered although applied, ` +
+    `${redrive.redriven} redriven; after: ${countsText(report)}, ` +
+    `${report.deadLettered + report.appliedAndDeadLettered} in the DLQ`;
   if (!before || redrive.redriven !== BEFORE_REDRIVE.redriven)
     return {
       proved: false,
       text: `NOT PROVED ${name}: expected ${BEFORE_REDRIVE.expected}; the ledger shows ${shown}`,
     };
-  return holds(proof.counts, redrive.after)
+  return holds(proof.counts, report)
     ? { proved: true, text: `PROVED ${name}: ${event} ${proof.story} (${shown})` }
     : { proved: false, text: `NOT PROVED ${name}: expected ${proof.expected}; the ledger shows ${shown}` };
 }

@@ -160,13 +160,13 @@ export const REDRIVE_COLUMNS = [
 
 /**
  * The redrive table's cells per mode (REDRIVE_COLUMNS order), for the modes that were redriven;
- * marked as the result table is, from the outcome after the redrive.
+ * marked as the result table is, from the outcome after the redrive (the mode's own fields).
  */
 export function redriveRows(report: TableReport): ResultCell[][] {
   return modeRows(report).flatMap(([mode, m]) => {
     const r = m.redrive;
     if (!r) return [];
-    const flagged = violations(mode, { ...m, ...r.after });
+    const flagged = violations(mode, m);
     const cell = (text: string, impossible = false): ResultCell => ({ text, impossible });
     return [
       [
@@ -177,17 +177,30 @@ export function redriveRows(report: TableReport): ResultCell[][] {
         cell(String(r.duplicatedByRedrive), r.duplicatedByRedrive > 0 && flagged.has('duplicated')),
         cell(String(r.deadLetteredAgain)),
         // Older reports have no refusal count: they had no age guard.
-        cell(String(r.after.tooOldToDedupe ?? 0)),
+        cell(String(m.tooOldToDedupe ?? 0)),
         cell(String(r.lost), flagged.has('lost')),
-        cell(String(r.after.unexpected), flagged.has('unexpected')),
-        cell(money(r.after.driftCents), flagged.has('driftCents')),
-        r.after.consistent ? cell('yes') : cell('NO', true),
+        cell(String(m.unexpected), flagged.has('unexpected')),
+        cell(money(m.driftCents), flagged.has('driftCents')),
+        m.consistent ? cell('yes') : cell('NO', true),
       ],
     ];
   });
 }
 
-/** The table after the redrive, when the run had one. */
+/**
+ * The run as the first drain left it, before the redrive: each redriven mode's `redrive.firstDrain`
+ * (with the runtime's counts, which the marks read). Undefined when no mode was redriven.
+ */
+export function firstDrainOf(report: TableReport): TableReport | undefined {
+  const rows = modeRows(report).flatMap(([mode, m]) =>
+    m.redrive
+      ? [[mode, { ...m.redrive.firstDrain, ...(m.runtime ? { runtime: m.runtime } : {}) }] as const]
+      : [],
+  );
+  return rows.length > 0 ? { modes: Object.fromEntries(rows) } : undefined;
+}
+
+/** The table of what the redrive did, when the run had one. */
 export function formatRedriveTable(report: TableReport): string | undefined {
   const rows = redriveRows(report);
   if (rows.length === 0) return undefined;
@@ -197,23 +210,28 @@ export function formatRedriveTable(report: TableReport): string | undefined {
   );
 }
 
+/** The heading of the result table of a redrive run: it shows the final state. */
+export const FINAL_STATE_HEADING = 'after the redrive (the final state):';
+/** The heading of the first drain's result table, below the redrive's. */
+export const FIRST_DRAIN_HEADING = 'the first drain, before the redrive:';
+
 /**
- * `after the redrive (5 s after the first drain; move 0.4 s, drain 9.8 s, verify 1.1 s):`; `when`
- * says when the redrive ran, where it was not after a first drain.
+ * `the redrive (5 s after the first drain; move 0.4 s, drain 9.8 s, verify 1.1 s):`; `when` says
+ * when the redrive ran, where it was not after a first drain.
  */
 export function redriveHeading(report: Pick<ExperimentReport, 'redrive'>, when?: string): string {
   const r = report.redrive;
-  if (!r) return 'after the redrive:';
+  if (!r) return 'the redrive:';
   const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
   const at =
     when ??
     (r.afterSeconds > 0 ? `${r.afterSeconds} s after the first drain` : 'right after the first drain');
-  return `after the redrive (${at}; move ${s(r.phasesMs.move)}, drain ${s(r.phasesMs.drain)}, verify ${s(r.phasesMs.verify)}):`;
+  return `the redrive (${at}; move ${s(r.phasesMs.move)}, drain ${s(r.phasesMs.drain)}, verify ${s(r.phasesMs.verify)}):`;
 }
 
 /**
- * `npm run redrive`'s output: the run's table as it stood before the redrive, then the table after
- * it, as the experiment prints them.
+ * `npm run redrive`'s output, as the experiment prints a redrive run: the run after the redrive, what
+ * the redrive did, then the run as it stood before it.
  */
 export function formatRedriveRun(report: RedriveRunReport, stackName: string): string {
   const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
@@ -222,12 +240,32 @@ export function formatRedriveRun(report: RedriveRunReport, stackName: string): s
     `redrive of run ${report.runId} on ${report.target} (stack ${stackName}): ${modes} mode${modes === 1 ? '' : 's'}, ` +
       `${s(report.durationMs)} (verify before the redrive ${s(report.phasesMs.verify)})`,
     '',
-    'before the redrive:',
+    ...redriveRunTables(
+      report,
+      redriveHeading({ redrive: { afterSeconds: 0, ...report.redrive } }, 'of the finished run'),
+    ),
+  ].join('\n');
+}
+
+/**
+ * A redrive run's tables: the final state, what the redrive did, the first drain; or the result
+ * table alone when nothing was redriven. Ends with an empty line.
+ */
+function redriveRunTables(report: TableReport, heading: string): string[] {
+  const redrive = formatRedriveTable(report);
+  const firstDrain = firstDrainOf(report);
+  if (redrive === undefined || firstDrain === undefined) return [formatTable(report), ''];
+  return [
+    FINAL_STATE_HEADING,
     formatTable(report),
     '',
-    redriveHeading({ redrive: { afterSeconds: 0, ...report.redrive } }, 'of the finished run'),
-    formatRedriveTable(report) ?? '(no mode was redriven)',
-  ].join('\n');
+    heading,
+    redrive,
+    '',
+    FIRST_DRAIN_HEADING,
+    formatTable(firstDrain),
+    '',
+  ];
 }
 
 export const FAULT_COLUMNS = [
@@ -340,7 +378,6 @@ export function formatSummary(report: ExperimentReport, reportPath: string, html
   const c = report.config;
   const seconds = (report.durationMs / 1000).toFixed(1);
   const faults = formatFaultTable(report);
-  const redrive = formatRedriveTable(report);
   const charges = formatChargeTable(report);
   return [
     `run ${report.runId} on ${report.target}: ${c.messages} messages × ${Object.keys(report.modes).length} modes, ` +
@@ -348,11 +385,9 @@ export function formatSummary(report: ExperimentReport, reportPath: string, html
     ...(anyFault(c.faults) ? [`faults: ${describeFaults(c.faults)}`] : []),
     ...runtimeLine(report),
     '',
-    formatTable(report),
-    '',
+    ...redriveRunTables(report, redriveHeading(report)),
     ...(charges ? [charges, ''] : []),
     ...producerLines(report),
-    ...(redrive ? [redriveHeading(report), redrive, ''] : []),
     ...(faults ? [faults, ''] : []),
     ...notes(report),
     `report: ${reportPath}`,
@@ -506,12 +541,13 @@ function notes(report: ExperimentReport): string[] {
         'keeps no order, and a retry comes back after the events behind it.',
     );
   }
-  const behindGap = rows.filter(([, outcome]) => (outcome.heldBehindGap ?? 0) > 0);
-  if (behindGap.length > 0) {
+  const unseen = rows.filter(([, outcome]) => (outcome.deadLetteredUnseen ?? 0) > 0);
+  if (unseen.length > 0) {
     notes.push(
-      `note: dead-lettered behind a gap: ${behindGap.map(([mode, outcome]) => `${mode} ${outcome.heldBehindGap}`).join(', ')} ` +
-        "event(s) refused because their account's previous event was dead-lettered, counted from the consumer's " +
-        'gap records: a FIFO DLQ shows a reader at most one batch of a group without deleting it (docs/ordering.md, "The gap policy").',
+      `note: in the DLQ, not seen: ${unseen.map(([mode, outcome]) => `${mode} ${outcome.deadLetteredUnseen}`).join(', ')} ` +
+        "dead-lettered event(s) behind their account's first messages in a FIFO DLQ, which shows a reader only the head " +
+        'of each message group without deleting it; counted as far as the DLQ holds that many unseen messages ' +
+        '(deadLetteredUnseen in the JSON; docs/ordering.md, "Counting a FIFO DLQ").',
     );
   }
   const refused = rows.filter(([, outcome]) => (outcome.tooOldToDedupe ?? 0) > 0);

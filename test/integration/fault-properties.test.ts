@@ -93,9 +93,9 @@ describe('fault schedules (property-based, fast-check)', () => {
               );
               // Before the redrive (or without one), and after it: the same invariants.
               const outcomes = (mode: Mode) => {
-                const before = report.modes[mode];
-                if (!before) throw new Error(`no outcome for ${mode}`);
-                return before.redrive ? [before, { ...before, ...before.redrive.after }] : [before];
+                const final = report.modes[mode];
+                if (!final) throw new Error(`no outcome for ${mode}`);
+                return final.redrive ? [{ ...final, ...final.redrive.firstDrain }, final] : [final];
               };
               for (const mode of DEFAULT_MODES) {
                 for (const outcome of outcomes(mode)) {

@@ -1,5 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { PurgeQueueCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_RETENTION, retentionOf } from '../../contract/retention.js';
@@ -302,6 +302,66 @@ describe('the verifier against DynamoDB Local and fauxqs (real bundle, real tabl
     expect(report.modes['at-least-once']?.crashes).toBeGreaterThan(0);
     expect(report.modes['at-least-once']?.events?.crashes.some((crashes) => crashes !== '')).toBe(true);
   }, 180_000);
+
+  it("counts every event of a FIFO DLQ, those behind a group's head too, and what the DLQ cannot hold as lost", async () => {
+    // An outage dead-letters whole accounts in order, with no gap: acct-1's 14 messages and acct-2's
+    // 2 sit in fauxqs's FIFO DLQ. A sweep that does not delete sees 10 of acct-1 (its group's head)
+    // and both of acct-2. acct-1's seq 15 and acct-3's seq 1 were never sent anywhere: lost.
+    const run = 'verifier-fifo-it';
+    const fifo = (accountId: string, count: number) =>
+      Array.from({ length: count }, (_, index) => ({
+        eventId: `evt-${accountId}-${String(index + 1).padStart(2, '0')}`,
+        accountId,
+        amountCents: 10 * (index + 1),
+        seq: index + 1,
+      }));
+    const events = [...fifo('acct-1', 15), ...fifo('acct-2', 2), ...fifo('acct-3', 1)];
+    const store = { ddb: env.ddb, tableName: env.tableName };
+    await writeManifestEvents(store, run, events);
+    await writeManifestSummary(store, run, {
+      produced: events.length,
+      poison: 0,
+      producerDuplicates: 0,
+      expectedCents: events.reduce((sum, event) => sum + event.amountCents, 0),
+      modes: ['fifo-versioned'],
+    });
+    const deadLetterQueueUrl = env.local.deadLetterQueueUrls['fifo-versioned'];
+    const inDlq = events.filter((event) => event.accountId !== 'acct-3' && event.seq < 15);
+    for (const event of inDlq) {
+      await env.sqs.send(
+        new SendMessageCommand({
+          QueueUrl: deadLetterQueueUrl,
+          MessageBody: JSON.stringify({ ...event, runId: run, createdAt: CREATED_AT }),
+          MessageGroupId: event.accountId,
+          MessageDeduplicationId: `${run}:${event.eventId}`,
+          MessageAttributes: {
+            [RUN_ID_ATTRIBUTE]: { DataType: 'String', StringValue: run },
+            [EVENT_ID_ATTRIBUTE]: { DataType: 'String', StringValue: event.eventId },
+          },
+        }),
+      );
+    }
+    try {
+      const { result } = await env.invokeVerifier(run, ['fifo-versioned']);
+      const inDlqCents = inDlq.reduce((sum, event) => sum + event.amountCents, 0);
+      expect(result.modes['fifo-versioned']).toMatchObject({
+        appliedOnce: 0,
+        // 12 seen, 4 more behind acct-1's head: the DLQ holds 16 messages, and the 5th unseen
+        // event it was asked to explain (acct-1's seq 15) is not there.
+        deadLettered: 16,
+        deadLetteredUnseen: 4,
+        lost: 2,
+      });
+      // The money of the inferred events is counted once, from the manifest: acct-1's seq 15 (150)
+      // is among the five inferred, so the DLQ's money is over by at most that one event's.
+      expect(result.modes['fifo-versioned']?.deadLetteredCents).toBe(inDlqCents + 150);
+      // The sweep left the queue as it found it.
+      const again = await env.invokeVerifier(run, ['fifo-versioned']);
+      expect(again.result.modes['fifo-versioned']).toMatchObject({ deadLettered: 16, lost: 2 });
+    } finally {
+      await env.sqs.send(new PurgeQueueCommand({ QueueUrl: deadLetterQueueUrl }));
+    }
+  }, 60_000);
 });
 
 /** What the per-event detail says, in the terms of the counts. */

@@ -25,7 +25,15 @@ import { escapeHtml, jsonForScript, money, plural } from './html.js';
 import { PAGE_SCRIPT } from './page-script.js';
 import { STATE_STYLES } from './states.js';
 import { PAGE_CSS } from './styles.js';
-import { chargeTable, faultTable, redriveTable, runFacts, settingsTable, summaryTable } from './summary.js';
+import {
+  chargeTable,
+  faultTable,
+  firstDrainTable,
+  redriveTable,
+  runFacts,
+  settingsTable,
+  summaryTable,
+} from './summary.js';
 
 /** A mode's report, with the reason its per-event detail is absent if the report says one. */
 export interface ModeReportWithDetails extends ModeReport {
@@ -94,7 +102,7 @@ ${legend()}
 ${sections.join('\n')}
 <section class="card" aria-labelledby="numbers-title">
 <h2 id="numbers-title">The numbers</h2>
-<div class="tables">${summaryTable(report)}${chargeTable(report)}${redriveTable(report)}${faultTable(report)}${settingsTable(report)}</div>
+<div class="tables">${summaryTable(report)}${chargeTable(report)}${redriveTable(report)}${firstDrainTable(report)}${faultTable(report)}${settingsTable(report)}</div>
 <h3>The run</h3>
 ${runFacts(report)}
 </section>
@@ -119,8 +127,12 @@ function glanceCard(mode: Mode, m: ModeReportWithDetails): string {
   const figure = (className: string, value: string, label: string, zero: boolean) =>
     `<div class="${className}${zero ? ' zero' : ''}"><b>${escapeHtml(value)}</b><span>${escapeHtml(label)}</span></div>`;
   const verdict = verdictOf(m);
+  const first = m.redrive?.firstDrain;
+  const redriven = first
+    ? `<p class="when">After the redrive. The first drain: ${escapeHtml(`${first.lost} lost, ${first.duplicated} duplicated, ${first.deadLettered} dead-lettered`)}.</p>`
+    : '';
   return `<article class="card${severity}">
-<h2>${escapeHtml(mode)}</h2>
+<h2>${escapeHtml(mode)}</h2>${redriven}
 <p class="what">${escapeHtml(MODES[mode]?.summary ?? '')}</p>
 <div class="big">${figure('lost', String(m.lost), 'lost', m.lost === 0)}${figure('dup', String(m.duplicated), `duplicated (+${m.extraApplications} extra)`, m.duplicated === 0)}${figure('', String(m.deadLettered), 'dead-lettered', m.deadLettered === 0)}${figure('', String(m.crashes), 'crashes', m.crashes === 0)}</div>
 <p class="verdict">${escapeHtml(verdict)}</p>
@@ -168,32 +180,37 @@ async function modeSection(
 <p class="note">No grid for this mode: ${escapeHtml(why)}. Events per state, as the verifier counted them (events applied and also dead-lettered are counted as applied):</p>
 <div class="chart">${await aggregateChart(mode, outcome)}</div></section>`;
   }
+  const firstDrain = outcome.redrive?.firstDrain.events;
+  const marked = firstDrain ? appliedAndDeadLettered(firstDrain) : undefined;
   return `<section class="card mode" data-mode="${escapeHtml(mode)}" aria-labelledby="mode-${escapeHtml(mode)}">${head}
-${renderCounts(events)}
-${renderGrid(mode, report.manifest, events)}
+${firstDrain && marked ? redriveStory(firstDrain, events, marked) : ''}${renderCounts(events)}
+${renderGrid(mode, report.manifest, events, marked ? { marked: { indices: marked, meaning: 'applied and dead-lettered in the first drain' } } : {})}
 <h3>Over time</h3>
 ${timelineNote(events, timeline.runtime !== undefined)}
-<div class="chart">${await timelineChart(mode, timeline, extent)}</div>${afterRedrive(report.manifest, mode, events, outcome.redrive?.after.events)}</section>`;
+<div class="chart">${await timelineChart(mode, timeline, extent)}</div>${firstDrain ? firstDrainGrid(report.manifest, mode, firstDrain) : ''}</section>`;
 }
 
-/** The key of a mode's grid after the redrive in the page data. */
-const afterRedriveKey = (mode: Mode): string => `${mode} after the redrive`;
+/** The key of a mode's grid of the first drain (a redrive run) in the page data. */
+const firstDrainKey = (mode: Mode): string => `${mode} in the first drain`;
+
+/** The events the first drain left applied *and* dead-lettered: what a redrive can credit again. */
+function appliedAndDeadLettered(firstDrain: ModeEventDetails): Set<number> {
+  const marked = new Set<number>();
+  for (let index = 0; index < firstDrain.states.length; index += 1) {
+    if (firstDrain.states.charAt(index) === EVENT_STATES.appliedAndDeadLettered) marked.add(index);
+  }
+  return marked;
+}
 
 /**
- * With --redrive: the mode's grid again, after the redrive, with the events that had been applied
- * *and* dead-lettered before it outlined, and what the redrive did to them in one sentence.
+ * A redrive run's grid shows the final state; one sentence says what the redrive did to the events
+ * the first drain left applied and dead-lettered (outlined in it).
  */
-function afterRedrive(
-  manifest: ManifestDetails,
-  mode: Mode,
+function redriveStory(
   before: ModeEventDetails,
-  after: ModeEventDetails | undefined,
+  after: ModeEventDetails,
+  marked: ReadonlySet<number>,
 ): string {
-  if (!after) return '';
-  const marked = new Set<number>();
-  for (let index = 0; index < before.states.length; index += 1) {
-    if (before.states.charAt(index) === EVENT_STATES.appliedAndDeadLettered) marked.add(index);
-  }
   let creditedAgain = 0;
   let backInDlq = 0;
   for (const index of marked) {
@@ -203,18 +220,19 @@ function afterRedrive(
   const skipped = marked.size - creditedAgain - backInDlq;
   const story =
     marked.size === 0
-      ? 'No event had been applied and dead-lettered before the redrive.'
-      : `Outlined: the ${plural(marked.size, 'event', 'events')} applied before ${marked.size === 1 ? 'it was' : 'they were'} dead-lettered. ` +
+      ? 'No event had been applied and dead-lettered in the first drain.'
+      : `Outlined: the ${plural(marked.size, 'event', 'events')} applied before ${marked.size === 1 ? 'it was' : 'they were'} dead-lettered in the first drain. ` +
         `After the redrive, ${creditedAgain} credited again, ${skipped} skipped as already applied, ` +
         `${backInDlq} back in the DLQ without a second credit (refused as too old to dedupe, or failed again).`;
+  return `<p class="note">After the redrive, the final state. ${escapeHtml(story)} The first drain's grid is below.</p>\n`;
+}
+
+/** With --redrive: the mode's grid as the first drain left it, before the redrive. */
+function firstDrainGrid(manifest: ManifestDetails, mode: Mode, firstDrain: ModeEventDetails): string {
   return `
-<h3>After the redrive</h3>
-<p class="note">${escapeHtml(story)}</p>
-${renderCounts(after)}
-${renderGrid(mode, manifest, after, {
-  dataKey: afterRedriveKey(mode),
-  marked: { indices: marked, meaning: 'applied and dead-lettered before the redrive' },
-})}`;
+<h3>The first drain, before the redrive</h3>
+${renderCounts(firstDrain)}
+${renderGrid(mode, manifest, firstDrain, { dataKey: firstDrainKey(mode) })}`;
 }
 
 function timelineNote(events: ModeEventDetails, runtime: boolean): string {
@@ -244,16 +262,16 @@ function pageData(report: DetailedReport): string {
       ...(events.charges ? { charges: events.charges } : {}),
     };
     crashPoints[mode] = `when it hit, ${MODES[mode].crashPoint}`;
-    const after = outcome.redrive?.after.events;
-    if (after) {
-      const key = afterRedriveKey(mode);
+    const firstDrain = outcome.redrive?.firstDrain.events;
+    if (firstDrain) {
+      const key = firstDrainKey(mode);
       modes[key as Mode] = {
-        states: after.states,
-        applications: after.applications,
-        receiveCounts: after.receiveCounts,
-        crashes: after.crashes,
-        unexpected: after.unexpectedEventIds,
-        ...(after.charges ? { charges: after.charges } : {}),
+        states: firstDrain.states,
+        applications: firstDrain.applications,
+        receiveCounts: firstDrain.receiveCounts,
+        crashes: firstDrain.crashes,
+        unexpected: firstDrain.unexpectedEventIds,
+        ...(firstDrain.charges ? { charges: firstDrain.charges } : {}),
       };
       crashPoints[key as Mode] = crashPoints[mode];
     }

@@ -35,6 +35,7 @@ code,pre,.mono{font-family:ui-monospace,"SFMono-Regular",Menlo,Consolas,"DejaVu 
 .glance .card.warn{border-top-color:#f5a623}
 .glance h2{font-size:17px}
 .glance .what{color:var(--muted);font-size:13px;min-height:3em}
+.glance .when{font-size:13px;margin:.2em 0 .4em;font-weight:600}
 .big{display:flex;gap:18px;margin:10px 0 4px;flex-wrap:wrap}
 .big div{display:flex;flex-direction:column}
 .big b{font-size:26px;line-height:1.1}

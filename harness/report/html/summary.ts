@@ -11,6 +11,7 @@ import {
   describeFaults,
   FAULT_COLUMNS,
   faultRows,
+  firstDrainOf,
   REDRIVE_COLUMNS,
   RESULT_COLUMNS,
   type ResultCell,
@@ -55,18 +56,34 @@ function markedCells(cells: readonly ResultCell[]): string[] {
 /** The terminal's result table: a count a correct run cannot produce is marked `!` and highlighted. */
 export function summaryTable(report: Pick<ExperimentReport, 'modes'>): string {
   const rows = resultRows(report).map(markedCells);
-  return table('What the verifier counted, by event id (the terminal table)', [...RESULT_COLUMNS], rows);
+  const when = firstDrainOf(report) ? ', after the redrive: the final state' : '';
+  return table(
+    `What the verifier counted, by event id (the terminal table)${when}`,
+    [...RESULT_COLUMNS],
+    rows,
+  );
+}
+
+/** With --redrive: the result table of the first drain, before the redrive. Empty without one. */
+export function firstDrainTable(report: Pick<ExperimentReport, 'modes'>): string {
+  const firstDrain = firstDrainOf(report);
+  if (firstDrain === undefined) return '';
+  return table(
+    'The first drain, before the redrive: what the verifier counted then',
+    [...RESULT_COLUMNS],
+    resultRows(firstDrain).map(markedCells),
+  );
 }
 
 /**
- * With --redrive: the terminal's table after the redrive (the grids above show the first drain).
- * Empty without one.
+ * With --redrive: the terminal's table of what the redrive did (the grids above show the final
+ * state, and each mode's first drain below it). Empty without one.
  */
 export function redriveTable(report: Pick<ExperimentReport, 'modes' | 'redrive'>): string {
   const rows = redriveRows(report).map(markedCells);
   if (rows.length === 0) return '';
   return table(
-    `${redriveHeading(report).replace(/:$/, '')}: every DLQ moved back to its source queue, drained and verified again (the grids show the first drain)`,
+    `${redriveHeading(report).replace(/:$/, '')}: every DLQ moved back to its source queue, drained and verified again (the grids show the final state)`,
     [...REDRIVE_COLUMNS],
     rows,
   );

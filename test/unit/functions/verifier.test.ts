@@ -132,15 +132,20 @@ describe('verifier', () => {
     sqs.on(ChangeMessageVisibilityBatchCommand).resolves({});
   });
 
-  describe('a FIFO mode with an account blocked behind a gap', () => {
+  describe('a FIFO mode whose DLQ holds more of an account than its sweep can see', () => {
     const FV = `RUN#${RUN}#MODE#fifo-versioned`;
-    // Account x: a (seq 1) applied; b (seq 2) dead-lettered and seen; c and d (seq 3, 4) behind it,
-    // unseen: a FIFO DLQ shows one batch of a group. The balance item says x is blocked at 1.
+    // Account x: a (seq 1) applied; b, c and d (seq 2–4) dead-lettered in order, by an outage (no
+    // gap, nothing recorded by the consumer). A FIFO DLQ hides a group's later messages while its
+    // first ones are in flight: the sweep sees b, at the head of group x, and not c or d.
     const items = [
       ...manifest(['a', 'b', 'c', 'd'].map((eventId, index) => ({ eventId, seq: index + 1 }))),
       application('a', 100, '', {}, FV),
-      { pk: FV, sk: 'BAL#x', balanceCents: 100, version: 1, blockedAt: 1 },
+      { pk: FV, sk: 'BAL#x', balanceCents: 100, version: 1 },
     ];
+    const inGroup = (message: ReturnType<typeof dlqMessage>, group: string) => ({
+      ...message,
+      Attributes: { MessageGroupId: group },
+    });
     const verifyFifo = async () =>
       (await verifyRun(deps, { runId: RUN, modes: ['fifo-versioned'] })).modes['fifo-versioned'];
 
@@ -148,31 +153,60 @@ describe('verifier', () => {
       serveLedger(ddb, items);
       sqs
         .on(ReceiveMessageCommand)
-        .resolvesOnce({ Messages: [dlqMessage('m-b', RUN, 'b')] })
+        .resolvesOnce({ Messages: [inGroup(dlqMessage('m-b', RUN, 'b'), 'x')] })
         .resolves({ Messages: [] });
     });
 
-    it('counts the unseen events behind the gap as dead-lettered when the DLQ holds that many more messages', async () => {
+    it('counts the events behind the head of their group as dead-lettered, unseen, when the DLQ holds that many more messages', async () => {
       sqs.on(GetQueueAttributesCommand).resolves({ Attributes: { ApproximateNumberOfMessages: '3' } });
 
       expect(await verifyFifo()).toMatchObject({
         lost: 0,
         deadLettered: 3,
-        heldBehindGap: 2,
+        deadLetteredUnseen: 2,
         deadLetteredCents: 300,
+        driftCents: -300,
       });
+      // The sweep asks for each message's group, which is how it knows whose head it saw.
+      expect(sqs.commandCalls(ReceiveMessageCommand)[0]?.args[0].input.MessageSystemAttributeNames).toEqual([
+        'MessageGroupId',
+      ]);
     });
 
     it('counts as lost what the DLQ cannot hold: an inference never hides a loss', async () => {
       // The DLQ holds the one message seen and one more: one of c and d is not there.
       sqs.on(GetQueueAttributesCommand).resolves({ Attributes: { ApproximateNumberOfMessages: '2' } });
 
-      expect(await verifyFifo()).toMatchObject({ lost: 1, deadLettered: 2, heldBehindGap: 1 });
+      expect(await verifyFifo()).toMatchObject({ lost: 1, deadLettered: 2, deadLetteredUnseen: 1 });
     });
 
-    it('reads no blocked accounts for a standard mode, and asks SQS for no count', async () => {
-      serveLedger(ddb, [...manifest(), { pk: ALO, sk: 'BAL#x', balanceCents: 0, blockedAt: 0 }]);
-      expect(await verifyAlo()).not.toHaveProperty('heldBehindGap');
+    it("infers nothing for an account whose group the sweep did not see, even another run's message heads one", async () => {
+      sqs.reset();
+      sqs.on(ChangeMessageVisibilityBatchCommand).resolves({});
+      sqs
+        .on(ReceiveMessageCommand)
+        .resolvesOnce({ Messages: [inGroup(dlqMessage('m-o', 'another-run', 'o'), 'y')] })
+        .resolves({ Messages: [] });
+      sqs.on(GetQueueAttributesCommand).resolves({ Attributes: { ApproximateNumberOfMessages: '10' } });
+
+      expect(await verifyFifo()).toMatchObject({ lost: 3, deadLettered: 0, deadLetteredUnseen: 0 });
+    });
+
+    it("infers for an account whose group another run's message heads: it hides this run's messages too", async () => {
+      sqs.reset();
+      sqs.on(ChangeMessageVisibilityBatchCommand).resolves({});
+      sqs
+        .on(ReceiveMessageCommand)
+        .resolvesOnce({ Messages: [inGroup(dlqMessage('m-o', 'another-run', 'o'), 'x')] })
+        .resolves({ Messages: [] });
+      sqs.on(GetQueueAttributesCommand).resolves({ Attributes: { ApproximateNumberOfMessages: '4' } });
+
+      expect(await verifyFifo()).toMatchObject({ lost: 0, deadLettered: 3, deadLetteredUnseen: 3 });
+    });
+
+    it('infers nothing for a standard mode, and asks SQS for no count', async () => {
+      serveLedger(ddb, manifest());
+      expect(await verifyAlo()).not.toHaveProperty('deadLetteredUnseen');
       expect(sqs.commandCalls(GetQueueAttributesCommand)).toHaveLength(0);
     });
   });
@@ -776,10 +810,10 @@ describe('joinByEventId', () => {
     expect([...(counts.outOfOrderEventIds ?? [])].sort()).toEqual(['b', 'e']);
   });
 
-  it('counts an unapplied, unseen event of a blocked FIFO account after its block as dead-lettered behind the gap, and nothing else', async () => {
-    // Account x is blocked at version 2 (seq 3 was dead-lettered): seq 1–2 were applied; seq 3 is
-    // in the DLQ, seen by the sweep; seq 4 is poison and seq 5 valid, both unseen behind the group's
-    // first batch. Account y is not blocked: its unapplied seq 1 is lost, whatever x's state.
+  it('counts an unapplied, unseen event of an account whose group heads the FIFO DLQ as dead-lettered unseen, and nothing else', async () => {
+    // Account x: seq 1–2 applied; seq 3 in the DLQ, seen by the sweep at the head of x's group;
+    // seq 4 is poison and seq 5 valid, both unseen behind it. Account y has nothing in the DLQ:
+    // its unapplied seq 1 is lost, whatever x's state.
     const manifest = [
       { eventId: 'a', accountId: 'x', amountCents: 10, seq: 1 },
       { eventId: 'b', accountId: 'x', amountCents: 20, seq: 2 },
@@ -803,25 +837,29 @@ describe('joinByEventId', () => {
       stream([applied('a', 10), applied('b', 20)]),
       dead,
       undefined,
-      {
-        blockedAccounts: new Map([['x', 2]]),
-      },
+      { deadLetterGroups: new Set(['x']) },
     );
 
-    expect(counts).toMatchObject({ appliedOnce: 2, deadLettered: 3, heldBehindGap: 2, lost: 1 });
+    expect(counts).toMatchObject({ appliedOnce: 2, deadLettered: 3, deadLetteredUnseen: 2, lost: 1 });
     // Only the valid events' money is in the DLQ: c and e, not the poison d.
     expect(counts.deadLetteredCents).toBe(30 + 50);
   });
 
-  it('never counts an event at or before the version an account is blocked at as held behind the gap', async () => {
+  it('counts an unseen event as lost when no group of the DLQ is its account, and an applied one as applied', async () => {
     const manifest = [
       { eventId: 'a', accountId: 'x', amountCents: 10, seq: 1 },
-      { eventId: 'b', accountId: 'x', amountCents: 20, seq: 2 },
+      { eventId: 'b', accountId: 'y', amountCents: 20, seq: 1 },
     ];
-    const counts = await joinByEventId(stream(manifest), stream([]), [], undefined, {
-      blockedAccounts: new Map([['x', 2]]),
+    const applied = {
+      eventId: 'a',
+      applications: 1,
+      cents: 10,
+      payloadHashes: new Set([payloadHash(manifest[0] as never)]),
+    };
+    const counts = await joinByEventId(stream(manifest), stream([applied]), [], undefined, {
+      deadLetterGroups: new Set(['x', 'z']),
     });
-    expect(counts).toMatchObject({ lost: 2, heldBehindGap: 0, deadLettered: 0 });
+    expect(counts).toMatchObject({ appliedOnce: 1, lost: 1, deadLetteredUnseen: 0, deadLettered: 0 });
   });
 
   it('orders ids the way DynamoDB orders their sort keys (a before a-b before a0)', async () => {

@@ -161,9 +161,10 @@ describe('npm run redrive: the redrive of a finished run', () => {
       runId: 'run-1',
       target: 'aws',
       modes: {
-        'at-most-once': { ...before['at-most-once'], redrive: { redriven: 0, lost: 1 } },
+        'at-most-once': { ...after['at-most-once'], redrive: { redriven: 0, lost: 1 } },
+        // The state after the redrive first; the run as it stood before it under redrive.firstDrain.
         'at-least-once': {
-          ...before['at-least-once'],
+          ...after['at-least-once'],
           redrive: {
             deadLetteredBefore: 3,
             redriven: 3,
@@ -171,7 +172,7 @@ describe('npm run redrive: the redrive of a finished run', () => {
             duplicatedByRedrive: 0,
             deadLetteredAgain: 0,
             lost: 0,
-            after: after['at-least-once'],
+            firstDrain: before['at-least-once'],
           },
         },
         'effectively-once': { redrive: { redriven: 2, appliedAfterRedrive: 1, duplicatedByRedrive: 0 } },
@@ -185,10 +186,12 @@ describe('npm run redrive: the redrive of a finished run', () => {
 
     const printed = formatRedriveRun(report, 'DeliverySemantics');
     expect(printed).toMatch(/^redrive of run run-1 on aws \(stack DeliverySemantics\): 3 modes, /);
-    expect(printed).toContain('before the redrive:\nmode ');
-    expect(printed).toMatch(/\nafter the redrive \(of the finished run; move \d+\.\d s, drain/);
+    expect(printed).toContain('after the redrive (the final state):\nmode ');
+    expect(printed).toMatch(/\nthe redrive \(of the finished run; move \d+\.\d s, drain/);
+    expect(printed).toContain('the first drain, before the redrive:\nmode ');
+    expect(printed.indexOf('the final state')).toBeLessThan(printed.indexOf('the first drain, before'));
     // Dead-lettered before 1, redriven 2, applied after the redrive 1, duplicated by it 0, …, drift 0.
-    expect(printed).toMatch(/\neffectively-once +1 +2 +1 +0 [ 0]+0\.00 +yes$/);
+    expect(printed).toMatch(/\neffectively-once +1 +2 +1 +0 [ 0]+0\.00 +yes$/m);
   });
 
   it('redrives only the modes asked for', async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ModeOutcome } from '../../../../functions/shared/outcome.js';
 import type { ExperimentReport } from '../../../../harness/experiment/experiment.js';
-import { redriveCounts } from '../../../../harness/experiment/redrive.js';
+import { leadWithFinalState, redriveCounts } from '../../../../harness/experiment/redrive.js';
 import { NO_FAULTS } from '../../../../harness/faults/faults.js';
 import { redriveTable } from '../../../../harness/report/html/summary.js';
 import { formatRedriveTable, formatSummary } from '../../../../harness/report/terminal.js';
@@ -79,11 +79,7 @@ describe('the table after the redrive', () => {
       environment: { modes: {} },
       redrive: { afterSeconds: 5, phasesMs: { wait: 5000, move: 400, drain: 9800, verify: 1100 } },
       modes: {
-        'effectively-once': {
-          ...eoBefore,
-          throughputPerSecond: 10,
-          redrive: { ...redriveCounts(eoBefore, after, 22), after },
-        },
+        'effectively-once': leadWithFinalState({ ...eoBefore, throughputPerSecond: 10 }, after, 22),
       },
     } as unknown as ExperimentReport;
   };
@@ -91,7 +87,7 @@ describe('the table after the redrive', () => {
   it('prints one row per redriven mode under its heading, with the drift and the ledger check', () => {
     const summary = formatSummary(report({}), 'r.json');
     expect(summary).toContain(
-      'after the redrive (5 s after the first drain; move 0.4 s, drain 9.8 s, verify 1.1 s):',
+      'the redrive (5 s after the first drain; move 0.4 s, drain 9.8 s, verify 1.1 s):',
     );
     const table = formatRedriveTable(report({})) ?? '';
     const [header, , row] = table.split('\n');
@@ -110,6 +106,20 @@ describe('the table after the redrive', () => {
     expect(row).toMatch(/1 !\s+1\s+0\s+1 !\s+0\s+3\.00 !\s+yes$/);
   });
 
+  it('leads the summary with the final state, then the redrive, then the first drain, each under its heading', () => {
+    const lines = formatSummary(report({}), 'r.json').split('\n');
+    const at = (text: string) => lines.findIndex((line) => line.startsWith(text));
+    const final = at('after the redrive (the final state):');
+    const redrive = at('the redrive (5 s after the first drain');
+    const first = at('the first drain, before the redrive:');
+    expect([final, redrive, first].every((index) => index > 0)).toBe(true);
+    expect(final < redrive && redrive < first).toBe(true);
+    const row = (heading: number) => lines[heading + 3] ?? '';
+    // The final table: 99 applied once, 1 dead-lettered; the first drain's: 84 and 16.
+    expect(row(final)).toMatch(/^effectively-once\s+100\s+130\s+99\s+0 \(0\)\s+0\s+1\s/);
+    expect(row(first)).toMatch(/^effectively-once\s+100\s+130\s+84\s+0 \(0\)\s+0\s+16\s/);
+  });
+
   it('is absent without a redrive', () => {
     const mode = { ...eoBefore, throughputPerSecond: 10 };
     expect(
@@ -125,15 +135,11 @@ describe('the page’s table after the redrive', () => {
     const report = {
       redrive: { afterSeconds: 0, phasesMs: { wait: 0, move: 400, drain: 9800, verify: 1100 } },
       modes: {
-        'effectively-once': {
-          ...eo,
-          throughputPerSecond: 1,
-          redrive: { ...redriveCounts(eo, after, 22), after },
-        },
+        'effectively-once': leadWithFinalState({ ...eo, throughputPerSecond: 1 }, after, 22),
       },
     } as unknown as ExperimentReport;
     const html = redriveTable(report);
-    expect(html).toContain('<caption>after the redrive (right after the first drain; move 0.4 s');
+    expect(html).toContain('<caption>the redrive (right after the first drain; move 0.4 s');
     expect(html).toContain('<th scope="col" class="num">applied after the redrive</th>');
     expect(html).toContain('<mark title="a correct run cannot produce this">1 !</mark>');
     expect(redriveTable({ modes: { 'effectively-once': { ...eo } } } as unknown as ExperimentReport)).toBe(

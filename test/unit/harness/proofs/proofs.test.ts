@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MODE_NAMES, MODES, type ModeSettings } from '../../../../contract/topology.js';
 import type { ModeReport } from '../../../../harness/experiment/experiment.js';
-import { redriveCounts } from '../../../../harness/experiment/redrive.js';
+import { leadWithFinalState } from '../../../../harness/experiment/redrive.js';
 import {
   BEFORE_REDRIVE,
   PROOF_MODES,
@@ -55,8 +55,7 @@ describe('proofs', () => {
     /** The event applied once and dead-lettered, then redriven: before as BEFORE_REDRIVE, after as given. */
     function redriven(after: Partial<ModeReport>, before: Partial<ModeReport> = {}, moved = 1) {
       const first = outcome({ ...BEFORE_REDRIVE.counts, deliveries: 1, ...before });
-      const second = outcome({ deliveries: 2, ...after });
-      return { ...first, redrive: { ...redriveCounts(first, second, moved), after: second } };
+      return leadWithFinalState(first, outcome({ deliveries: 2, ...after }), moved);
     }
     const proofOf = (mode: (typeof MODE_NAMES)[number]) => (MODES[mode] as ModeSettings).redriveProof;
 

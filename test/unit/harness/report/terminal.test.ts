@@ -214,7 +214,7 @@ describe('report formatting', () => {
     ).toBeUndefined();
   });
 
-  it("counts the age guard's refusals after the redrive, and notes those of the first drain", () => {
+  it("counts the age guard's refusals after the redrive, and notes those of the final state", () => {
     const after = { ...outcome, duplicated: 0, extraApplications: 0, deadLettered: 9, tooOldToDedupe: 9 };
     const redrive = {
       deadLetteredBefore: 9,
@@ -223,9 +223,9 @@ describe('report formatting', () => {
       duplicatedByRedrive: 0,
       deadLetteredAgain: 9,
       lost: 0,
-      after,
+      firstDrain: outcome,
     };
-    const table = formatRedriveTable({ modes: { 'effectively-once': { ...outcome, redrive } } }) ?? '';
+    const table = formatRedriveTable({ modes: { 'effectively-once': { ...after, redrive } } }) ?? '';
     const [header, , row] = table.split('\n');
     const cells = (line: string | undefined) => line?.trim().split(/\s{2,}/) ?? [];
     expect(cells(row)[cells(header).indexOf('too old to dedupe')]).toBe('9');

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Mode } from '../../../../../contract/topology.js';
 import type { ManifestDetails, ModeEventDetails } from '../../../../../functions/shared/event-details.js';
+import { leadWithFinalState } from '../../../../../harness/experiment/redrive.js';
 import { type DetailedReport, renderRunReport } from '../../../../../harness/report/html/render.js';
 import { openCommand, openInBrowser, writeRunReport } from '../../../../../harness/report/html/write.js';
 import { formatTable } from '../../../../../harness/report/terminal.js';
@@ -89,43 +90,56 @@ describe('renderRunReport', () => {
     expect(glyphs).toEqual(['o', 'd3', 'xD', 'aA', 'o', 'pP', 'u!', 'qP', 'o', 'e?', 'e?']);
   });
 
-  it('draws the grid again after a redrive, outlining the events applied and dead-lettered before it, and says what became of them', async () => {
+  it('leads a redrive run with the final state: its grid outlines the events applied and dead-lettered in the first drain, whose grid follows', async () => {
     const report = handMade();
     const alo = report.modes['at-least-once'];
     if (!alo) throw new Error('no at-least-once in the fixture');
-    // Before: evt-3 applied and dead-lettered ('a'), evt-2 dead-lettered. After: evt-3 credited again.
+    // The first drain: evt-3 applied and dead-lettered ('a'), evt-2 dead-lettered. After: evt-3 credited again.
     const after = {
       ...alo,
+      lost: 0,
+      deadLettered: 0,
       events: details('oddoopuqo', [1, 3, 1, 2, 1, 0, 1, 0, 1], ['evt-unknown-1', 'evt-unknown-2']),
     };
-    const redrive = {
-      deadLetteredBefore: 1,
-      redriven: 2,
-      appliedAfterRedrive: 1,
-      duplicatedByRedrive: 1,
-      deadLetteredAgain: 0,
-      lost: 0,
-      after,
-    };
+    const firstDrain = { ...alo, lost: 3, deadLettered: 1 };
     const html = await renderRunReport(
-      { ...report, modes: { ...report.modes, 'at-least-once': { ...alo, redrive } } },
+      { ...report, modes: { ...report.modes, 'at-least-once': leadWithFinalState(firstDrain, after, 2) } },
       OPTIONS,
     );
     const mode = section(html, 'at-least-once');
     const grids = mode.split('<div class="grid');
     expect(grids).toHaveLength(3);
-    expect(grids[2]).toContain('data-mode="at-least-once after the redrive"');
-    const marked = [...(grids[2] ?? '').matchAll(/<i role="gridcell"[^>]*class="c (\w)( marked)?">/g)].map(
-      (match) => `${match[1]}${match[2] ? '*' : ''}`,
+    const cells = (grid: string | undefined) =>
+      [...(grid ?? '').matchAll(/<i role="gridcell"[^>]*class="c (\w)( marked)?">/g)]
+        .map((match) => `${match[1]}${match[2] ? '*' : ''}`)
+        .join(' ');
+    // First the final state, outlined; then the first drain, as it was.
+    expect(cells(grids[1])).toBe('o d d o* o p u q o e e');
+    expect(grids[2]).toContain('data-mode="at-least-once in the first drain"');
+    expect(cells(grids[2])).toBe(
+      cells(
+        section(await renderRunReport(handMade(), OPTIONS), 'at-least-once').split('<div class="grid')[1],
+      ),
     );
-    expect(marked.join(' ')).toBe('o d d o* o p u q o e e');
+    expect(mode.indexOf('The first drain, before the redrive')).toBeGreaterThan(
+      mode.indexOf('After the redrive, the final state'),
+    );
     expect(mode).toContain(
       'After the redrive, 1 credited again, 0 skipped as already applied, 0 back in the DLQ',
+    );
+    // The card at the top shows the final state, and what the first drain said.
+    const card = html.slice(
+      html.indexOf('<article class="card'),
+      html.indexOf('</article>', html.indexOf('<h2>at-least-once</h2>')),
+    );
+    expect(card.slice(card.indexOf('<h2>at-least-once</h2>'))).toContain(
+      'After the redrive. The first drain: 3 lost',
     );
     const data = JSON.parse(
       /<script type="application\/json" id="run-data">(.*?)<\/script>/s.exec(html)?.[1] ?? '{}',
     );
-    expect(data.modes['at-least-once after the redrive'].states).toBe('oddoopuqo');
+    expect(data.modes['at-least-once'].states).toBe('oddoopuqo');
+    expect(data.modes['at-least-once in the first drain'].states).toBe(alo.events?.states);
   });
 
   it('marks the events applied after a later event of their account with a corner, and counts them in the legend', async () => {
