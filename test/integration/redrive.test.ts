@@ -1,6 +1,13 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { Mode } from '../../contract/topology.js';
 import type { EmbeddedEnvironment } from '../../harness/environments/embedded.js';
+import type { ExperimentReport } from '../../harness/experiment/experiment.js';
+import { writeRunReport } from '../../harness/report/html/write.js';
 import { formatFaultTable, formatSummary } from '../../harness/report/terminal.js';
+import { PROJECT_ROOT } from '../../lib/bundling.js';
+import { launchBrowser, withoutBrowser } from '../support/browser.js';
 import { experimentConfig, replayCommand, runEmbedded } from '../support/embedded-run.js';
 
 /**
@@ -97,5 +104,71 @@ describe('the redrive (embedded)', () => {
       expect(outcome?.redrive?.firstDrain.consistent, `${mode} before\n${context}`).toBe(true);
       expect(outcome?.consistent, `${mode} after\n${context}`).toBe(true);
     }
+
+    await expectPageLeadsWithFinalState(report, replay, cfg.modes);
   });
 });
+
+/**
+ * The run's page in a real browser: each mode's card and first grid show the state after the
+ * redrive, the first drain's grid follows it, labelled. Without a browser: skipped with one line,
+ * or failed under CI=true (test/support/browser.ts).
+ */
+async function expectPageLeadsWithFinalState(
+  report: ExperimentReport,
+  replay: string,
+  modes: readonly Mode[],
+): Promise<void> {
+  const launched = await launchBrowser([
+    '--disable-gpu',
+    '--disable-background-networking',
+    '--no-first-run',
+  ]);
+  if ('unavailable' in launched) {
+    const outcome = withoutBrowser('the redrive page in a browser', launched.unavailable);
+    if (outcome.action === 'fail') throw new Error(outcome.message);
+    console.warn(outcome.message);
+    return;
+  }
+  try {
+    const dir = join(PROJECT_ROOT, 'reports', 'screenshots');
+    mkdirSync(dir, { recursive: true });
+    const htmlPath = await writeRunReport(report, {
+      reportJsonPath: join(dir, `${report.runId}.json`),
+      replayCommand: replay,
+    });
+    const page = await launched.browser.newPage({ viewport: { width: 1280, height: 1000 } });
+    await page.goto(`file://${htmlPath}`, { waitUntil: 'load' });
+    for (const mode of modes) {
+      const final = report.modes[mode];
+      const first = final?.redrive?.firstDrain;
+      if (!final?.events || !first?.events) throw new Error(`${mode}: no per-event detail`);
+      const card = page.locator('.glance article', { has: page.locator(`h2:text-is("${mode}")`) });
+      expect(await card.locator('.big > div').first().locator('b').textContent(), `${mode} lost`).toBe(
+        String(final.lost),
+      );
+      expect(
+        await card.locator('.big > div').nth(2).locator('b').textContent(),
+        `${mode} dead-lettered`,
+      ).toBe(String(final.deadLettered));
+      expect(await card.locator('.when').textContent(), mode).toContain(
+        `The first drain: ${first.lost} lost, ${first.duplicated} duplicated, ${first.deadLettered} dead-lettered`,
+      );
+      // The first grid is the final state, the second the first drain's: cell by cell, as the JSON says.
+      const states = async (key: string) =>
+        (
+          await page
+            .locator(`.grid[data-mode="${key}"] [role="gridcell"]:not(.e)`)
+            .evaluateAll((cells) => cells.map((cell) => cell.className.split(' ')[1]))
+        ).join('');
+      expect(await states(mode), `${mode} final grid`).toBe(final.events.states);
+      expect(await states(`${mode} in the first drain`), `${mode} first-drain grid`).toBe(
+        first.events.states,
+      );
+      expect(final.events.states, mode).not.toBe(first.events.states);
+    }
+    await page.screenshot({ path: join(dir, `${report.runId}-redrive.png`), fullPage: true });
+  } finally {
+    await launched.browser.close();
+  }
+}
