@@ -46,16 +46,22 @@ export async function processBatch(
   deps: ConsumerDeps,
   queueUrl: string,
 ): Promise<SQSBatchResponse> {
-  const gapGroups = new Set<string>();
+  const gapRecords = new Set<string>();
   const apply: ApplyMessage = async (batchDeps, message, delivery) => {
     try {
       return await applyFifoVersioned(batchDeps, message, delivery);
     } catch (error) {
-      if (error instanceof SequenceGapError) gapGroups.add(message.accountId);
+      if (error instanceof SequenceGapError) gapRecords.add(delivery.messageId);
       throw error;
     }
   };
   const response = await workThenAcknowledge(event, context, deps, apply, true);
+  // The groups of the records that hit a gap: whatever the producer names its groups.
+  const gapGroups = new Set(
+    event.Records.filter((record) => gapRecords.has(record.messageId)).map(
+      (record) => record.attributes.MessageGroupId ?? '',
+    ),
+  );
   if (gapGroups.size > 0) await releaseFailed(deps, queueUrl, event, response, gapGroups);
   return response;
 }

@@ -16,7 +16,7 @@ import { listCharges } from './payment-provider/charges.js';
 import { type ChargeReader, ChargeTally } from './shared/charge-outcome.js';
 import { requireEnv } from './shared/config.js';
 import { createLogger } from './shared/consumer.js';
-import { countMessages, sweepDeadLetters } from './shared/dead-letters.js';
+import { countMessages, type DeadLetterSweep, sweepDeadLetters } from './shared/dead-letters.js';
 import { ConfigError, InvalidInputError, RunNotFoundError } from './shared/errors.js';
 import {
   collectEventDetails,
@@ -36,9 +36,10 @@ import {
   timeAttribute,
 } from './shared/ledger-reader.js';
 import { type ManifestSummary, readManifestEvents, readManifestSummary } from './shared/manifest.js';
-import { IdentifierSchema } from './shared/message.js';
+import { accountOfFifoGroup, IdentifierSchema } from './shared/message.js';
 import {
   type ApplicationRecord,
+  type FifoDeadLetters,
   groupApplications,
   joinByEventId,
   type ModeOutcome,
@@ -139,30 +140,25 @@ async function verifyModeInDetail(
   const sink = bothSinks(collector?.sink, chargeTally?.sink);
   const derived = balance === 'entries';
   const fifo = isFifoMode(mode);
+  // Counted right after the sweep, before the join: what the DLQ holds beyond what the sweep saw.
+  const fifoDeadLetters = fifo ? await fifoDeadLettersOf(deps, mode, runId, sweep) : undefined;
   const [counts, counters, balances, tooOldToDedupe] = await Promise.all([
     joinByEventId(readManifestEvents(deps.reader, runId), applications, deadLettered, sink, {
       keepOutOfOrderIds: detailed,
-      ...(fifo ? { deadLetterGroups: sweep.groups } : {}),
+      ...(fifoDeadLetters ? { fifoDeadLetters } : {}),
     }),
     readCounters(deps.reader, runId, mode),
     derived ? Promise.resolve({ cents: 0 }) : readBalances(deps.reader, runId, mode),
     countRefusals(deps.reader, runId, mode),
   ]);
-  // Events counted as behind their group's head in a FIFO DLQ are there only if it holds that many
-  // unseen messages: what it cannot account for is lost, so an inference can never hide a loss.
-  const unconfirmed =
-    counts.deadLetteredUnseen > 0
-      ? Math.max(
-          0,
-          counts.deadLetteredUnseen -
-            ((await countMessages(deps.sqs, deps.deadLetterQueueUrls[mode])) - sweep.seen),
-        )
-      : 0;
-  if (unconfirmed > 0) {
-    deps.warn?.('events behind their group in the FIFO DLQ are more than it holds: counted as lost', {
-      mode,
-      unconfirmed,
-    });
+  if (counts.unseenBeyondCapacity > 0) {
+    deps.warn?.(
+      'events that could be behind a group in the FIFO DLQ are more than it holds: counted as lost',
+      {
+        mode,
+        lost: counts.unseenBeyondCapacity,
+      },
+    );
   }
   // A mode without balance items reads a balance as its entries' sum, which the join has added up.
   const actualCents = derived ? counts.ledgerCents : balances.cents;
@@ -176,9 +172,9 @@ async function verifyModeInDetail(
     appliedOnce: counts.appliedOnce,
     duplicated: counts.duplicated,
     extraApplications: counts.extraApplications,
-    deadLettered: counts.deadLettered - unconfirmed,
+    deadLettered: counts.deadLettered,
     deadLetteredCents: counts.deadLetteredCents,
-    lost: counts.lost + unconfirmed,
+    lost: counts.lost,
     unexpected: counts.unexpected,
     payloadMismatches: counts.payloadMismatches,
     conflictingReuse: counts.conflictingReuse,
@@ -194,13 +190,34 @@ async function verifyModeInDetail(
     deadLetteredUnreadable: sweep.unreadable,
     tooOldToDedupe,
     orderViolations: counts.orderViolations,
-    ...(fifo ? { deadLetteredUnseen: counts.deadLetteredUnseen - unconfirmed } : {}),
+    ...(fifo ? { deadLetteredUnseen: counts.deadLetteredUnseen } : {}),
     ...(states ? { superseded: counters.superseded } : {}),
     ...(chargeTally
       ? { ...chargeTally.finish(), providerResponsesLost: counters.providerResponsesLost }
       : {}),
   };
   return collector ? { outcome, detail: collector.finish(counts.outOfOrderEventIds) } : { outcome };
+}
+
+/**
+ * A FIFO DLQ beyond its sweep: the run's accounts whose group heads it (the groups are the
+ * producer's, fifoIdsOf), and how many messages it holds that the sweep did not see. SQS's counts
+ * are exact on the emulator and approximate on AWS, where a DLQ is shared by every run.
+ */
+async function fifoDeadLettersOf(
+  deps: VerifierDeps,
+  mode: Mode,
+  runId: string,
+  sweep: DeadLetterSweep,
+): Promise<FifoDeadLetters> {
+  const accountsAtHead = new Set<string>();
+  for (const group of sweep.groups) {
+    const account = accountOfFifoGroup(runId, group);
+    if (account !== undefined) accountsAtHead.add(account);
+  }
+  if (accountsAtHead.size === 0) return { accountsAtHead, unseenMessages: 0 };
+  const held = await countMessages(deps.sqs, deps.deadLetterQueueUrls[mode]);
+  return { accountsAtHead, unseenMessages: held - sweep.seen };
 }
 
 async function readChargeTally(deps: VerifierDeps, runId: string, mode: Mode): Promise<ChargeTally> {

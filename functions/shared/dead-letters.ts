@@ -20,8 +20,8 @@ export interface DeadLetterSweep {
   /** Every message the sweep received, of any run: on a FIFO DLQ, not all the queue holds. */
   readonly seen: number;
   /**
-   * The message groups of every message the sweep received, of any run (a FIFO DLQ; empty on a
-   * standard one). SQS hides a group's later messages while its first ones are in flight, so the
+   * The message groups of every message the sweep received, of any run (read by the FIFO modes'
+   * verification; a standard queue's messages have none unless their producer names one). SQS hides a group's later messages while its first ones are in flight, so the
    * sweep saw only the head of each of these groups: whatever else of them the DLQ holds, it could
    * not see.
    */

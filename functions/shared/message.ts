@@ -99,6 +99,27 @@ export function payloadHash(message: Pick<MessageBody, 'accountId' | 'amountCent
     .slice(0, 32);
 }
 
+/**
+ * The FIFO message group and deduplication id the lab's producers (the harness's, the outbox relay)
+ * give an event. One group per run and account: an account's events arrive in order, and runs that
+ * share a deployed queue never hold each other's accounts back, nor hide each other's messages
+ * behind a group's head in its DLQ (the verifier counts what a FIFO DLQ hides per group). The
+ * deduplication id is the run's event id: an event id is unique within its run only.
+ */
+export function fifoIdsOf(
+  runId: string,
+  accountId: string,
+  eventId: string,
+): { readonly MessageGroupId: string; readonly MessageDeduplicationId: string } {
+  return { MessageGroupId: `${runId}:${accountId}`, MessageDeduplicationId: `${runId}:${eventId}` };
+}
+
+/** The account of a FIFO message group of the run (fifoIdsOf), or undefined for another run's group. */
+export function accountOfFifoGroup(runId: string, group: string): string | undefined {
+  const prefix = `${runId}:`;
+  return group.startsWith(prefix) ? group.slice(prefix.length) : undefined;
+}
+
 /** Message attributes the producer stamps so that even an unparsable body can be attributed. */
 export const RUN_ID_ATTRIBUTE = 'runId';
 export const EVENT_ID_ATTRIBUTE = 'eventId';

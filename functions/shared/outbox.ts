@@ -7,7 +7,7 @@ import {
 import { TTL_ATTRIBUTE } from '../../contract/ledger-keys.js';
 import { STORAGE } from '../../contract/topology.js';
 import { sizedBatches } from './chunks.js';
-import { EVENT_ID_ATTRIBUTE, RUN_ID_ATTRIBUTE } from './message.js';
+import { EVENT_ID_ATTRIBUTE, fifoIdsOf, RUN_ID_ATTRIBUTE } from './message.js';
 
 /**
  * The transactional outbox (docs/design.md): the producing service writes its state change and an
@@ -145,7 +145,7 @@ function bodyOf(image: Readonly<Record<string, ImageValue>>): string {
 export interface OutboxTarget {
   readonly name: string;
   readonly queueUrl: string;
-  /** FIFO: message group = account, deduplication id = `<runId>:<eventId>`. */
+  /** FIFO: the lab's group and deduplication id (fifoIdsOf: `<runId>:<accountId>`, `<runId>:<eventId>`). */
   readonly fifo: boolean;
 }
 
@@ -162,12 +162,7 @@ export function outboxEntry(message: OutboxMessage, id: string, fifo: boolean): 
       [RUN_ID_ATTRIBUTE]: { DataType: 'String', StringValue: message.runId },
       [EVENT_ID_ATTRIBUTE]: { DataType: 'String', StringValue: message.eventId },
     },
-    ...(fifo
-      ? {
-          MessageGroupId: message.accountId,
-          MessageDeduplicationId: `${message.runId}:${message.eventId}`,
-        }
-      : {}),
+    ...(fifo ? fifoIdsOf(message.runId, message.accountId, message.eventId) : {}),
   };
 }
 

@@ -68,11 +68,9 @@ export interface ModeOutcome {
   /**
    * FIFO modes only: of deadLettered, the events in the DLQ that its sweep could not see. SQS hides
    * a message group's later messages while its first ones are in flight, so a reader that does not
-   * delete sees only the head of each group (up to 10 messages). An event neither applied nor seen,
-   * of an account whose group the sweep found in the DLQ, is behind that head: an outage, a gap or
-   * used-up receives dead-letter an account's events in order. Counted so only while the DLQ holds
-   * that many messages the sweep did not see (the verifier checks its count): what it cannot hold is
-   * lost, so the inference never hides a loss.
+   * delete sees only the head of each group. An event neither applied nor seen is counted here when
+   * its account's group heads the DLQ, a lower seq of its account was seen, and the DLQ holds an
+   * unseen message for it (docs/ordering.md, "Counting a FIFO DLQ"); otherwise it is lost.
    */
   readonly deadLetteredUnseen?: number;
   /**
@@ -138,6 +136,8 @@ export interface JoinCounts {
   orderViolations: number;
   /** Of deadLettered, those behind their group's head in a FIFO DLQ (see ModeOutcome.deadLetteredUnseen). */
   deadLetteredUnseen: number;
+  /** Of lost, the events that could have been behind a group's head but found no room in the DLQ. */
+  unseenBeyondCapacity: number;
   /** The ids behind orderViolations, when the join was asked to keep them (per-event detail). */
   outOfOrderEventIds?: ReadonlySet<string>;
 }
@@ -153,12 +153,8 @@ export async function joinByEventId(
   sink?: EventSink,
   options: {
     readonly keepOutOfOrderIds?: boolean;
-    /**
-     * A FIFO mode's message groups seen at the head of its DLQ (the sweep's groups): an unapplied,
-     * unseen event of such an account is behind them (ModeOutcome.deadLetteredUnseen). The
-     * producer's group is the event's account.
-     */
-    readonly deadLetterGroups?: ReadonlySet<string>;
+    /** A FIFO mode's DLQ, for what its sweep could not see (ModeOutcome.deadLetteredUnseen). */
+    readonly fifoDeadLetters?: FifoDeadLetters;
   } = {},
 ): Promise<JoinCounts> {
   const counts: JoinCounts = {
@@ -175,7 +171,9 @@ export async function joinByEventId(
     ledgerCents: 0,
     orderViolations: 0,
     deadLetteredUnseen: 0,
+    unseenBeyondCapacity: 0,
   };
+  const behindHeads = options.fifoDeadLetters ? new BehindGroupHeads(options.fifoDeadLetters) : undefined;
   const order = new OrderOfApplication(options.keepOutOfOrderIds === true);
   const events = manifest[Symbol.asyncIterator]();
   const applications = applied[Symbol.asyncIterator]();
@@ -207,8 +205,11 @@ export async function joinByEventId(
     const appliedEvent =
       !application.done && application.value.eventId === id ? application.value : undefined;
     const deadHashes = !letter.done && letter.value[0] === id ? letter.value[1] : undefined;
+    if (inManifest && deadHashes) behindHeads?.seen(inManifest);
     const behindGroupHead =
-      inManifest !== undefined && options.deadLetterGroups?.has(inManifest.accountId) === true;
+      inManifest !== undefined && appliedEvent === undefined && deadHashes === undefined
+        ? (behindHeads?.behind(inManifest, counts) ?? false)
+        : false;
     const state = tallyEvent(counts, inManifest, appliedEvent, deadHashes, behindGroupHead);
     if (inManifest && appliedEvent) order.add(inManifest, appliedEvent);
     sink?.({ eventId: id, manifest: inManifest, applied: appliedEvent, state });
@@ -216,6 +217,50 @@ export async function joinByEventId(
     if (inManifest) event = await events.next();
     if (appliedEvent) application = await applications.next();
     if (deadHashes) letter = dead.next();
+  }
+}
+
+/** What the verifier knows of a FIFO DLQ beyond the ids its sweep saw. */
+export interface FifoDeadLetters {
+  /** The run's accounts whose message group the sweep found in the DLQ: it saw their heads. */
+  readonly accountsAtHead: ReadonlySet<string>;
+  /** Messages the DLQ holds that the sweep did not see: at most this many events can be behind a head. */
+  readonly unseenMessages: number;
+}
+
+/**
+ * Decides, event by event in the join's id order, which unapplied events a FIFO DLQ holds behind a
+ * group's head. An event is behind its account's head only if the sweep saw that head (an event of
+ * the same account with a lower seq, already passed in the join: within an account the manifest's
+ * ids follow its seqs, and a group leaves the queue in order) and the DLQ still has room for it
+ * among the messages the sweep did not see. The rest is lost: so the inference cannot explain a
+ * loss before an account's first dead letter, nor more events than the DLQ holds, and the counts,
+ * the money and the per-event states agree (the events past the room are the last ones in id order).
+ */
+class BehindGroupHeads {
+  private readonly lowestSeenSeq = new Map<string, number>();
+  private room: number;
+
+  constructor(private readonly dlq: FifoDeadLetters) {
+    this.room = Math.max(0, dlq.unseenMessages);
+  }
+
+  /** An event the sweep saw in the DLQ: its account's head is at its seq or before. */
+  seen({ accountId, seq }: ManifestEvent): void {
+    if (seq !== undefined && !this.lowestSeenSeq.has(accountId)) this.lowestSeenSeq.set(accountId, seq);
+  }
+
+  /** Whether an unapplied event the sweep did not see is behind its account's head in the DLQ. */
+  behind({ accountId, seq }: ManifestEvent, counts: JoinCounts): boolean {
+    if (seq === undefined || !this.dlq.accountsAtHead.has(accountId)) return false;
+    const head = this.lowestSeenSeq.get(accountId);
+    if (head === undefined || head >= seq) return false;
+    if (this.room === 0) {
+      counts.unseenBeyondCapacity += 1;
+      return false;
+    }
+    this.room -= 1;
+    return true;
   }
 }
 
@@ -241,7 +286,7 @@ function tallyEvent(
     }
     if (deadHashes || behindGroupHead) {
       counts.deadLettered += 1;
-      if (!deadHashes) counts.deadLetteredUnseen += 1;
+      if (behindGroupHead) counts.deadLetteredUnseen += 1;
       return EVENT_STATES.poisonDeadLettered;
     }
     counts.lost += 1;
@@ -268,7 +313,7 @@ function tallyEvent(
   if (ownDeadLetter || behindGroupHead) {
     counts.deadLettered += 1;
     counts.deadLetteredCents += event.amountCents;
-    if (!ownDeadLetter) counts.deadLetteredUnseen += 1;
+    if (behindGroupHead) counts.deadLetteredUnseen += 1;
     return EVENT_STATES.deadLettered;
   }
   counts.lost += 1;

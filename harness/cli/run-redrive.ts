@@ -1,8 +1,8 @@
 /**
  * `npm run redrive -- --run <runId>`: the last step of the runbook (docs/redrive.md) for a run that
  * has ended on a deployed stack. Verifies the run, moves each mode's non-empty DLQ back with SQS's
- * StartMessageMoveTask, drains, verifies again, prints the tables before and after the redrive and
- * writes reports/<runId>-redrive.json.
+ * StartMessageMoveTask, drains, verifies again, prints the run after the redrive, what the redrive
+ * did and the run before it, and writes reports/<runId>-redrive.json.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -44,7 +44,7 @@ export interface ExperimentConfig {
 }
 
 export interface ModeReport extends ModeOutcome {
-  /** Messages per second, from the first send until the mode's queue drained. */
+  /** Messages per second, from the first send until the mode's queue drained (the first drain). */
   readonly throughputPerSecond: number;
   /** What the local runtime saw (embedded only). */
   readonly runtime?: LiveModeStats;
@@ -175,11 +175,14 @@ export async function runExperiment(
         modes,
       })
     : undefined;
-  // The runtime's counts at the end, the redrive's deliveries included, as the outcome now is.
-  for (const mode of redrive ? config.modes : []) {
-    const report = modes[mode];
-    const runtime = env.liveStats?.(mode);
-    if (report && runtime) modes[mode] = { ...report, runtime };
+  if (redrive) {
+    // The runtime's counts at the end, the redrive's deliveries included, as the outcome now is;
+    // the first drain's stay with its outcome (redrive.firstDrain.runtime).
+    for (const mode of config.modes) {
+      const report = modes[mode];
+      const runtime = env.liveStats?.(mode);
+      if (report && runtime) modes[mode] = { ...report, runtime };
+    }
   }
   return {
     runId,
@@ -290,6 +293,8 @@ export async function redriveAndVerifyAgain<M extends DetailedOutcome & { readon
     readonly outageEndsAt: number | undefined;
     /** Each mode after the first drain; replaced in place by the state after the redrive. */
     readonly modes: Partial<Record<Mode, M>>;
+    /** Whether the verification after the redrive returns per-event detail. @default true */
+    readonly events?: boolean;
   },
 ): Promise<{ section: NonNullable<ExperimentReport['redrive']> }> {
   const waitStart = Date.now();
@@ -329,7 +334,7 @@ export async function redriveAndVerifyAgain<M extends DetailedOutcome & { readon
   progress.phase('verifying again (after the redrive)');
   const verifyStart = Date.now();
   // The verifier leaves the detail out for a run too large for one response (eventsOmitted).
-  const verification = await env.invokeVerifier(runId, config.modes, { events: true });
+  const verification = await env.invokeVerifier(runId, config.modes, { events: input.events ?? true });
   const verifyMs = Date.now() - verifyStart;
 
   for (const mode of config.modes) {

@@ -5,6 +5,7 @@ import { sizedBatches } from '../../functions/shared/chunks.js';
 import type { ManifestEvent } from '../../functions/shared/manifest.js';
 import {
   EVENT_ID_ATTRIBUTE,
+  fifoIdsOf,
   MAX_AMOUNT_CENTS,
   type MessageBody,
   RUN_ID_ATTRIBUTE,
@@ -181,12 +182,9 @@ function entryOf(
       [RUN_ID_ATTRIBUTE]: { DataType: 'String', StringValue: runId },
       [EVENT_ID_ATTRIBUTE]: { DataType: 'String', StringValue: message.eventId },
     },
-    // One group per account: its events in order, other accounts in parallel. The event's id as the
-    // deduplication id: a re-send within SQS's 5-minute window is accepted and not delivered. An
-    // event id is unique within its run (evt-000000 starts every run), so the run id is part of it.
-    ...(fifo
-      ? { MessageGroupId: message.accountId, MessageDeduplicationId: `${runId}:${message.eventId}` }
-      : {}),
+    // One group per run and account: its events in order, other accounts in parallel. The event's id
+    // as the deduplication id: a re-send within SQS's 5-minute window is accepted and not delivered.
+    ...(fifo ? fifoIdsOf(runId, message.accountId, message.eventId) : {}),
   };
 }
 

@@ -66,26 +66,29 @@ export async function redriveFinishedRun(
   const verifyStart = Date.now();
   const verification = await env.invokeVerifier(runId, modes);
   const verifyMs = Date.now() - verifyStart;
-  const before: Partial<Record<Mode, RedriveRunMode>> = {};
+  // Each mode as it stands; the redrive replaces it with the state after it (redrive.firstDrain: this).
+  const outcomes: Partial<Record<Mode, RedriveRunMode>> = {};
   for (const mode of modes) {
     const outcome = verification.result.modes[mode];
     if (!outcome) throw new Error(`the verifier returned no outcome for ${mode}`);
     const { events: _events, ...counts } = outcome;
-    before[mode] = counts;
+    outcomes[mode] = counts;
   }
 
   const { section } = await redriveAndVerifyAgain(env, { modes, faults: NO_FAULTS }, runId, progress, {
     afterSeconds: 0,
     firstDrainEndedAt: Date.now(),
     outageEndsAt: undefined,
-    modes: before,
+    modes: outcomes,
+    // No page is drawn for a finished run, and its report has no manifest to align the detail with.
+    events: false,
   });
   return {
     runId,
     target: env.description.target,
     startedAt: new Date(startedAt).toISOString(),
     environment: env.description,
-    modes: before,
+    modes: outcomes,
     durationMs: Date.now() - startedAt,
     phasesMs: { verify: verifyMs },
     redrive: { phasesMs: section.phasesMs },

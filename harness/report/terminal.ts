@@ -188,13 +188,14 @@ export function redriveRows(report: TableReport): ResultCell[][] {
 }
 
 /**
- * The run as the first drain left it, before the redrive: each redriven mode's `redrive.firstDrain`
- * (with the runtime's counts, which the marks read). Undefined when no mode was redriven.
+ * The run as the first drain left it, before the redrive: each redriven mode's `redrive.firstDrain`,
+ * with the runtime's counts of that moment (which the marks read) and the producer's unsent events
+ * (a dual write's: not the consumer's loss). Undefined when no mode was redriven.
  */
 export function firstDrainOf(report: TableReport): TableReport | undefined {
   const rows = modeRows(report).flatMap(([mode, m]) =>
     m.redrive
-      ? [[mode, { ...m.redrive.firstDrain, ...(m.runtime ? { runtime: m.runtime } : {}) }] as const]
+      ? [[mode, { ...(m.neverSent ? { neverSent: m.neverSent } : {}), ...m.redrive.firstDrain }] as const]
       : [],
   );
   return rows.length > 0 ? { modes: Object.fromEntries(rows) } : undefined;

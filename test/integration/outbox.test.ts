@@ -227,7 +227,9 @@ describe('the producing side under real SIGKILLs', () => {
       ).toBe(true);
       if (mode === FIFO) {
         expect(outOfOrderAccounts(messages)).toEqual([]);
-        expect(messages[0]?.Attributes?.MessageGroupId).toBe(JSON.parse(messages[0]?.Body ?? '{}').accountId);
+        expect(messages[0]?.Attributes?.MessageGroupId).toBe(
+          `${manifest.runId}:${JSON.parse(messages[0]?.Body ?? '{}').accountId}`,
+        );
         expect(messages[0]?.Attributes?.MessageDeduplicationId).toBe(
           `${manifest.runId}:${eventIdOf(messages[0] as Message)}`,
         );

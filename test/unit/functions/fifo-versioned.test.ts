@@ -107,7 +107,7 @@ describe('fifo-versioned consumer', () => {
   });
 
   it("fails a gap (the predecessor not applied) and every later record of its account's group, applies other groups, and releases the blocked records at once", async () => {
-    // The credit's condition fails; the block mark (no condition) is written.
+    // The credit's condition fails, and nothing else is written for acct-1.
     ddb
       .on(UpdateCommand, { Key: { sk: 'BAL#acct-1' }, ConditionExpression: NEXT_IN_ORDER })
       .rejects(conditionFailedAtVersion(2));

@@ -87,7 +87,7 @@ describe('the outbox relay (Lambda, DynamoDB stream → SQS)', () => {
     }
   });
 
-  it('sends what the direct producer sends: run and event attributes; on FIFO, group = account and dedup id = run:event', async () => {
+  it('sends what the direct producer sends: run and event attributes; on FIFO, group = run:account and dedup id = run:event', async () => {
     const record = streamRecord({ runId: 'run-7', eventId: 'evt-42', accountId: 'acct-3' });
 
     await relayRecords([record], deps());
@@ -103,7 +103,8 @@ describe('the outbox relay (Lambda, DynamoDB stream → SQS)', () => {
     };
     expect(byQueue.get(FIFO.queueUrl)?.Entries?.[0]).toMatchObject({
       MessageAttributes: attributes,
-      MessageGroupId: 'acct-3',
+      // One group per run and account, as the harness's producer sends (fifoIdsOf).
+      MessageGroupId: 'run-7:acct-3',
       MessageDeduplicationId: 'run-7:evt-42',
     });
     const standard = byQueue.get(STANDARD.queueUrl)?.Entries?.[0];

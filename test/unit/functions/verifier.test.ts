@@ -15,7 +15,7 @@ import {
   MAX_DETAILED_EVENTS,
   MAX_TIMELINE_BUCKETS,
 } from '../../../functions/shared/event-details.js';
-import { payloadHash } from '../../../functions/shared/message.js';
+import { fifoIdsOf, payloadHash } from '../../../functions/shared/message.js';
 import { joinByEventId } from '../../../functions/shared/outcome.js';
 import {
   parseDeadLetterQueueUrls,
@@ -142,9 +142,9 @@ describe('verifier', () => {
       application('a', 100, '', {}, FV),
       { pk: FV, sk: 'BAL#x', balanceCents: 100, version: 1 },
     ];
-    const inGroup = (message: ReturnType<typeof dlqMessage>, group: string) => ({
+    const inGroup = (message: ReturnType<typeof dlqMessage>, account: string, runId = RUN) => ({
       ...message,
-      Attributes: { MessageGroupId: group },
+      Attributes: { MessageGroupId: fifoIdsOf(runId, account, message.MessageId).MessageGroupId },
     });
     const verifyFifo = async () =>
       (await verifyRun(deps, { runId: RUN, modes: ['fifo-versioned'] })).modes['fifo-versioned'];
@@ -180,28 +180,16 @@ describe('verifier', () => {
       expect(await verifyFifo()).toMatchObject({ lost: 1, deadLettered: 2, deadLetteredUnseen: 1 });
     });
 
-    it("infers nothing for an account whose group the sweep did not see, even another run's message heads one", async () => {
+    it("infers nothing from another run's group, even of the same account: the groups carry the run", async () => {
       sqs.reset();
       sqs.on(ChangeMessageVisibilityBatchCommand).resolves({});
       sqs
         .on(ReceiveMessageCommand)
-        .resolvesOnce({ Messages: [inGroup(dlqMessage('m-o', 'another-run', 'o'), 'y')] })
+        .resolvesOnce({ Messages: [inGroup(dlqMessage('m-o', 'another-run', 'o'), 'x', 'another-run')] })
         .resolves({ Messages: [] });
       sqs.on(GetQueueAttributesCommand).resolves({ Attributes: { ApproximateNumberOfMessages: '10' } });
 
       expect(await verifyFifo()).toMatchObject({ lost: 3, deadLettered: 0, deadLetteredUnseen: 0 });
-    });
-
-    it("infers for an account whose group another run's message heads: it hides this run's messages too", async () => {
-      sqs.reset();
-      sqs.on(ChangeMessageVisibilityBatchCommand).resolves({});
-      sqs
-        .on(ReceiveMessageCommand)
-        .resolvesOnce({ Messages: [inGroup(dlqMessage('m-o', 'another-run', 'o'), 'x')] })
-        .resolves({ Messages: [] });
-      sqs.on(GetQueueAttributesCommand).resolves({ Attributes: { ApproximateNumberOfMessages: '4' } });
-
-      expect(await verifyFifo()).toMatchObject({ lost: 0, deadLettered: 3, deadLetteredUnseen: 3 });
     });
 
     it('infers nothing for a standard mode, and asks SQS for no count', async () => {
@@ -837,12 +825,63 @@ describe('joinByEventId', () => {
       stream([applied('a', 10), applied('b', 20)]),
       dead,
       undefined,
-      { deadLetterGroups: new Set(['x']) },
+      { fifoDeadLetters: { accountsAtHead: new Set(['x']), unseenMessages: 2 } },
     );
 
     expect(counts).toMatchObject({ appliedOnce: 2, deadLettered: 3, deadLetteredUnseen: 2, lost: 1 });
     // Only the valid events' money is in the DLQ: c and e, not the poison d.
     expect(counts.deadLetteredCents).toBe(30 + 50);
+  });
+
+  it('infers no more events behind the heads than the DLQ has unseen messages: the last ones in id order are lost, with their money', async () => {
+    const manifest = ['a', 'b', 'c', 'd'].map((eventId, index) => ({
+      eventId,
+      accountId: 'x',
+      amountCents: 10 ** index,
+      seq: index + 1,
+    }));
+    const dead: [string, Set<string>][] = [['a', new Set([payloadHash({ accountId: 'x', amountCents: 1 })])]];
+    const states: (string | undefined)[] = [];
+
+    const counts = await joinByEventId(
+      stream(manifest),
+      stream([]),
+      dead,
+      (event) => states.push(event.state),
+      {
+        fifoDeadLetters: { accountsAtHead: new Set(['x']), unseenMessages: 2 },
+      },
+    );
+
+    expect(counts).toMatchObject({
+      deadLettered: 3,
+      deadLetteredUnseen: 2,
+      lost: 1,
+      unseenBeyondCapacity: 1,
+    });
+    // a seen, b and c inferred, d lost: the money counted is exactly the dead-lettered events'.
+    expect(counts.deadLetteredCents).toBe(1 + 10 + 100);
+    expect(states).toEqual(['x', 'x', 'x', 'l']);
+  });
+
+  it("never infers an event before its account's head: a loss before the first dead letter stays a loss", async () => {
+    // x's seq 1 vanished; its successors were refused as a gap and dead-lettered, seq 2 at the head.
+    // The DLQ has room to spare (another account's hidden copies): seq 1 is still lost.
+    const manifest = ['a', 'b', 'c'].map((eventId, index) => ({
+      eventId,
+      accountId: 'x',
+      amountCents: 10,
+      seq: index + 1,
+    }));
+    const dead: [string, Set<string>][] = [
+      ['b', new Set([payloadHash({ accountId: 'x', amountCents: 10 })])],
+    ];
+
+    const counts = await joinByEventId(stream(manifest), stream([]), dead, undefined, {
+      fifoDeadLetters: { accountsAtHead: new Set(['x']), unseenMessages: 5 },
+    });
+
+    expect(counts).toMatchObject({ lost: 1, deadLettered: 2, deadLetteredUnseen: 1 });
   });
 
   it('counts an unseen event as lost when no group of the DLQ is its account, and an applied one as applied', async () => {
@@ -857,7 +896,7 @@ describe('joinByEventId', () => {
       payloadHashes: new Set([payloadHash(manifest[0] as never)]),
     };
     const counts = await joinByEventId(stream(manifest), stream([applied]), [], undefined, {
-      deadLetterGroups: new Set(['x', 'z']),
+      fifoDeadLetters: { accountsAtHead: new Set(['x', 'z']), unseenMessages: 10 },
     });
     expect(counts).toMatchObject({ appliedOnce: 1, lost: 1, deadLetteredUnseen: 0, deadLettered: 0 });
   });

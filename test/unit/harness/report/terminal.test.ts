@@ -3,6 +3,7 @@ import type { ExperimentReport } from '../../../../harness/experiment/experiment
 import { NO_FAULTS } from '../../../../harness/faults/faults.js';
 import {
   chargeRows,
+  firstDrainOf,
   formatFaultTable,
   formatProgress,
   formatRedriveTable,
@@ -238,6 +239,38 @@ describe('report formatting', () => {
       modes: { 'effectively-once': { ...outcome, tooOldToDedupe: 3 } },
     } as unknown as ExperimentReport;
     expect(formatSummary(report, 'reports/r.json')).toContain('the age guard refused 3 in effectively-once');
+  });
+
+  it("prints the first drain with its own runtime counts and the producer's unsent events, so its marks are the first drain's", () => {
+    const first = {
+      ...outcome,
+      duplicated: 0,
+      extraApplications: 0,
+      lost: 2,
+      driftCents: -200,
+      deadLetteredCents: 0,
+    };
+    const redrive = {
+      deadLetteredBefore: 0,
+      redriven: 0,
+      appliedAfterRedrive: 0,
+      duplicatedByRedrive: 0,
+      deadLetteredAgain: 0,
+      lost: 2,
+      firstDrain: { ...first, runtime: { injected: { redelivered: 0 } } },
+    };
+    const final = {
+      ...first,
+      neverSent: { events: 2, cents: 200 },
+      runtime: { injected: { redelivered: 5 } },
+      redrive,
+    };
+    const view = firstDrainOf({ modes: { 'effectively-once': final } } as unknown as ExperimentReport);
+    const row = view?.modes['effectively-once'];
+    expect(row?.runtime).toEqual({ injected: { redelivered: 0 } });
+    expect(row?.neverSent).toEqual({ events: 2, cents: 200 });
+    // A dual write's unsent events are not the consumer's loss: no mark in the first drain either.
+    expect(formatTable(view ?? { modes: {} })).not.toContain('!');
   });
 
   it('the summary says when a seed drew no crash, so an all-exact table is not misread', () => {
