@@ -83,16 +83,21 @@ beforeAll(async () => {
     // Poison reaches the DLQ after two receives, not ten: the run stays short.
     maxReceiveCount: 2,
   });
+  await writeManifest(RUN, EVENTS, MODE_NAMES);
+});
+
+/** A run's manifest, as the producer writes it: every event, then the summary. */
+async function writeManifest(run: string, events: readonly ManifestEvent[], modes: readonly Mode[]) {
   const store = { ddb: env.ddb, tableName: env.tableName };
-  await writeManifestEvents(store, RUN, EVENTS);
-  await writeManifestSummary(store, RUN, {
-    produced: EVENTS.length,
+  await writeManifestEvents(store, run, events);
+  await writeManifestSummary(store, run, {
+    produced: events.length,
     poison: 0,
     producerDuplicates: 0,
-    expectedCents: 700,
-    modes: MODE_NAMES,
+    expectedCents: events.reduce((sum, event) => sum + event.amountCents, 0),
+    modes,
   });
-});
+}
 
 afterAll(async () => {
   await env?.stop();
@@ -321,15 +326,7 @@ describe('the verifier against DynamoDB Local and fauxqs (real bundle, real tabl
         seq: index + 1,
       }));
     const events = [...fifo('acct-1', 15), ...fifo('acct-2', 2), ...fifo('acct-3', 1)];
-    const store = { ddb: env.ddb, tableName: env.tableName };
-    await writeManifestEvents(store, run, events);
-    await writeManifestSummary(store, run, {
-      produced: events.length,
-      poison: 0,
-      producerDuplicates: 0,
-      expectedCents: events.reduce((sum, event) => sum + event.amountCents, 0),
-      modes: ['fifo-versioned'],
-    });
+    await writeManifest(run, events, ['fifo-versioned']);
     const deadLetterQueueUrl = env.local.deadLetterQueueUrls['fifo-versioned'];
     const inDlq = events.filter((event) => event.accountId !== 'acct-3' && event.seq < 15);
     for (const event of inDlq) {
