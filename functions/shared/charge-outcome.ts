@@ -92,7 +92,9 @@ export class ChargeTally {
         this.counts.recordedChargeNotFound += 1;
     }
     if (charges >= 1 && event.applied === undefined) this.counts.chargedNotRecorded += 1;
-    if (charges === 0 && event.state !== EVENT_STATES.deadLettered) this.counts.neverCharged += 1;
+    const deadLettered =
+      event.state === EVENT_STATES.deadLettered || event.state === EVENT_STATES.deadLetteredUnseen;
+    if (charges === 0 && !deadLettered) this.counts.neverCharged += 1;
   };
 
   finish(): ChargeCounts {

@@ -15,6 +15,12 @@ export const EVENT_STATES = {
   lost: 'l',
   deadLettered: 'x',
   /**
+   * Dead-lettered in a FIFO DLQ behind its account's first messages, where a sweep that does not
+   * delete cannot see it: counted from the group's head and the DLQ's message count (ModeOutcome
+   * `deadLetteredUnseen`), and in `deadLettered`. A poison event so counted stays 'p'.
+   */
+  deadLetteredUnseen: 'h',
+  /**
    * Applied once or more, and also found in the DLQ. The counts include it in `appliedOnce` or
    * `duplicated` as well (and in `appliedAndDeadLettered`): see `applications` for which.
    */

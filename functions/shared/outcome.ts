@@ -313,8 +313,9 @@ function tallyEvent(
   if (ownDeadLetter || behindGroupHead) {
     counts.deadLettered += 1;
     counts.deadLetteredCents += event.amountCents;
-    if (behindGroupHead) counts.deadLetteredUnseen += 1;
-    return EVENT_STATES.deadLettered;
+    if (!behindGroupHead) return EVENT_STATES.deadLettered;
+    counts.deadLetteredUnseen += 1;
+    return EVENT_STATES.deadLetteredUnseen;
   }
   counts.lost += 1;
   return EVENT_STATES.lost;

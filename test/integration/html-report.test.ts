@@ -107,7 +107,7 @@ describe('the HTML report in a real browser', () => {
       const grid = page.locator(`section.mode[data-mode="${mode}"]`);
       const expected = expectedCells(report, mode);
       const shown: Record<string, number> = {};
-      for (const state of ['o', 'd', 'l', 'x', 'a', 'p', 'q', 'u', 'e']) {
+      for (const state of ['o', 'd', 'l', 'x', 'h', 'a', 'p', 'q', 'u', 'e']) {
         const cells = await grid.locator(`[role="gridcell"].c.${state}`).count();
         if (cells > 0) shown[state] = cells;
         const legend = await grid.locator(`.counts [data-state="${state}"] .n`).textContent();
@@ -117,7 +117,9 @@ describe('the HTML report in a real browser', () => {
       // And they add up to the verifier's counts: poison lost is lost, poison dead-lettered is dead-lettered.
       const outcome = report.modes[mode];
       expect((shown.l ?? 0) + (shown.q ?? 0), `${mode} lost`).toBe(outcome?.lost);
-      expect((shown.x ?? 0) + (shown.p ?? 0), `${mode} dead-lettered`).toBe(outcome?.deadLettered);
+      expect((shown.x ?? 0) + (shown.h ?? 0) + (shown.p ?? 0), `${mode} dead-lettered`).toBe(
+        outcome?.deadLettered,
+      );
       // Applied once or several times, dead-lettered afterwards or not: the verifier's applied counts.
       const applications = report.modes[mode]?.events?.applications ?? [];
       const states = report.modes[mode]?.events?.states ?? '';

@@ -376,7 +376,7 @@ function tally(events: ModeEventDetails) {
     applied: validApplied.length,
     duplicated: validApplied.filter((index) => applications(index) > 1).length,
     extraApplications: sum(validApplied.map((index) => applications(index) - 1)),
-    deadLettered: count('x') + count('p'),
+    deadLettered: count('x') + count('h') + count('p'),
     lost: count('l') + count('q'),
     unexpected: count('u') + events.unexpectedEventIds.length,
     appliedAndDeadLettered: count('a'),

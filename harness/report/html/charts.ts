@@ -242,7 +242,9 @@ export function aggregateStates(outcome: ModeOutcome): { key: string; label: str
     o: outcome.appliedOnce,
     d: outcome.duplicated,
     l: outcome.lost,
-    x: outcome.deadLettered,
+    x: outcome.deadLettered - (outcome.deadLetteredUnseen ?? 0),
+    // FIFO modes only: the dead letters counted behind a group's head.
+    ...(outcome.deadLetteredUnseen !== undefined ? { h: outcome.deadLetteredUnseen } : {}),
     e: outcome.unexpected,
   };
   return STATE_STYLES.filter((style) => style.key in byKey).map((style) => ({

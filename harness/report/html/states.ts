@@ -68,6 +68,17 @@ export const STATE_STYLES: readonly StateStyle[] = [
     hatched: false,
   },
   {
+    key: EVENT_STATES.deadLetteredUnseen,
+    label: 'dead-lettered, not seen',
+    meaning:
+      "never credited, in a FIFO dead-letter queue behind its account's first messages, which a reader that does not delete cannot see past: counted from them and the queue's message count",
+    glyph: 'h',
+    glyphLegend: 'h (hidden)',
+    background: '#8fb4ea',
+    foreground: '#0d2b57',
+    hatched: false,
+  },
+  {
     key: EVENT_STATES.appliedAndDeadLettered,
     label: 'applied and dead-lettered',
     meaning: 'credited, and a copy also ended in the dead-letter queue: replaying it would credit again',

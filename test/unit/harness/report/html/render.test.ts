@@ -169,7 +169,7 @@ describe('renderRunReport', () => {
   it("gives each mode's legend the counts of its JSON states", async () => {
     const html = await renderRunReport(handMade(), OPTIONS);
     for (const [mode, events] of Object.entries(EVENTS)) {
-      const expected: Record<string, number> = { o: 0, d: 0, l: 0, x: 0, a: 0, p: 0, q: 0, u: 0 };
+      const expected: Record<string, number> = { o: 0, d: 0, l: 0, x: 0, h: 0, a: 0, p: 0, q: 0, u: 0 };
       for (const state of events.states) expected[state] = (expected[state] ?? 0) + 1;
       expected.e = events.unexpectedEventIds.length;
       expect(legendCounts(section(html, mode))).toEqual(expected);
