@@ -96,8 +96,8 @@ export interface ModeSettings {
   /**
    * The mode's queue and DLQ:
    * - `standard` — at-least-once delivery, no order;
-   * - `fifo` — `.fifo` queues, `MessageGroupId` = the account, `MessageDeduplicationId` = the event
-   *   id, deduplication per group and throughput per group (high throughput). Lambda then takes at
+   * - `fifo` — `.fifo` queues, `MessageGroupId` = `<runId>:<accountId>`, `MessageDeduplicationId` =
+   *   `<runId>:<eventId>` (fifoIdsOf), deduplication per group and throughput per group (high throughput). Lambda then takes at
    *   most 10 records per batch and no batching window ({@link FIFO_MAX_BATCH_SIZE}), keeps one
    *   batch per group in flight, and the handler stops a group at its first failure, reporting it
    *   and every later record of the group (functions/shared/work-then-acknowledge.ts).
@@ -303,7 +303,7 @@ export const MODES = {
   'fifo-versioned': {
     ...consumerDefaults,
     summary:
-      'credits on a FIFO queue (one group per account) with one conditional UpdateItem: ADD the amount and SET version = seq, only if the stored version is seq − 1 (a repeat finds its own or a newer version and writes nothing; a gap fails the record until its predecessor is there), and records the event for the verifier; then Lambda deletes the batch',
+      'credits on a FIFO queue (one group per run and account) with one conditional UpdateItem: ADD the amount and SET version = seq, only if the stored version is seq − 1 (a repeat finds its own or a newer version and writes nothing; a gap fails the record until its predecessor is there), and records the event for the verifier; then Lambda deletes the batch',
     crashPoint:
       'the credit had been written (or found already there) and the event recorded, the batch not yet acknowledged',
     queue: 'fifo',

@@ -122,6 +122,9 @@ async function verifyModeInDetail(
       },
     );
   }
+  const fifo = isFifoMode(mode);
+  // Counted right after the sweep: what the DLQ holds beyond what the sweep saw.
+  const fifoDeadLetters = fifo ? await fifoDeadLettersOf(deps, mode, runId, sweep) : undefined;
   const balance = (MODES[mode] as ModeSettings).balance ?? 'sum';
   // A state mode's records also carry each event's state: the balance they imply is the newest's.
   const states = balance === 'state' ? new LatestStates() : undefined;
@@ -139,9 +142,6 @@ async function verifyModeInDetail(
     : undefined;
   const sink = bothSinks(collector?.sink, chargeTally?.sink);
   const derived = balance === 'entries';
-  const fifo = isFifoMode(mode);
-  // Counted right after the sweep, before the join: what the DLQ holds beyond what the sweep saw.
-  const fifoDeadLetters = fifo ? await fifoDeadLettersOf(deps, mode, runId, sweep) : undefined;
   const [counts, counters, balances, tooOldToDedupe] = await Promise.all([
     joinByEventId(readManifestEvents(deps.reader, runId), applications, deadLettered, sink, {
       keepOutOfOrderIds: detailed,
@@ -200,9 +200,9 @@ async function verifyModeInDetail(
 }
 
 /**
- * A FIFO DLQ beyond its sweep: the run's accounts whose group heads it (the groups are the
- * producer's, fifoIdsOf), and how many messages it holds that the sweep did not see. SQS's counts
- * are exact on the emulator and approximate on AWS, where a DLQ is shared by every run.
+ * A FIFO DLQ beyond its sweep: per account of the run whose group heads it, the last event the
+ * sweep saw there (the groups are the producer's, fifoIdsOf), and how many messages it holds that
+ * the sweep did not see. SQS's counts are exact on the emulator and approximate on AWS.
  */
 async function fifoDeadLettersOf(
   deps: VerifierDeps,
@@ -210,14 +210,14 @@ async function fifoDeadLettersOf(
   runId: string,
   sweep: DeadLetterSweep,
 ): Promise<FifoDeadLetters> {
-  const accountsAtHead = new Set<string>();
-  for (const group of sweep.groups) {
+  const lastSeenOfAccount = new Map<string, string>();
+  for (const [group, eventId] of sweep.lastEventOfGroup) {
     const account = accountOfFifoGroup(runId, group);
-    if (account !== undefined) accountsAtHead.add(account);
+    if (account !== undefined) lastSeenOfAccount.set(account, eventId);
   }
-  if (accountsAtHead.size === 0) return { accountsAtHead, unseenMessages: 0 };
+  if (lastSeenOfAccount.size === 0) return { lastSeenOfAccount, unseenMessages: 0 };
   const held = await countMessages(deps.sqs, deps.deadLetterQueueUrls[mode]);
-  return { accountsAtHead, unseenMessages: held - sweep.seen };
+  return { lastSeenOfAccount, unseenMessages: held - sweep.seen };
 }
 
 async function readChargeTally(deps: VerifierDeps, runId: string, mode: Mode): Promise<ChargeTally> {

@@ -20,12 +20,14 @@ export interface DeadLetterSweep {
   /** Every message the sweep received, of any run: on a FIFO DLQ, not all the queue holds. */
   readonly seen: number;
   /**
-   * The message groups of every message the sweep received, of any run (read by the FIFO modes'
-   * verification; a standard queue's messages have none unless their producer names one). SQS hides a group's later messages while its first ones are in flight, so the
+   * Per message group of the run's messages (a FIFO DLQ; a standard queue's messages have none
+   * unless their producer names one), the greatest event id the sweep saw in it. SQS hides a
+   * group's later messages while its first ones are in flight, so the sweep saw only the head of
+   * each group: whatever else of it the DLQ holds comes after that event. SQS hides a group's later messages while its first ones are in flight, so the
    * sweep saw only the head of each of these groups: whatever else of them the DLQ holds, it could
    * not see.
    */
-  readonly groups: ReadonlySet<string>;
+  readonly lastEventOfGroup: ReadonlyMap<string, string>;
 }
 
 /**
@@ -44,7 +46,7 @@ export async function sweepDeadLetters(
   options: { readonly visibilitySeconds: number; readonly waitTimeSeconds?: number },
 ): Promise<DeadLetterSweep> {
   const events = new Map<string, Set<string>>();
-  const groups = new Set<string>();
+  const lastEventOfGroup = new Map<string, string>();
   // Message id → its latest receipt handle: SQS accepts only the newest one for a visibility change.
   const received = new Map<string, string>();
   let nothingNew = 0;
@@ -70,8 +72,6 @@ export async function sweepDeadLetters(
         received.set(message.MessageId, message.ReceiptHandle);
         if (known) continue;
         fresh += 1;
-        const group = message.Attributes?.MessageGroupId;
-        if (group !== undefined) groups.add(group);
         const {
           runId: messageRunId,
           eventId,
@@ -89,6 +89,10 @@ export async function sweepDeadLetters(
         const hashes = events.get(eventId) ?? new Set<string>();
         if (payload) hashes.add(payloadHash(payload));
         events.set(eventId, hashes);
+        const group = message.Attributes?.MessageGroupId;
+        const last = group === undefined ? undefined : lastEventOfGroup.get(group);
+        if (group !== undefined && (last === undefined || eventId > last))
+          lastEventOfGroup.set(group, eventId);
       }
       // A long poll that comes back empty asked every SQS server: nothing is left to see. Only
       // messages already seen, three receives in a row: the sweep has wrapped around (a rare
@@ -104,7 +108,7 @@ export async function sweepDeadLetters(
       [...received].map(([id, receiptHandle]) => ({ id, receiptHandle })),
     );
   }
-  return { events, unreadable, notReleased, seen: received.size, groups };
+  return { events, unreadable, notReleased, seen: received.size, lastEventOfGroup };
 }
 
 /**

@@ -69,8 +69,9 @@ export interface ModeOutcome {
    * FIFO modes only: of deadLettered, the events in the DLQ that its sweep could not see. SQS hides
    * a message group's later messages while its first ones are in flight, so a reader that does not
    * delete sees only the head of each group. An event neither applied nor seen is counted here when
-   * its account's group heads the DLQ, a lower seq of its account was seen, and the DLQ holds an
-   * unseen message for it (docs/ordering.md, "Counting a FIFO DLQ"); otherwise it is lost.
+   * its account's group heads the DLQ, it comes after the last event of its account seen there, and
+   * the DLQ holds an unseen message for it (docs/ordering.md, "Counting a FIFO DLQ"); otherwise it
+   * is lost.
    */
   readonly deadLetteredUnseen?: number;
   /**
@@ -205,7 +206,6 @@ export async function joinByEventId(
     const appliedEvent =
       !application.done && application.value.eventId === id ? application.value : undefined;
     const deadHashes = !letter.done && letter.value[0] === id ? letter.value[1] : undefined;
-    if (inManifest && deadHashes) behindHeads?.seen(inManifest);
     const behindGroupHead =
       inManifest !== undefined && appliedEvent === undefined && deadHashes === undefined
         ? (behindHeads?.behind(inManifest, counts) ?? false)
@@ -222,39 +222,35 @@ export async function joinByEventId(
 
 /** What the verifier knows of a FIFO DLQ beyond the ids its sweep saw. */
 export interface FifoDeadLetters {
-  /** The run's accounts whose message group the sweep found in the DLQ: it saw their heads. */
-  readonly accountsAtHead: ReadonlySet<string>;
+  /**
+   * Per account of the run whose message group the sweep found in the DLQ, the greatest event id
+   * it saw there: the end of the group's visible head.
+   */
+  readonly lastSeenOfAccount: ReadonlyMap<string, string>;
   /** Messages the DLQ holds that the sweep did not see: at most this many events can be behind a head. */
   readonly unseenMessages: number;
 }
 
 /**
- * Decides, event by event in the join's id order, which unapplied events a FIFO DLQ holds behind a
- * group's head. An event is behind its account's head only if the sweep saw that head (an event of
- * the same account with a lower seq, already passed in the join: within an account the manifest's
- * ids follow its seqs, and a group leaves the queue in order) and the DLQ still has room for it
- * among the messages the sweep did not see. The rest is lost: so the inference cannot explain a
- * loss before an account's first dead letter, nor more events than the DLQ holds, and the counts,
- * the money and the per-event states agree (the events past the room are the last ones in id order).
+ * Decides, event by event, which unapplied events the sweep did not see a FIFO DLQ holds behind a
+ * group's head. A group's visible head is its first messages, with no holes, so only an event
+ * after the last one seen of its account can hide behind it (within an account the manifest's ids
+ * follow its seqs, and a group leaves the queue in order); and only as many as the DLQ holds
+ * unseen messages. The rest is lost: a loss before or inside the head, or more events than the DLQ
+ * holds, stays a loss, and the counts, the money and the per-event states agree (the events past
+ * the room are the last ones in id order).
  */
 class BehindGroupHeads {
-  private readonly lowestSeenSeq = new Map<string, number>();
   private room: number;
 
   constructor(private readonly dlq: FifoDeadLetters) {
     this.room = Math.max(0, dlq.unseenMessages);
   }
 
-  /** An event the sweep saw in the DLQ: its account's head is at its seq or before. */
-  seen({ accountId, seq }: ManifestEvent): void {
-    if (seq !== undefined && !this.lowestSeenSeq.has(accountId)) this.lowestSeenSeq.set(accountId, seq);
-  }
-
   /** Whether an unapplied event the sweep did not see is behind its account's head in the DLQ. */
-  behind({ accountId, seq }: ManifestEvent, counts: JoinCounts): boolean {
-    if (seq === undefined || !this.dlq.accountsAtHead.has(accountId)) return false;
-    const head = this.lowestSeenSeq.get(accountId);
-    if (head === undefined || head >= seq) return false;
+  behind({ accountId, eventId }: ManifestEvent, counts: JoinCounts): boolean {
+    const last = this.dlq.lastSeenOfAccount.get(accountId);
+    if (last === undefined || eventId <= last) return false;
     if (this.room === 0) {
       counts.unseenBeyondCapacity += 1;
       return false;

@@ -547,7 +547,8 @@ function notes(report: ExperimentReport): string[] {
     notes.push(
       `note: in the DLQ, not seen: ${unseen.map(([mode, outcome]) => `${mode} ${outcome.deadLetteredUnseen}`).join(', ')} ` +
         "dead-lettered event(s) behind their account's first messages in a FIFO DLQ, which shows a reader only the head " +
-        'of each message group without deleting it; counted as far as the DLQ holds that many unseen messages ' +
+        'of each message group without deleting it; counted after the last event of their account the verifier saw ' +
+        'there, and only as far as the DLQ holds messages it did not see ' +
         '(deadLetteredUnseen in the JSON; docs/ordering.md, "Counting a FIFO DLQ").',
     );
   }

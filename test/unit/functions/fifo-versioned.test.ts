@@ -4,17 +4,24 @@ import type { SQSRecord } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { processBatch } from '../../../functions/fifo-versioned.js';
+import { fifoIdsOf } from '../../../functions/shared/message.js';
 import { FIRST_OF_ACCOUNT, NEXT_IN_ORDER } from '../../../functions/shared/one-write-credits.js';
 import { conditionFailedAtVersion, consumerDeps, Killed } from '../../support/consumer-deps.js';
 import { lambdaContext, messageBody, sqsEvent, sqsRecord } from '../../support/sqs-events.js';
 
 const QUEUE_URL = 'https://sqs.eu-west-1.amazonaws.com/123456789012/fifo-versioned.fifo';
 type Ddb = ReturnType<typeof mockClient>;
-/** The record as a FIFO queue delivers it: its message group, the account, among its attributes. */
-const inGroup = (record: SQSRecord, group = JSON.parse(record.body).accountId as string): SQSRecord => ({
-  ...record,
-  attributes: { ...record.attributes, MessageGroupId: group },
-});
+/** The record as a FIFO queue delivers it: its message group (the producer's, run and account) among its attributes. */
+const inGroup = (record: SQSRecord, like?: SQSRecord): SQSRecord => {
+  const { runId, accountId, eventId } = JSON.parse((like ?? record).body) as Record<string, string>;
+  return {
+    ...record,
+    attributes: {
+      ...record.attributes,
+      MessageGroupId: fifoIdsOf(runId ?? '', accountId ?? '', eventId ?? '').MessageGroupId,
+    },
+  };
+};
 const writes = (ddb: Ddb) => ddb.commandCalls(UpdateCommand).map((call) => call.args[0].input);
 const credit = (ddb: Ddb) => writes(ddb).find((input) => String(input.Key?.sk).startsWith('BAL#'));
 /** The balance and event items written, in order (no counters, no crash records). */
@@ -152,8 +159,9 @@ describe('fifo-versioned consumer', () => {
   });
 
   it('fails an invalid body and every later record of its group, as a FIFO batch must', async () => {
-    const invalid = inGroup(sqsRecord('{"not":"an event"}'), 'acct-1');
     const later = inGroup(sqsRecord(messageBody({ seq: 1 })));
+    // An unreadable body in the same group (the group is the message's, not its body's).
+    const invalid = inGroup(sqsRecord('{"not":"an event"}'), later);
 
     const result = await processBatch(
       sqsEvent(invalid, later),

@@ -825,7 +825,7 @@ describe('joinByEventId', () => {
       stream([applied('a', 10), applied('b', 20)]),
       dead,
       undefined,
-      { fifoDeadLetters: { accountsAtHead: new Set(['x']), unseenMessages: 2 } },
+      { fifoDeadLetters: { lastSeenOfAccount: new Map([['x', 'c']]), unseenMessages: 2 } },
     );
 
     expect(counts).toMatchObject({ appliedOnce: 2, deadLettered: 3, deadLetteredUnseen: 2, lost: 1 });
@@ -849,7 +849,7 @@ describe('joinByEventId', () => {
       dead,
       (event) => states.push(event.state),
       {
-        fifoDeadLetters: { accountsAtHead: new Set(['x']), unseenMessages: 2 },
+        fifoDeadLetters: { lastSeenOfAccount: new Map([['x', 'a']]), unseenMessages: 2 },
       },
     );
 
@@ -879,10 +879,42 @@ describe('joinByEventId', () => {
     ];
 
     const counts = await joinByEventId(stream(manifest), stream([]), dead, undefined, {
-      fifoDeadLetters: { accountsAtHead: new Set(['x']), unseenMessages: 5 },
+      fifoDeadLetters: { lastSeenOfAccount: new Map([['x', 'b']]), unseenMessages: 5 },
     });
 
     expect(counts).toMatchObject({ lost: 1, deadLettered: 2, deadLetteredUnseen: 1 });
+  });
+
+  it('never infers an event inside the head: only what comes after the last event the sweep saw can hide', async () => {
+    // x's seqs 1–6: the sweep saw 1, 2 and 4 (the group's head); 3 is really gone; 5 and 6 hide
+    // behind the head, and the DLQ holds exactly two unseen messages.
+    const ids = ['e1', 'e2', 'e3', 'e4', 'e5', 'e6'];
+    const manifest = ids.map((eventId, index) => ({
+      eventId,
+      accountId: 'x',
+      amountCents: 10,
+      seq: index + 1,
+    }));
+    const hash = new Set([payloadHash({ accountId: 'x', amountCents: 10 })]);
+    const dead: [string, Set<string>][] = [
+      ['e1', hash],
+      ['e2', hash],
+      ['e4', hash],
+    ];
+    const states: (string | undefined)[] = [];
+
+    const counts = await joinByEventId(
+      stream(manifest),
+      stream([]),
+      dead,
+      (event) => states.push(event.state),
+      {
+        fifoDeadLetters: { lastSeenOfAccount: new Map([['x', 'e4']]), unseenMessages: 2 },
+      },
+    );
+
+    expect(states).toEqual(['x', 'x', 'l', 'x', 'h', 'h']);
+    expect(counts).toMatchObject({ lost: 1, deadLettered: 5, deadLetteredUnseen: 2, deadLetteredCents: 50 });
   });
 
   it('counts an unseen event as lost when no group of the DLQ is its account, and an applied one as applied', async () => {
@@ -897,7 +929,13 @@ describe('joinByEventId', () => {
       payloadHashes: new Set([payloadHash(manifest[0] as never)]),
     };
     const counts = await joinByEventId(stream(manifest), stream([applied]), [], undefined, {
-      fifoDeadLetters: { accountsAtHead: new Set(['x', 'z']), unseenMessages: 10 },
+      fifoDeadLetters: {
+        lastSeenOfAccount: new Map([
+          ['x', 'a'],
+          ['z', 'q'],
+        ]),
+        unseenMessages: 10,
+      },
     });
     expect(counts).toMatchObject({ appliedOnce: 1, lost: 1, deadLetteredUnseen: 0, deadLettered: 0 });
   });
