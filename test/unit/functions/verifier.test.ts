@@ -15,6 +15,7 @@ import {
   MAX_DETAILED_EVENTS,
   MAX_TIMELINE_BUCKETS,
 } from '../../../functions/shared/event-details.js';
+import type { ManifestEvent } from '../../../functions/shared/manifest.js';
 import { fifoIdsOf, payloadHash } from '../../../functions/shared/message.js';
 import { joinByEventId } from '../../../functions/shared/outcome.js';
 import {
@@ -750,6 +751,26 @@ describe('joinByEventId', () => {
   async function* stream<T>(items: T[]): AsyncGenerator<T> {
     yield* items;
   }
+  /** The join of a FIFO mode with nothing applied: the last event seen per account, the DLQ's unseen messages. */
+  async function joinFifo(
+    manifest: ManifestEvent[],
+    dead: Iterable<readonly [string, ReadonlySet<string>]>,
+    lastSeen: Record<string, string>,
+    unseenMessages: number,
+  ) {
+    const states: (string | undefined)[] = [];
+    const counts = await joinByEventId(
+      stream(manifest),
+      stream([]),
+      dead,
+      (event) => states.push(event.state),
+      {
+        fifoDeadLetters: { lastSeenOfAccount: new Map(Object.entries(lastSeen)), unseenMessages },
+      },
+    );
+    return { counts, states };
+  }
+
   const event = (eventId: string) => ({ eventId, accountId: 'x', amountCents: 1 });
 
   it('refuses streams out of event-id order instead of producing plausible numbers', async () => {
@@ -841,17 +862,7 @@ describe('joinByEventId', () => {
       seq: index + 1,
     }));
     const dead: [string, Set<string>][] = [['a', new Set([payloadHash({ accountId: 'x', amountCents: 1 })])]];
-    const states: (string | undefined)[] = [];
-
-    const counts = await joinByEventId(
-      stream(manifest),
-      stream([]),
-      dead,
-      (event) => states.push(event.state),
-      {
-        fifoDeadLetters: { lastSeenOfAccount: new Map([['x', 'a']]), unseenMessages: 2 },
-      },
-    );
+    const { counts, states } = await joinFifo(manifest, dead, { x: 'a' }, 2);
 
     expect(counts).toMatchObject({
       deadLettered: 3,
@@ -901,17 +912,7 @@ describe('joinByEventId', () => {
       ['e2', hash],
       ['e4', hash],
     ];
-    const states: (string | undefined)[] = [];
-
-    const counts = await joinByEventId(
-      stream(manifest),
-      stream([]),
-      dead,
-      (event) => states.push(event.state),
-      {
-        fifoDeadLetters: { lastSeenOfAccount: new Map([['x', 'e4']]), unseenMessages: 2 },
-      },
-    );
+    const { counts, states } = await joinFifo(manifest, dead, { x: 'e4' }, 2);
 
     expect(states).toEqual(['x', 'x', 'l', 'x', 'h', 'h']);
     expect(counts).toMatchObject({ lost: 1, deadLettered: 5, deadLetteredUnseen: 2, deadLetteredCents: 50 });
