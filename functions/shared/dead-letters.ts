@@ -23,9 +23,7 @@ export interface DeadLetterSweep {
    * Per message group of the run's messages (a FIFO DLQ; a standard queue's messages have none
    * unless their producer names one), the greatest event id the sweep saw in it. SQS hides a
    * group's later messages while its first ones are in flight, so the sweep saw only the head of
-   * each group: whatever else of it the DLQ holds comes after that event. SQS hides a group's later messages while its first ones are in flight, so the
-   * sweep saw only the head of each of these groups: whatever else of them the DLQ holds, it could
-   * not see.
+   * each group: whatever else of it the DLQ holds comes after that event.
    */
   readonly lastEventOfGroup: ReadonlyMap<string, string>;
 }

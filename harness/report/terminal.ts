@@ -212,9 +212,9 @@ export function formatRedriveTable(report: TableReport): string | undefined {
 }
 
 /** The heading of the result table of a redrive run: it shows the final state. */
-export const FINAL_STATE_HEADING = 'after the redrive (the final state):';
+const FINAL_STATE_HEADING = 'after the redrive (the final state):';
 /** The heading of the first drain's result table, below the redrive's. */
-export const FIRST_DRAIN_HEADING = 'the first drain, before the redrive:';
+const FIRST_DRAIN_HEADING = 'the first drain, before the redrive:';
 
 /**
  * `the redrive (5 s after the first drain; move 0.4 s, drain 9.8 s, verify 1.1 s):`; `when` says

@@ -16,7 +16,7 @@ import type { Mode } from '../../contract/topology.js';
 import type { DetailedReport } from '../../harness/report/html/render.js';
 import { writeRunReport } from '../../harness/report/html/write.js';
 import { PROJECT_ROOT } from '../../lib/bundling.js';
-import { launchBrowser, withoutBrowser } from '../support/browser.js';
+import { browserFor } from '../support/browser.js';
 import { experimentConfig, replayCommand, runEmbedded } from '../support/embedded-run.js';
 
 const SCREENSHOTS = join(PROJECT_ROOT, 'reports', 'screenshots');
@@ -62,18 +62,15 @@ describe('the HTML report in a real browser', () => {
 
   beforeAll(async () => {
     // The browser first: without one, the run it would look at is not worth making.
-    const launched = await launchBrowser([
+    const launched = await browserFor('the HTML report browser test', [
       '--disable-gpu',
       '--disable-background-networking',
       '--disable-component-update',
       '--disable-sync',
       '--no-first-run',
     ]);
-    if ('unavailable' in launched) {
-      const outcome = withoutBrowser('the HTML report browser test', launched.unavailable);
-      if (outcome.action === 'fail') throw new Error(outcome.message);
-      console.warn(outcome.message);
-      skipped = outcome.message;
+    if ('skipped' in launched) {
+      skipped = launched.skipped;
       return;
     }
     browser = launched.browser;

@@ -7,7 +7,7 @@ import type { ExperimentReport } from '../../harness/experiment/experiment.js';
 import { writeRunReport } from '../../harness/report/html/write.js';
 import { formatFaultTable, formatSummary } from '../../harness/report/terminal.js';
 import { PROJECT_ROOT } from '../../lib/bundling.js';
-import { launchBrowser, withoutBrowser } from '../support/browser.js';
+import { browserFor } from '../support/browser.js';
 import { experimentConfig, replayCommand, runEmbedded } from '../support/embedded-run.js';
 
 /**
@@ -119,17 +119,12 @@ async function expectPageLeadsWithFinalState(
   replay: string,
   modes: readonly Mode[],
 ): Promise<void> {
-  const launched = await launchBrowser([
+  const launched = await browserFor('the redrive page in a browser', [
     '--disable-gpu',
     '--disable-background-networking',
     '--no-first-run',
   ]);
-  if ('unavailable' in launched) {
-    const outcome = withoutBrowser('the redrive page in a browser', launched.unavailable);
-    if (outcome.action === 'fail') throw new Error(outcome.message);
-    console.warn(outcome.message);
-    return;
-  }
+  if ('skipped' in launched) return;
   try {
     const dir = join(PROJECT_ROOT, 'reports', 'screenshots');
     mkdirSync(dir, { recursive: true });

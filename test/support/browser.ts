@@ -187,3 +187,19 @@ export async function launchBrowser(
   }
   return { unavailable: failures.join('; ') };
 }
+
+/**
+ * A browser for `what`, or why there is none: under CI=true a missing browser is an error (thrown);
+ * elsewhere the reason is printed once and returned, for the caller to skip with.
+ */
+export async function browserFor(
+  what: string,
+  args: readonly string[],
+): Promise<{ readonly browser: Browser } | { readonly skipped: string }> {
+  const launched = await launchBrowser(args);
+  if (!('unavailable' in launched)) return { browser: launched.browser };
+  const outcome = withoutBrowser(what, launched.unavailable);
+  if (outcome.action === 'fail') throw new Error(outcome.message);
+  console.warn(outcome.message);
+  return { skipped: outcome.message };
+}

@@ -245,6 +245,19 @@ function timelineNote(events: ModeEventDetails, runtime: boolean): string {
   return `<p class="note">Applications the ledger recorded per ${timeline.bucketMs / 1000} s${crashes > 0 ? `, and the ${plural(crashes, 'crash', 'crashes')} (red ▼ and dashed line)` : ''}${runtime ? '; the lines are the deliveries and acknowledgements the local runtime counted' : ''}.${unattributed}</p>`;
 }
 
+/** One grid's per-event arrays, as the page script reads them. */
+function gridData(events: ModeEventDetails) {
+  return {
+    states: events.states,
+    applications: events.applications,
+    receiveCounts: events.receiveCounts,
+    crashes: events.crashes,
+    unexpected: events.unexpectedEventIds,
+    ...(events.outOfOrder ? { outOfOrder: events.outOfOrder } : {}),
+    ...(events.charges ? { charges: events.charges } : {}),
+  };
+}
+
 /** The compact data the page script reads: the manifest once, then each mode's per-event arrays. */
 function pageData(report: DetailedReport): string {
   const modes: Partial<Record<Mode, unknown>> = {};
@@ -252,27 +265,12 @@ function pageData(report: DetailedReport): string {
   for (const [mode, outcome] of modeEntries(report)) {
     const events = detailOf(report, outcome);
     if (!events) continue;
-    modes[mode] = {
-      states: events.states,
-      applications: events.applications,
-      receiveCounts: events.receiveCounts,
-      crashes: events.crashes,
-      unexpected: events.unexpectedEventIds,
-      ...(events.outOfOrder ? { outOfOrder: events.outOfOrder } : {}),
-      ...(events.charges ? { charges: events.charges } : {}),
-    };
+    modes[mode] = gridData(events);
     crashPoints[mode] = `when it hit, ${MODES[mode].crashPoint}`;
     const firstDrain = outcome.redrive?.firstDrain.events;
     if (firstDrain) {
       const key = firstDrainKey(mode);
-      modes[key as Mode] = {
-        states: firstDrain.states,
-        applications: firstDrain.applications,
-        receiveCounts: firstDrain.receiveCounts,
-        crashes: firstDrain.crashes,
-        unexpected: firstDrain.unexpectedEventIds,
-        ...(firstDrain.charges ? { charges: firstDrain.charges } : {}),
-      };
+      modes[key as Mode] = gridData(firstDrain);
       crashPoints[key as Mode] = crashPoints[mode];
     }
   }
