@@ -1,4 +1,5 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { deleteRecords } from './core/delete-records.js';
 import { readConsumerConfig, requireEnv } from './shared/config.js';
 import {
   type ConsumerDeps,
@@ -7,7 +8,6 @@ import {
   deliveryOf,
   logRecordFailure,
 } from './shared/consumer.js';
-import { deleteRecords } from './shared/delete-records.js';
 import { DeleteFailedError, InvalidMessageError } from './shared/errors.js';
 import { creditAccount } from './shared/ledger.js';
 import { readMessageBody, receiveCountOf, recordAttribution, runIdOf } from './shared/message.js';

@@ -55,7 +55,7 @@ export async function processBatch(
       throw error;
     }
   };
-  const response = await workThenAcknowledge(event, context, deps, apply, true);
+  const response = await workThenAcknowledge(event, context, deps, apply);
   // The groups of the records that hit a gap: whatever the producer names its groups.
   const gapGroups = new Set(
     event.Records.filter((record) => gapRecords.has(record.messageId)).map(

@@ -27,9 +27,10 @@ export function requireRate(name: string, env: Env = process.env): number {
 export interface ConsumerConfig {
   readonly mode: Mode;
   readonly tableName: string;
+  /** CRASH_RATE, CRASH_SEED, CRASH_AT: the lab's only; unset (a team's deployment) is no crash. */
   readonly crashRate: number;
   readonly crashSeed: string;
-  /** Deliveries that always crash (`<eventId>@<receiveCount>`); CRASH_AT=none for none. */
+  /** Deliveries that always crash (`<eventId>@<receiveCount>`); CRASH_AT=none or unset for none. */
   readonly crashAt: ReadonlySet<string>;
   /** The dedupe records' TTL and the age guard's limit, from MARKER_TTL_SECONDS. */
   readonly retention: Retention;
@@ -42,13 +43,15 @@ export function readConsumerConfig(mode: Mode, env: Env = process.env): Consumer
   return {
     mode,
     tableName: requireEnv('TABLE_NAME', env),
-    crashRate: requireRate('CRASH_RATE', env),
-    crashSeed: requireEnv('CRASH_SEED', env),
-    crashAt: requireCrashTargets('CRASH_AT', env),
+    crashRate: isSet('CRASH_RATE', env) ? requireRate('CRASH_RATE', env) : 0,
+    crashSeed: isSet('CRASH_SEED', env) ? requireEnv('CRASH_SEED', env) : 'none',
+    crashAt: isSet('CRASH_AT', env) ? requireCrashTargets('CRASH_AT', env) : new Set(),
     retention: retentionOf(requireWholeSeconds('MARKER_TTL_SECONDS', env, MIN_MARKER_TTL_SECONDS)),
     ageGuard: requireSwitch('AGE_GUARD', env),
   };
 }
+
+const isSet = (name: string, env: Env): boolean => (env[name] ?? '').trim() !== '';
 
 /** A whole number of seconds, at least `min`, e.g. MARKER_TTL_SECONDS. */
 export function requireWholeSeconds(name: string, env: Env = process.env, min = 0): number {

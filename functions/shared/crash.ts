@@ -25,8 +25,11 @@ export function shouldCrash(
   return rate > 0 && crashDraw(seed, eventId, receiveCount, redriveCount) < rate;
 }
 
-/** Ends the process the way an OOM kill or a pod kill does: no catch, no finally, no flush. */
-export type Kill = () => never;
+/**
+ * Ends the process the way an OOM kill or a pod kill does: no catch, no finally, no flush. A test's
+ * stand-in never settles instead, so nothing after it runs, in the code around it either.
+ */
+export type Kill = () => never | Promise<never>;
 
 export const killSelf: Kill = () => {
   process.kill(process.pid, 'SIGKILL');
@@ -113,7 +116,7 @@ export function createCrashInjector(options: {
       if (!chosen && !shouldCrash(options.rate, options.seed, point.key, point.receiveCount, redriveCount))
         return;
       await options.record(point).catch(() => undefined);
-      kill();
+      await kill();
     },
   };
 }

@@ -29,6 +29,8 @@ export function consumerDeps(
   } = {},
 ): ConsumerDeps & {
   kills: number;
+  /** The handler's promise, or a Killed rejection once the injected kill fires (the handler never settles then). */
+  untilKilled<T>(handling: Promise<T>): Promise<T>;
 } {
   const config = {
     mode,
@@ -49,12 +51,19 @@ export function consumerDeps(
   };
   const logger = createLogger(mode);
   const state = { kills: 0 };
-  const kill = (): never => {
+  let killed: (error: Killed) => void = () => undefined;
+  const killedPromise = new Promise<never>((_, reject) => {
+    killed = reject;
+  });
+  // A kill that settles nothing: what came after it in the handler never runs, as after SIGKILL.
+  const kill = (): Promise<never> => {
     state.kills += 1;
     options.onKill?.();
-    throw new Killed('SIGKILL (injected)');
+    killed(new Killed('SIGKILL (injected)'));
+    return new Promise<never>(() => undefined);
   };
   return Object.assign(state, {
+    untilKilled: <T>(handling: Promise<T>): Promise<T> => Promise.race([handling, killedPromise]),
     config,
     ledger,
     sqs: new SQSClient({}),

@@ -107,7 +107,9 @@ describe('at-least-once consumer', () => {
     const deps = consumerDeps('at-least-once', { crashRate: 1 });
 
     await expect(
-      processBatch(sqsEvent(sqsRecord(messageBody()), sqsRecord(messageBody())), lambdaContext, deps),
+      deps.untilKilled(
+        processBatch(sqsEvent(sqsRecord(messageBody()), sqsRecord(messageBody())), lambdaContext, deps),
+      ),
     ).rejects.toThrow(Killed);
 
     // Exactly the first message was applied; the crash came before the second and before returning.

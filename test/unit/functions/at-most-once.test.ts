@@ -122,11 +122,13 @@ describe('at-most-once consumer', () => {
     const deps = consumerDeps('at-most-once', { crashRate: 1 });
 
     await expect(
-      processBatch(
-        sqsEvent(sqsRecord(messageBody()), sqsRecord(messageBody())),
-        lambdaContext,
-        deps,
-        QUEUE_URL,
+      deps.untilKilled(
+        processBatch(
+          sqsEvent(sqsRecord(messageBody()), sqsRecord(messageBody())),
+          lambdaContext,
+          deps,
+          QUEUE_URL,
+        ),
       ),
     ).rejects.toThrow(Killed);
 
@@ -145,7 +147,9 @@ describe('at-most-once consumer', () => {
       },
     };
 
-    await expect(processBatch(sqsEvent(poison), lambdaContext, deps, QUEUE_URL)).rejects.toThrow(Killed);
+    await expect(
+      deps.untilKilled(processBatch(sqsEvent(poison), lambdaContext, deps, QUEUE_URL)),
+    ).rejects.toThrow(Killed);
 
     const keys = ddb.commandCalls(UpdateCommand).map((call) => call.args[0].input.Key?.sk);
     expect(keys).toContain('CRASH#evt-poison#1');

@@ -17,7 +17,7 @@ import {
   type ChargeRequest,
   ProviderUnavailableError,
 } from '../../../functions/shared/payment-client.js';
-import { consumerDeps, NOW } from '../../support/consumer-deps.js';
+import { consumerDeps, Killed, NOW } from '../../support/consumer-deps.js';
 import { lambdaContext, messageBody, sqsEvent, sqsRecord } from '../../support/sqs-events.js';
 
 /** What happened, in order: the provider's charges and the ledger's transactions side by side. */
@@ -106,9 +106,12 @@ describe('charge modes: charge at the provider, then record in the marker transa
   it('the crash point lies between the charge and the record: killed there, the card is charged and nothing is recorded', async () => {
     const deps = consumerDeps('charge-with-key', { crashRate: 1 });
 
-    // The real kill is a SIGKILL inside the record's work; the test's kill throws there instead, and
-    // the loop reports the record failed: either way nothing after the charge ran.
-    await chargeWithKey(sqsEvent(sqsRecord(messageBody())), lambdaContext, deps, recordingProvider(steps));
+    // The test's kill never settles, as a SIGKILL never returns: nothing after the charge runs.
+    await expect(
+      deps.untilKilled(
+        chargeWithKey(sqsEvent(sqsRecord(messageBody())), lambdaContext, deps, recordingProvider(steps)),
+      ),
+    ).rejects.toThrow(Killed);
 
     expect(deps.kills).toBe(1);
     expect(steps.map(({ step }) => step)).toEqual(['charge']);

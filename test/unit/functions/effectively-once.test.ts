@@ -60,14 +60,20 @@ describe('effectively-once consumer', () => {
     expect(marker?.Update).toMatchObject({
       Key: { pk: 'RUN#run-9#MODE#effectively-once', sk: 'APP#evt-1' },
       // No marker, or one whose dedupe window has ended: an expired marker is absent, deleted or not.
-      ConditionExpression: 'attribute_not_exists(pk) OR #dedupeUntil < :now',
+      ConditionExpression: 'attribute_not_exists(#pk) OR #dedupeUntil < :now',
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     });
-    expect(marker?.Update?.ExpressionAttributeNames?.['#dedupeUntil']).toBe('dedupeUntil');
+    expect(marker?.Update?.ExpressionAttributeNames).toMatchObject({
+      '#pk': 'pk',
+      '#dedupeUntil': 'dedupeUntil',
+    });
     expect(marker?.Update?.ExpressionAttributeValues?.[':now']).toBe(Math.floor(NOW / 1000));
-    // The marker counts its own applications, so a broken guard would show as a duplicate.
-    expect(marker?.Update?.UpdateExpression).toMatch(/^ADD #applications :one SET /);
-    expect(marker?.Update?.ExpressionAttributeValues?.[':one']).toBe(1);
+    // The lab's evidence: the marker counts its own applications, so a broken guard would show as a
+    // duplicate. Added to the core's SET, with its condition untouched.
+    expect(marker?.Update?.UpdateExpression).toMatch(/^ADD (#\w+) (:\w+) SET #payloadHash = :payloadHash, /);
+    const [, applications, one] = /^ADD (#\w+) (:\w+)/.exec(marker?.Update?.UpdateExpression ?? '') ?? [];
+    expect(marker?.Update?.ExpressionAttributeNames?.[applications ?? '']).toBe('applications');
+    expect(marker?.Update?.ExpressionAttributeValues?.[one ?? '']).toBe(1);
     const written = Object.fromEntries(
       Object.entries(marker?.Update?.ExpressionAttributeNames ?? {}).map(([alias, name]) => [
         name,
@@ -248,7 +254,9 @@ describe('effectively-once consumer', () => {
     const deps = consumerDeps('effectively-once', { crashRate: 1 });
 
     await expect(
-      processBatch(sqsEvent(sqsRecord(messageBody()), sqsRecord(messageBody())), lambdaContext, deps),
+      deps.untilKilled(
+        processBatch(sqsEvent(sqsRecord(messageBody()), sqsRecord(messageBody())), lambdaContext, deps),
+      ),
     ).rejects.toThrow(Killed);
 
     expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(1);

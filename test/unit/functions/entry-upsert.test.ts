@@ -80,7 +80,9 @@ describe('entry-upsert consumer', () => {
     const deps = consumerDeps('entry-upsert', { crashRate: 1 });
 
     await expect(
-      processBatch(sqsEvent(sqsRecord(messageBody()), sqsRecord(messageBody())), lambdaContext, deps),
+      deps.untilKilled(
+        processBatch(sqsEvent(sqsRecord(messageBody()), sqsRecord(messageBody())), lambdaContext, deps),
+      ),
     ).rejects.toThrow(Killed);
 
     // The first entry was written, then the kill: before the second and before returning.

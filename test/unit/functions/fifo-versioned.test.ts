@@ -16,6 +16,7 @@ const inGroup = (record: SQSRecord, like?: SQSRecord): SQSRecord => {
   const { runId, accountId, eventId } = JSON.parse((like ?? record).body) as Record<string, string>;
   return {
     ...record,
+    eventSourceARN: 'arn:aws:sqs:eu-west-1:123456789012:fifo-versioned.fifo',
     attributes: {
       ...record.attributes,
       MessageGroupId: fifoIdsOf(runId ?? '', accountId ?? '', eventId ?? '').MessageGroupId,
@@ -196,11 +197,13 @@ describe('fifo-versioned consumer', () => {
     const deps = consumerDeps('fifo-versioned', { crashRate: 1 });
 
     await expect(
-      processBatch(
-        sqsEvent(sqsRecord(messageBody({ seq: 1 })), sqsRecord(messageBody({ seq: 2 }))),
-        lambdaContext,
-        deps,
-        QUEUE_URL,
+      deps.untilKilled(
+        processBatch(
+          sqsEvent(sqsRecord(messageBody({ seq: 1 })), sqsRecord(messageBody({ seq: 2 }))),
+          lambdaContext,
+          deps,
+          QUEUE_URL,
+        ),
       ),
     ).rejects.toThrow(Killed);
 

@@ -106,10 +106,12 @@ describe('state-upsert consumer', () => {
     const deps = consumerDeps('state-upsert', { crashRate: 1 });
 
     await expect(
-      processBatch(
-        sqsEvent(sqsRecord(messageBody({ seq: 1 })), sqsRecord(messageBody({ seq: 2 }))),
-        lambdaContext,
-        deps,
+      deps.untilKilled(
+        processBatch(
+          sqsEvent(sqsRecord(messageBody({ seq: 1 })), sqsRecord(messageBody({ seq: 2 }))),
+          lambdaContext,
+          deps,
+        ),
       ),
     ).rejects.toThrow(Killed);
 

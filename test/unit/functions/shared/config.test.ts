@@ -29,7 +29,7 @@ describe('configuration', () => {
     );
   });
 
-  it.each(['', 'evt-1', 'evt-1@0', 'a#b@1', 'evt-1@1,'])('rejects CRASH_AT=%j', (crashAt) => {
+  it.each(['evt-1', 'evt-1@0', 'a#b@1', 'evt-1@1,'])('rejects CRASH_AT=%j', (crashAt) => {
     expect(() => readConsumerConfig('at-least-once', { ...env, CRASH_AT: crashAt })).toThrow(/CRASH_AT/);
   });
 
@@ -37,7 +37,15 @@ describe('configuration', () => {
     expect(() => requireEnv('TABLE_NAME', {})).toThrow(
       new ConfigError('environment variable TABLE_NAME is required but not set'),
     );
-    expect(() => readConsumerConfig('at-least-once', { ...env, CRASH_SEED: ' ' })).toThrow(/CRASH_SEED/);
+    expect(() => readConsumerConfig('at-least-once', { ...env, MARKER_TTL_SECONDS: ' ' })).toThrow(
+      /MARKER_TTL_SECONDS/,
+    );
+  });
+
+  it('runs with no crash settings at all, as a team deploys it: no crash', () => {
+    const { CRASH_RATE, CRASH_SEED, CRASH_AT, ...deployed } = env;
+    expect(readConsumerConfig('at-least-once', deployed)).toMatchObject({ crashRate: 0, crashAt: new Set() });
+    expect(readConsumerConfig('at-least-once', { ...deployed, CRASH_AT: ' ' }).crashAt).toEqual(new Set());
   });
 
   it.each(['-0.1', '1.5', 'often'])('rejects CRASH_RATE=%s', (rate) => {

@@ -111,7 +111,7 @@ describe('crash record of a consumer', () => {
       onKill: () => (writtenAtKill = ddb.commandCalls(UpdateCommand).map((call) => call.args[0].input)),
     });
 
-    await expect(deps.crash.maybeCrash(point)).rejects.toThrow(Killed);
+    await expect(deps.untilKilled(deps.crash.maybeCrash(point))).rejects.toThrow(Killed);
 
     expect(deps.kills).toBe(1);
     expect(writtenAtKill.map((input) => (input.Key as { sk: string }).sk)).toEqual([
@@ -143,7 +143,7 @@ describe('crash record of a consumer', () => {
     });
     const deps = consumerDeps('at-least-once', { crashRate: 1 });
 
-    await expect(deps.crash.maybeCrash(point)).rejects.toThrow(Killed);
+    await expect(deps.untilKilled(deps.crash.maybeCrash(point))).rejects.toThrow(Killed);
 
     expect(deps.kills).toBe(1);
     expect(counted).toEqual(['STAT#crashes']);
@@ -153,7 +153,9 @@ describe('crash record of a consumer', () => {
   it('kills without writing when the record names no run', async () => {
     const deps = consumerDeps('at-most-once', { crashRate: 1 });
 
-    await expect(deps.crash.maybeCrash({ ...point, runId: undefined })).rejects.toThrow(Killed);
+    await expect(deps.untilKilled(deps.crash.maybeCrash({ ...point, runId: undefined }))).rejects.toThrow(
+      Killed,
+    );
 
     expect(deps.kills).toBe(1);
     expect(ddb.commandCalls(UpdateCommand)).toHaveLength(0);

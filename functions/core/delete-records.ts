@@ -1,7 +1,6 @@
 import { DeleteMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
-import { chunks } from './chunks.js';
-import { describeError } from './errors.js';
+import { describeError } from './logger.js';
 
 export interface DeleteOutcome {
   /** Positions (in the given records) that SQS deleted. */
@@ -11,9 +10,9 @@ export interface DeleteOutcome {
 }
 
 /**
- * Deletes received records with DeleteMessageBatch (10 per call), checking each entry. A call that
- * throws leaves its whole chunk "not deleted" and the others go on. Used by the at-most-once
- * consumer and by the local event source mapping, which acknowledges the same way Lambda does.
+ * Deletes received records with DeleteMessageBatch (10 per call), checking each entry: the call
+ * answers 200 even when entries failed. A call that throws leaves its whole chunk "not deleted"
+ * and the others go on. The lab's local event source mapping acknowledges the same way Lambda does.
  */
 export async function deleteRecords(
   sqs: SQSClient,
@@ -22,11 +21,10 @@ export async function deleteRecords(
 ): Promise<DeleteOutcome> {
   const deleted: number[] = [];
   const notDeleted: { position: number; reason: string }[] = [];
-  const positioned = chunks(
-    records.map((record, position) => ({ record, position })),
-    10,
-  );
-  for (const chunk of positioned) {
+  for (let start = 0; start < records.length; start += 10) {
+    const chunk = records
+      .slice(start, start + 10)
+      .map((record, index) => ({ record, position: start + index }));
     try {
       const { Failed = [] } = await sqs.send(
         new DeleteMessageBatchCommand({
@@ -44,8 +42,7 @@ export async function deleteRecords(
         else notDeleted.push({ position, reason });
       }
     } catch (error) {
-      const { name, message } = describeError(error);
-      for (const { position } of chunk) notDeleted.push({ position, reason: `${name}: ${message}` });
+      for (const { position } of chunk) notDeleted.push({ position, reason: describeError(error) });
     }
   }
   return { deleted, notDeleted };

@@ -1,0 +1,21 @@
+/**
+ * The logging a core does, as an interface: Powertools' Logger, `console` and pino all fit it.
+ * Lines name the event, never its payload.
+ */
+export interface ConsumerLogger {
+  info(message: string, attributes: Record<string, unknown>): void;
+  warn(message: string, attributes: Record<string, unknown>): void;
+  error(message: string, attributes: Record<string, unknown>): void;
+}
+
+/** JSON lines on stdout/stderr, the shape CloudWatch Logs Insights reads. */
+export const jsonLogger: ConsumerLogger = {
+  info: (message, attributes) => console.log(JSON.stringify({ level: 'INFO', message, ...attributes })),
+  warn: (message, attributes) => console.warn(JSON.stringify({ level: 'WARN', message, ...attributes })),
+  error: (message, attributes) => console.error(JSON.stringify({ level: 'ERROR', message, ...attributes })),
+};
+
+/** The error as a log field: its name and message, not its stack or its cause's payload. */
+export function describeError(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
