@@ -85,7 +85,7 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['test/unit/**/*.test.ts'],
+          include: ['test/unit/**/*.test.ts', 'functions/core/**/*.test.ts'],
           env: handlerEnv,
           maxWorkers: CHEAP.maxWorkers,
           sequence: { groupOrder: CHEAP.groupOrder },

@@ -11,7 +11,7 @@ import type { Mode } from './topology.js';
  *                                                   written)
  *        APP#<eventId>                              effectively-once: the processed marker; entry-upsert: its entry;
  *                                                   state-upsert: the event's record (its state written or superseded)
- *        APP#<eventId>#<receiveCount>#<messageId>#<requestId>#<position>   other modes: one per application
+ *        APP#<eventId>#<receiveCount>#<messageId>#<requestId>#<position>   the charge and Powertools modes: one per application
  *        CRASH#<key>#<receiveCount>                 an injected crash (key = eventId, or the messageId of an unparsable body)
  *        OLD#<eventId>                              the age guard refused the event (too old to dedupe)
  *
@@ -78,3 +78,27 @@ export const TTL_ATTRIBUTE = 'expiresAt';
  * after it the event is forgotten, even while the item stays as evidence (contract/retention.ts).
  */
 export const DEDUPE_UNTIL_ATTRIBUTE = 'dedupeUntil';
+
+/**
+ * at-least-once and at-most-once credit with ONE UpdateItem, as a team ships them: no transaction,
+ * no record item, so the lab adds each application to the balance item it credits, in that same
+ * write: the attribute `APP#<eventId>`, a list with one entry per application. A credit applied
+ * twice (a redelivery, or a lost response the SDK sent again) appends twice, so the count is exact.
+ */
+export const appliedOnBalanceAttribute = (eventId: string): string => `${SK.applicationPrefix}${eventId}`;
+
+export interface AppliedOnBalance {
+  readonly receiveCount: number;
+  readonly appliedAtMs: number;
+  readonly amountCents: number;
+}
+
+/** One application as the list holds it: `<receiveCount>:<appliedAtMs>:<amountCents>`, a few bytes. */
+export const appliedOnBalanceEntry = (entry: AppliedOnBalance): string =>
+  `${entry.receiveCount}:${entry.appliedAtMs}:${entry.amountCents}`;
+
+export function parseAppliedOnBalance(entry: unknown): AppliedOnBalance {
+  const match = typeof entry === 'string' ? /^([0-9]+):([0-9]+):(-?[0-9]+)$/.exec(entry) : null;
+  if (match === null) throw new TypeError(`not an application entry: ${JSON.stringify(entry)}`);
+  return { receiveCount: Number(match[1]), appliedAtMs: Number(match[2]), amountCents: Number(match[3]) };
+}

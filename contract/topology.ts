@@ -94,6 +94,15 @@ export interface ModeSettings {
    */
   readonly balance?: 'sum' | 'entries' | 'state';
   /**
+   * Where the verifier finds each application:
+   * - `records` — items `APP#…` the consumer writes (a marker, an entry, a record per application);
+   * - `balance` — on the balance item the consumer credits, added by the lab to the consumer's own
+   *   single UpdateItem (appliedOnBalanceAttribute, contract/ledger-keys.ts): the modes whose
+   *   production shape is one write with no item of its own per event.
+   * @default 'records'
+   */
+  readonly evidence?: 'records' | 'balance';
+  /**
    * The mode's queue and DLQ:
    * - `standard` — at-least-once delivery, no order;
    * - `fifo` — `.fifo` queues, `MessageGroupId` = `<runId>:<accountId>`, `MessageDeduplicationId` =
@@ -142,6 +151,7 @@ export const MODES = {
     crashPoint: 'the batch had been deleted, the event not yet applied',
     reportBatchItemFailures: false,
     deletesOwnBatch: true,
+    evidence: 'balance',
     promises: { noLoss: false, noDuplicates: true },
     proof: {
       counts: { crashes: 1, lost: 1, appliedOnce: 0, duplicated: 0 },
@@ -155,6 +165,7 @@ export const MODES = {
     crashPoint: 'the event had been applied, the batch not yet acknowledged',
     reportBatchItemFailures: true,
     deletesOwnBatch: false,
+    evidence: 'balance',
     promises: { noLoss: true, noDuplicates: false },
     proof: {
       counts: { crashes: 1, duplicated: 1, extraApplications: 1, lost: 0 },

@@ -1,28 +1,32 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { createAtLeastOnceHandler } from './core/at-least-once.js';
+import { appliedOnBalanceClient, creditUpdate } from './shared/applied-on-balance.js';
 import { readConsumerConfig } from './shared/config.js';
-import { type ConsumerDeps, countDeliveries, createConsumerDeps, deliveryOf } from './shared/consumer.js';
-import { creditAccount } from './shared/ledger.js';
+import { type ConsumerDeps, countDeliveries, createConsumerDeps } from './shared/consumer.js';
 import { type MessageBody, parseMessageBody, receiveCountOf } from './shared/message.js';
 
 /**
  * at-least-once, as the lab runs it: the core (functions/core/at-least-once.ts: work, then partial
- * batch response) with the lab's work, which credits the account and records the application, and
- * the crash "after applying the message, before the batch is acknowledged" drawn after it. A crash
- * there redelivers messages that were already applied: duplicates.
+ * batch response) with the work a team ships, one UpdateItem crediting the account. From outside:
+ * the application added to that same write (appliedOnBalanceClient), and the crash "after applying
+ * the message, before the batch is acknowledged" once the credit has answered. A crash there
+ * redelivers messages that were already applied: duplicates. So does a lost response, which the
+ * SDK sends again: an UpdateItem carries no idempotency token.
  */
 export async function processBatch(
   event: SQSEvent,
-  context: Pick<Context, 'awsRequestId'>,
+  _context: Pick<Context, 'awsRequestId'>,
   deps: ConsumerDeps,
 ): Promise<SQSBatchResponse> {
   await countDeliveries(deps, event.Records);
+  const credits = appliedOnBalanceClient(deps.ledger);
   const core = createAtLeastOnceHandler<MessageBody>({
     parse: parseMessageBody,
     logger: deps.logger,
     work: async (message, record) => {
-      const delivery = deliveryOf(record, context, event.Records.indexOf(record));
-      await creditAccount(deps.ledger, message, delivery, { idempotent: false });
+      credits.applying(message, record);
+      await credits.ddb.send(new UpdateCommand(creditUpdate(deps.ledger, message)));
       await deps.crash.maybeCrash({
         runId: message.runId,
         key: message.eventId,

@@ -3,7 +3,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
 import * as v from 'valibot';
-import { SK } from '../contract/ledger-keys.js';
+import { appliedOnBalanceAttribute, parseAppliedOnBalance, SK } from '../contract/ledger-keys.js';
 import {
   chargeOf,
   isFifoMode,
@@ -250,6 +250,10 @@ async function* readApplications(
   /** A charge mode's records name the provider's charge: joined against its ledger. */
   charges = false,
 ): AsyncGenerator<ApplicationRecord> {
+  if ((MODES[mode] as ModeSettings).evidence === 'balance') {
+    yield* readApplicationsOnBalances(reader, runId, mode, detailed);
+    return;
+  }
   // The application time always: the order of applications is counted by every verification.
   const projection = ['eventId', 'accountId', 'amountCents', 'applications', 'appliedAt'];
   if (detailed) projection.push('receiveCount');
@@ -272,6 +276,42 @@ async function* readApplications(
       ...(charges && typeof item.chargeId === 'string' ? { chargeId: item.chargeId } : {}),
     };
   }
+}
+
+/**
+ * The applications a one-write mode's balance items carry (appliedOnBalanceAttribute), one record
+ * each, in event-id order as the join needs them. Held in memory: a balance item holds at most
+ * 400 KB, so these are bounded by the run's accounts.
+ */
+async function* readApplicationsOnBalances(
+  reader: LedgerReader,
+  runId: string,
+  mode: Mode,
+  detailed: boolean,
+): AsyncGenerator<ApplicationRecord> {
+  const records: ApplicationRecord[] = [];
+  const attributeOf = appliedOnBalanceAttribute('');
+  for await (const item of queryPrefix(reader, runId, mode, SK.balancePrefix, [])) {
+    const accountId = String(item.accountId ?? String(item.sk).slice(SK.balancePrefix.length));
+    for (const [name, entries] of Object.entries(item)) {
+      if (!name.startsWith(attributeOf) || !Array.isArray(entries)) continue;
+      for (const entry of entries) {
+        const { receiveCount, appliedAtMs, amountCents } = parseAppliedOnBalance(entry);
+        records.push({
+          eventId: name.slice(attributeOf.length),
+          accountId,
+          amountCents,
+          applications: 1,
+          appliedAtMs,
+          ...(detailed ? { receiveCount } : {}),
+        });
+      }
+    }
+  }
+  records.sort((a, b) =>
+    a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : (a.appliedAtMs ?? 0) - (b.appliedAtMs ?? 0),
+  );
+  yield* records;
 }
 
 /**

@@ -42,5 +42,9 @@ export function createAtLeastOnceHandler<E extends ConsumerEvent = ConsumerEvent
   const parse = options.parse ?? (parseEvent as ParseEvent<E>);
   const logger = options.logger ?? jsonLogger;
   return (event) =>
-    processInOrder(event.Records, async (record) => options.work(await parse(record.body), record), logger);
+    processInOrder(
+      event.Records,
+      async (record) => options.work(await parse(record.body, record), record),
+      logger,
+    );
 }

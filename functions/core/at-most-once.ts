@@ -50,7 +50,7 @@ export function createAtMostOnceHandler<E extends ConsumerEvent = ConsumerEvent>
       const record = event.Records[position];
       if (record === undefined) continue;
       try {
-        await options.work(await parse(record.body), record);
+        await options.work(await parse(record.body, record), record);
       } catch (error) {
         logger.error('record LOST: deleted before the work, nothing will retry it', {
           messageId: record.messageId,

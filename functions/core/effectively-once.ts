@@ -11,6 +11,7 @@ import {
 } from './errors.js';
 import { type ConsumerEvent, type ParseEvent, parseEvent } from './event.js';
 import { type ConsumerLogger, jsonLogger } from './logger.js';
+import { sleep } from './runtime.js';
 
 /** One item of a document client's TransactWriteItems. */
 export type TransactItem = NonNullable<
@@ -117,7 +118,7 @@ export function createEffectivelyOnceHandler<E extends ConsumerEvent = ConsumerE
   const signals = options.signals ?? {};
 
   async function applyOnce(record: SQSRecord): Promise<void> {
-    const event = await parse(record.body);
+    const event = await parse(record.body, record);
     const now = clock();
     if (guard) {
       try {
@@ -295,4 +296,3 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,3 +1,4 @@
+import type { SQSRecord } from 'aws-lambda';
 import * as v from 'valibot';
 import { InvalidEventError } from './errors.js';
 
@@ -15,9 +16,9 @@ export type ConsumerEvent = v.InferOutput<typeof EventSchema>;
 
 /**
  * Reads a record's body into an event, or throws; the team's own fields are checked by its parse.
- * It may be async, e.g. to look up a schema version.
+ * It gets the record too (its message attributes may name a schema version), and may be async.
  */
-export type ParseEvent<E extends ConsumerEvent> = (body: string) => E | Promise<E>;
+export type ParseEvent<E extends ConsumerEvent> = (body: string, record: SQSRecord) => E | Promise<E>;
 
 /**
  * The default parse: JSON, then {@link EventSchema}. Throws InvalidEventError naming the field.

@@ -1,3 +1,5 @@
+import { consoleOut } from './runtime.js';
+
 /**
  * The logging a core does, as an interface: Powertools' Logger, `console` and pino all fit it.
  * Lines name the event, never its payload.
@@ -10,9 +12,10 @@ export interface ConsumerLogger {
 
 /** JSON lines on stdout/stderr, the shape CloudWatch Logs Insights reads. */
 export const jsonLogger: ConsumerLogger = {
-  info: (message, attributes) => console.log(JSON.stringify({ level: 'INFO', message, ...attributes })),
-  warn: (message, attributes) => console.warn(JSON.stringify({ level: 'WARN', message, ...attributes })),
-  error: (message, attributes) => console.error(JSON.stringify({ level: 'ERROR', message, ...attributes })),
+  info: (message, attributes) => consoleOut.log(JSON.stringify({ level: 'INFO', message, ...attributes })),
+  warn: (message, attributes) => consoleOut.warn(JSON.stringify({ level: 'WARN', message, ...attributes })),
+  error: (message, attributes) =>
+    consoleOut.error(JSON.stringify({ level: 'ERROR', message, ...attributes })),
 };
 
 /** The error as a log field: its name and message, not its stack or its cause's payload. */

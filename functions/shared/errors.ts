@@ -61,14 +61,6 @@ export class RetryableWriteError extends Error {
   }
 }
 
-/** SQS did not delete some entries of a batch the handler deleted itself. */
-export class DeleteFailedError extends Error {
-  override readonly name = 'DeleteFailedError';
-  constructor(readonly messageIds: readonly string[]) {
-    super(`SQS did not delete ${messageIds.length} message(s): ${messageIds.join(', ')}`);
-  }
-}
-
 /** Narrows an unknown thrown value to something loggable. */
 export function describeError(error: unknown): { name: string; message: string } {
   if (error instanceof Error) return { name: error.name, message: error.message };

@@ -40,9 +40,9 @@ export function instrumentClient(base: DynamoDBDocumentClient, hooks: ClientHook
 }
 
 /**
- * An Update with more to write: `ADD` counters and `SET` attributes joined to its own `SET` clause.
- * Its operation, key and condition stay as they are. Only an expression that is one SET clause is
- * accepted: anything else is a lab bug, and says so.
+ * An Update with more to write: counters joined to its `ADD` clause, attributes to its `SET`
+ * clause (each made if missing). Its operation, key and condition stay as they are. `set` values
+ * are expressions over their own placeholders (`:name`): `list_append(...)` fits as well as a value.
  */
 export function withMoreAttributes<
   U extends {
@@ -50,28 +50,90 @@ export function withMoreAttributes<
     readonly ExpressionAttributeNames?: Record<string, string> | undefined;
     readonly ExpressionAttributeValues?: Record<string, unknown> | undefined;
   },
->(update: U, more: { readonly add?: Record<string, number>; readonly set: Record<string, unknown> }): U {
-  const expression = update.UpdateExpression ?? '';
-  if (!/^SET\s/.test(expression) || /\b(ADD|REMOVE|DELETE)\s/.test(expression)) {
-    throw new Error(`the lab can add evidence to a SET-only update, not to "${expression}"`);
-  }
+>(
+  update: U,
+  more: {
+    readonly add?: Record<string, number>;
+    readonly set?: Record<string, unknown>;
+    /** `name` → an expression of `#name` (the attribute itself) and `:v…` placeholders in `values`. */
+    readonly setExpressions?: Record<
+      string,
+      { readonly expression: string; readonly values: Record<string, unknown> }
+    >;
+  },
+): U {
+  const clauses = clausesOf(update.UpdateExpression ?? '');
   const names: Record<string, string> = { ...update.ExpressionAttributeNames };
   const values: Record<string, unknown> = { ...update.ExpressionAttributeValues };
-  const alias = (kind: 'add' | 'set', name: string, value: unknown, index: number): string => {
-    names[`#lab${kind}${index}`] = name;
-    values[`:lab${kind}${index}`] = value;
-    return `#lab${kind}${index}`;
+  let next = 0;
+  /** `#labN` for the name and `:labN` for its value, paired, so either names the other. */
+  const pair = (name: string, raw?: unknown): [string, string] => {
+    next += 1;
+    names[`#lab${next}`] = name;
+    if (raw !== undefined) values[`:lab${next}`] = raw;
+    return [`#lab${next}`, `:lab${next}`];
   };
-  const adds = Object.entries(more.add ?? {}).map(
-    ([name, value], index) => `${alias('add', name, value, index)} :labadd${index}`,
-  );
-  const sets = Object.entries(more.set).map(
-    ([name, value], index) => `${alias('set', name, value, index)} = :labset${index}`,
-  );
+  for (const [name, amount] of Object.entries(more.add ?? {})) {
+    clauses.ADD.push(pair(name, amount).join(' '));
+  }
+  for (const [name, raw] of Object.entries(more.set ?? {})) {
+    clauses.SET.push(pair(name, raw).join(' = '));
+  }
+  for (const [name, { expression, values: own }] of Object.entries(more.setExpressions ?? {})) {
+    const [attribute, prefix] = pair(name);
+    let text = expression.replaceAll('#name', attribute);
+    for (const [alias, raw] of Object.entries(own)) {
+      const aliased = `${prefix}_${alias.slice(1)}`;
+      values[aliased] = raw;
+      text = text.replaceAll(alias, aliased);
+    }
+    clauses.SET.push(`${attribute} = ${text}`);
+  }
+  const expression = (['SET', 'ADD', 'REMOVE', 'DELETE'] as const)
+    .filter((clause) => clauses[clause].length > 0)
+    .map((clause) => `${clause} ${clauses[clause].join(', ')}`)
+    .join(' ');
   return {
     ...update,
-    UpdateExpression: `${adds.length > 0 ? `ADD ${adds.join(', ')} ` : ''}${expression}${sets.length > 0 ? `, ${sets.join(', ')}` : ''}`,
+    UpdateExpression: expression,
     ExpressionAttributeNames: names,
     ExpressionAttributeValues: values,
   };
+}
+
+/**
+ * An update expression's actions by clause. Clause keywords are split at the top level only, and
+ * an attribute named like a keyword must be a placeholder (`#add`), as DynamoDB requires.
+ */
+function clausesOf(expression: string): Record<'SET' | 'ADD' | 'REMOVE' | 'DELETE', string[]> {
+  const clauses = {
+    SET: [] as string[],
+    ADD: [] as string[],
+    REMOVE: [] as string[],
+    DELETE: [] as string[],
+  };
+  const parts = expression.split(/\b(SET|ADD|REMOVE|DELETE)\s+/i);
+  if ((parts[0] ?? '').trim() !== '') throw new Error(`not an update expression: "${expression}"`);
+  for (let index = 1; index < parts.length; index += 2) {
+    const clause = (parts[index] ?? '').toUpperCase() as keyof typeof clauses;
+    clauses[clause].push(...splitTopLevel(parts[index + 1] ?? ''));
+  }
+  return clauses;
+}
+
+/** Splits on commas outside parentheses: `list_append(a, b), c` is two actions. */
+function splitTopLevel(actions: string): string[] {
+  const result: string[] = [];
+  let depth = 0;
+  let current = '';
+  for (const char of actions) {
+    if (char === '(') depth += 1;
+    if (char === ')') depth -= 1;
+    if (char === ',' && depth === 0) {
+      result.push(current.trim());
+      current = '';
+    } else current += char;
+  }
+  if (current.trim() !== '') result.push(current.trim());
+  return result;
 }

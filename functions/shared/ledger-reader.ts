@@ -33,8 +33,10 @@ export async function* queryPartition(
       TableName: reader.tableName,
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
       ExpressionAttributeValues: { ':pk': pk, ':prefix': prefix },
-      ExpressionAttributeNames: names,
-      ProjectionExpression: Object.keys(names).join(', '),
+      // No projection: every attribute (the applications on a balance item are named per event).
+      ...(projection.length > 0
+        ? { ExpressionAttributeNames: names, ProjectionExpression: Object.keys(names).join(', ') }
+        : {}),
       ConsistentRead: true,
     },
   );

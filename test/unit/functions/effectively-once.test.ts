@@ -70,8 +70,8 @@ describe('effectively-once consumer', () => {
     expect(marker?.Update?.ExpressionAttributeValues?.[':now']).toBe(Math.floor(NOW / 1000));
     // The lab's evidence: the marker counts its own applications, so a broken guard would show as a
     // duplicate. Added to the core's SET, with its condition untouched.
-    expect(marker?.Update?.UpdateExpression).toMatch(/^ADD (#\w+) (:\w+) SET #payloadHash = :payloadHash, /);
-    const [, applications, one] = /^ADD (#\w+) (:\w+)/.exec(marker?.Update?.UpdateExpression ?? '') ?? [];
+    expect(marker?.Update?.UpdateExpression).toMatch(/^SET #payloadHash = :payloadHash, .* ADD #\w+ :\w+$/);
+    const [, applications, one] = / ADD (#\w+) (:\w+)$/.exec(marker?.Update?.UpdateExpression ?? '') ?? [];
     expect(marker?.Update?.ExpressionAttributeNames?.[applications ?? '']).toBe('applications');
     expect(marker?.Update?.ExpressionAttributeValues?.[one ?? '']).toBe(1);
     const written = Object.fromEntries(

@@ -1,0 +1,257 @@
+import {
+  type CancellationReason,
+  DynamoDBClient,
+  TransactionCanceledException,
+} from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import * as v from 'valibot';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { createEffectivelyOnceHandler, type TransactItem } from './effectively-once.js';
+import { EventSchema, parseWith } from './event.js';
+import { batch, memoryLogger, NOW, record } from './test/records.js';
+
+const ddb = mockClient(DynamoDBDocumentClient);
+const client = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'eu-west-1' }));
+
+const Credit = v.looseObject({ ...EventSchema.entries, accountId: v.string(), amountCents: v.number() });
+type Credit = v.InferOutput<typeof Credit>;
+
+const credit = (event: Credit): TransactItem[] => [
+  {
+    Update: {
+      TableName: 'ledger',
+      Key: { pk: `ACCOUNT#${event.accountId}` },
+      UpdateExpression: 'ADD balanceCents :amount',
+      ExpressionAttributeValues: { ':amount': event.amountCents },
+    },
+  },
+];
+
+const event = (overrides: Partial<Credit> = {}): Credit => ({
+  eventId: 'evt-1',
+  createdAt: new Date(NOW - 1000).toISOString(),
+  accountId: 'acct-1',
+  amountCents: 250,
+  ...overrides,
+});
+
+const handler = (options: Partial<Parameters<typeof createEffectivelyOnceHandler<Credit>>[0]> = {}) =>
+  createEffectivelyOnceHandler<Credit>({
+    ddb: client,
+    markerTable: 'ledger',
+    parse: parseWith(Credit),
+    writesFor: credit,
+    clock: () => NOW,
+    logger: memoryLogger(),
+    retry: { attempts: 3, baseDelayMs: 0 },
+    ...options,
+  });
+
+const cancelled = (...reasons: CancellationReason[]) =>
+  new TransactionCanceledException({
+    message: 'Transaction cancelled',
+    $metadata: {},
+    CancellationReasons: reasons,
+  });
+
+/** The fingerprint the core stored for `stored`, read back from the marker it sent. */
+async function fingerprintOf(stored: Credit): Promise<string> {
+  ddb.reset();
+  ddb.on(TransactWriteCommand).resolves({});
+  await handler()(batch(record(stored)));
+  const marker = ddb.commandCalls(TransactWriteCommand)[0]?.args[0].input.TransactItems?.[0]?.Update;
+  ddb.reset();
+  return String(marker?.ExpressionAttributeValues?.[':payloadHash']);
+}
+
+describe('createEffectivelyOnceHandler', () => {
+  beforeEach(() => {
+    ddb.reset();
+    ddb.on(TransactWriteCommand).resolves({});
+  });
+
+  it('sends the marker and the team’s writes in ONE transaction, the marker first, conditional on no marker', async () => {
+    const response = await handler()(batch(record(event())));
+
+    expect(response).toEqual({ batchItemFailures: [] });
+    const sent = ddb.commandCalls(TransactWriteCommand);
+    expect(sent).toHaveLength(1);
+    const [marker, ...writes] = sent[0]?.args[0].input.TransactItems ?? [];
+    expect(marker?.Update).toMatchObject({
+      TableName: 'ledger',
+      Key: { pk: 'EVENT#evt-1' },
+      ConditionExpression: 'attribute_not_exists(#pk) OR #dedupeUntil < :now',
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    });
+    expect(marker?.Update?.ExpressionAttributeValues).toMatchObject({
+      ':now': NOW / 1000,
+      ':dedupeUntil': NOW / 1000 + 30 * 24 * 3600,
+    });
+    expect(writes).toEqual(credit(event()));
+  });
+
+  it('runs with nothing but its own settings: a client, a table and the writes', async () => {
+    const bare = createEffectivelyOnceHandler({ ddb: client, markerTable: 'markers', writesFor: () => [] });
+
+    const response = await bare(
+      batch(record({ eventId: 'e-1', createdAt: new Date().toISOString(), extra: 1 })),
+    );
+
+    expect(response).toEqual({ batchItemFailures: [] });
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(1);
+  });
+
+  it('skips a redelivery whose marker holds the same payload, and signals the duplicate', async () => {
+    const hash = await fingerprintOf(event());
+    ddb
+      .on(TransactWriteCommand)
+      .rejects(
+        cancelled({ Code: 'ConditionalCheckFailed', Item: { payloadHash: { S: hash } } }, { Code: 'None' }),
+      );
+    const duplicates: string[] = [];
+
+    const response = await handler({ signals: { duplicate: (e) => void duplicates.push(e.eventId) } })(
+      batch(record(event(), { receiveCount: 2 })),
+    );
+
+    expect(response).toEqual({ batchItemFailures: [] });
+    expect(duplicates).toEqual(['evt-1']);
+  });
+
+  it('fails a reused event id whose marker holds another payload, and signals it', async () => {
+    const hash = await fingerprintOf(event({ amountCents: 999 }));
+    ddb
+      .on(TransactWriteCommand)
+      .rejects(
+        cancelled({ Code: 'ConditionalCheckFailed', Item: { payloadHash: { S: hash } } }, { Code: 'None' }),
+      );
+    const reused: string[] = [];
+    const failing = record(event());
+
+    const response = await handler({ signals: { conflictingReuse: (e) => void reused.push(e.eventId) } })(
+      batch(failing),
+    );
+
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: failing.messageId }] });
+    expect(reused).toEqual(['evt-1']);
+  });
+
+  it('retries a transaction cancelled by a conflict, then applies it', async () => {
+    ddb
+      .on(TransactWriteCommand)
+      .rejectsOnce(cancelled({ Code: 'None' }, { Code: 'TransactionConflict' }))
+      .resolves({});
+    const retried: string[] = [];
+
+    const response = await handler({ signals: { retried: (e) => void retried.push(e.eventId) } })(
+      batch(record(event())),
+    );
+
+    expect(response).toEqual({ batchItemFailures: [] });
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(2);
+    expect(retried).toEqual(['evt-1']);
+  });
+
+  it.each([
+    [
+      'a persistent conflict, after its attempts',
+      cancelled({ Code: 'TransactionConflict' }, { Code: 'None' }),
+      3,
+    ],
+    [
+      'a failed condition on the team’s write',
+      cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed' }),
+      1,
+    ],
+    ['a validation error', cancelled({ Code: 'None' }, { Code: 'ValidationError' }), 1],
+  ])('reports %s as a failed record, never as applied', async (_name, error, attempts) => {
+    ddb.on(TransactWriteCommand).rejects(error);
+    const failing = record(event());
+
+    const response = await handler()(batch(failing));
+
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: failing.messageId }] });
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(attempts);
+  });
+
+  it('refuses an event older than its marker remembers before any write, and signals it', async () => {
+    const tooOld: number[] = [];
+    const old = record(event({ createdAt: new Date(NOW - 91_000).toISOString() }));
+
+    const response = await handler({
+      markerTtlSeconds: 100,
+      signals: { tooOld: (_e, age) => void tooOld.push(age) },
+    })(batch(old));
+
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: old.messageId }] });
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
+    expect(tooOld).toEqual([91]);
+  });
+
+  it.each([
+    [
+      '100 writes',
+      Array.from({ length: 100 }, (_, i) => credit(event({ accountId: `a-${i}` }))[0] as TransactItem),
+    ],
+    [
+      'a write on the marker’s own item',
+      [
+        {
+          Update: {
+            TableName: 'ledger',
+            Key: { pk: 'EVENT#evt-1' },
+            UpdateExpression: 'SET x = :x',
+            ExpressionAttributeValues: { ':x': 1 },
+          },
+        },
+      ],
+    ],
+    [
+      'over 4 MB',
+      Array.from({ length: 5 }, (_, i) => ({
+        Put: { TableName: 'ledger', Item: { pk: `big-${i}`, blob: 'x'.repeat(900_000) } },
+      })),
+    ],
+  ])('refuses %s before sending: DynamoDB would refuse the transaction every time', async (_name, writes) => {
+    const failing = record(event());
+
+    const response = await handler({ writesFor: () => writes })(batch(failing));
+
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: failing.messageId }] });
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
+  });
+
+  it('keeps unknown fields and fails a body without an event id', async () => {
+    const seen: unknown[] = [];
+    const bad = record({ accountId: 'a', amountCents: 1 });
+
+    const response = await handler({
+      writesFor: (e) => {
+        seen.push(e);
+        return credit(e);
+      },
+    })(batch(record({ ...event(), note: 'kept' }), bad));
+
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: bad.messageId }] });
+    expect(seen).toMatchObject([{ note: 'kept' }]);
+  });
+
+  it('on a FIFO queue, a failure fails the rest of its group and lets other groups go on', async () => {
+    ddb
+      .on(TransactWriteCommand)
+      .rejectsOnce(cancelled({ Code: 'None' }, { Code: 'ValidationError' }))
+      .resolves({});
+    const first = record(event({ eventId: 'a-1' }), { group: 'a' });
+    const behind = record(event({ eventId: 'a-2' }), { group: 'a' });
+    const other = record(event({ eventId: 'b-1' }), { group: 'b' });
+
+    const response = await handler()(batch(first, behind, other));
+
+    expect(response.batchItemFailures.map((failure) => failure.itemIdentifier)).toEqual([
+      first.messageId,
+      behind.messageId,
+    ]);
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(2);
+  });
+});
