@@ -109,7 +109,7 @@ export interface ModeSettings {
    *   `<runId>:<eventId>` (fifoIdsOf), deduplication per group and throughput per group (high throughput). Lambda then takes at
    *   most 10 records per batch and no batching window ({@link FIFO_MAX_BATCH_SIZE}), keeps one
    *   batch per group in flight, and the handler stops a group at its first failure, reporting it
-   *   and every later record of the group (functions/shared/work-then-acknowledge.ts).
+   *   and every later record of the group (functions/core/batch.ts).
    * @default 'standard'
    */
   readonly queue?: 'standard' | 'fifo';

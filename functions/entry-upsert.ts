@@ -1,17 +1,85 @@
-import { upsertEventRecord } from './shared/event-record.js';
-import { type ApplyMessage, workFirstMode } from './shared/work-then-acknowledge.js';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { COUNTERS, markerKey, partitionKey, TTL_ATTRIBUTE } from '../contract/ledger-keys.js';
+import { createEntryUpsertHandler } from './core/entry-upsert.js';
+import { readConsumerConfig } from './shared/config.js';
+import { type ConsumerDeps, countDeliveries, createConsumerDeps } from './shared/consumer.js';
+import { instrumentClient, withMoreAttributes } from './shared/instrumented-client.js';
+import { addToCounter, expiresAt } from './shared/ledger.js';
+import { type MessageBody, parseMessageBody, payloadHash, receiveCountOf } from './shared/message.js';
 
 /**
- * entry-upsert: no balance item to add to. Each event writes its own ledger entry, keyed on the
- * event id, with one UpdateItem that SETs the entry's fields: a redelivery writes the same item
- * again, and nothing changes but its `writes` count. The balance is derived on read, the sum of an
- * account's entries ("upsert by a unique key", "dedupe on read"): exact at one write, in any order,
- * with the price moved to whoever reads a balance.
- *
- * The entry is the verifier's application record too (`APP#<eventId>`, `applications` always 1),
- * so a repeat can never read as a duplicate; `writes` shows how many deliveries wrote it.
+ * entry-upsert, as the lab runs it: the core (functions/core/entry-upsert.ts: one entry per event,
+ * keyed on its id, one UpdateItem) with the lab's keys (the run's partition, `APP#<eventId>`), so
+ * the entry is the verifier's application record too (`applications` always 1, a repeat can never
+ * read as a duplicate). From outside: `writes` (how many deliveries wrote it), the first receive
+ * count and time, and the evidence's TTL added to the core's write; repeats counted through its
+ * signals; the crash "after applying the message, before the batch is acknowledged" once the write
+ * has answered.
  */
-export const applyEntryUpsert: ApplyMessage = (deps, message, delivery) =>
-  upsertEventRecord(deps, message, delivery, deps.ledger.now?.() ?? Date.now());
+export async function processBatch(
+  event: SQSEvent,
+  _context: Pick<Context, 'awsRequestId'>,
+  deps: ConsumerDeps,
+): Promise<SQSBatchResponse> {
+  await countDeliveries(deps, event.Records);
+  const { ledger } = deps;
+  const writing = new Map<string, { readonly message: MessageBody; readonly receiveCount: number }>();
+  const keyOf = (key: Record<string, unknown> | undefined) => `${String(key?.pk)}\0${String(key?.sk)}`;
+  const core = createEntryUpsertHandler<MessageBody>({
+    ddb: instrumentClient(ledger.ddb, {
+      before: (command) => {
+        const entry = command instanceof UpdateCommand ? writing.get(keyOf(command.input.Key)) : undefined;
+        if (entry === undefined) return undefined;
+        const now = ledger.now?.() ?? Date.now();
+        return new UpdateCommand(
+          withMoreAttributes((command as UpdateCommand).input, {
+            add: { writes: 1 },
+            set: { eventId: entry.message.eventId, applications: 1, [TTL_ATTRIBUTE]: expiresAt(ledger, now) },
+            setExpressions: {
+              appliedAt: {
+                expression: 'if_not_exists(#name, :at)',
+                values: { ':at': new Date(now).toISOString() },
+              },
+              receiveCount: {
+                expression: 'if_not_exists(#name, :receive)',
+                values: { ':receive': entry.receiveCount },
+              },
+            },
+          }),
+        );
+      },
+      after: async (command, error) => {
+        const entry = command instanceof UpdateCommand ? writing.get(keyOf(command.input.Key)) : undefined;
+        if (entry === undefined || error !== undefined) return;
+        await deps.crash.maybeCrash({
+          runId: entry.message.runId,
+          key: entry.message.eventId,
+          receiveCount: entry.receiveCount,
+          where: 'after applying the message, before the batch is acknowledged',
+        });
+      },
+    }),
+    table: ledger.tableName,
+    parse: parseMessageBody,
+    fingerprint: payloadHash,
+    entryKey: (message, record) => {
+      const key = { pk: partitionKey(message.runId, ledger.mode), sk: markerKey(message.eventId) };
+      writing.set(keyOf(key), { message, receiveCount: receiveCountOf(record) });
+      return key;
+    },
+    entryOf: (message) => ({ accountId: message.accountId, amountCents: message.amountCents }),
+    logger: deps.logger,
+    signals: {
+      repeat: (message) => addToCounter(ledger, message.runId, COUNTERS.suppressedDuplicates, 1),
+    },
+  });
+  return core(event);
+}
 
-export const { processBatch, handler } = workFirstMode('entry-upsert', applyEntryUpsert);
+const deps = createConsumerDeps(readConsumerConfig('entry-upsert'));
+
+export const handler = (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
+  deps.logger.addContext(context);
+  return processBatch(event, context, deps);
+};

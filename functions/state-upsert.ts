@@ -1,42 +1,98 @@
-import { COUNTERS } from '../contract/ledger-keys.js';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { balanceKey, COUNTERS, partitionKey, TTL_ATTRIBUTE } from '../contract/ledger-keys.js';
+import { createStateUpsertHandler } from './core/state-upsert.js';
+import { storedVersion } from './core/version.js';
+import { readConsumerConfig } from './shared/config.js';
+import { type ConsumerDeps, countDeliveries, createConsumerDeps } from './shared/consumer.js';
 import { InvalidMessageError } from './shared/errors.js';
 import { upsertEventRecord } from './shared/event-record.js';
-import { addToCounter, type CreditOutcome } from './shared/ledger.js';
-import { writeState } from './shared/one-write-credits.js';
-import { type ApplyMessage, workFirstMode } from './shared/work-then-acknowledge.js';
+import { instrumentClient, withMoreAttributes } from './shared/instrumented-client.js';
+import { addToCounter, expiresAt } from './shared/ledger.js';
+import { type MessageBody, parseMessageBody } from './shared/message.js';
+import { pendingWrites } from './shared/pending-writes.js';
 
 /**
- * state-upsert: the event carries the account's balance after it (`balanceAfterCents`) and its
- * position in the account's stream (`seq`). The business write is ONE conditional UpdateItem on the
- * balance item: `SET balanceCents = :b, version = :seq` only if the stored version is older. A
- * repeat finds its own version and writes nothing; an event that arrives after a later one finds a
- * newer version and writes nothing either: its state is superseded, and already contained in the
- * newer one (the balance after a later event includes every earlier amount). Duplicates and
- * reordering are harmless by nature; the final balance is exact once each account's last event is
- * written, while intermediate states may be skipped.
+ * state-upsert, as the lab runs it: the core (functions/core/state-upsert.ts: ONE conditional
+ * UpdateItem of the account's state and version, written only over an older version) with the
+ * lab's keys. The event carries the account's balance after it (`balanceAfterCents`) and its
+ * position (`seq`).
  *
- * Then, for the verifier only (the production shape is the first write alone), one record per
- * event keyed on the event id (`APP#<eventId>`, `applications` always 1, `writes` counting the
- * deliveries that wrote it), carrying the seq and the state, and whether the state was written or
- * superseded. It comes second, so it attests a state write (or a newer state) that is durable: a
- * failure between the two writes leaves the record missing, and the redelivery writes it.
+ * From outside, once the core's write has answered: the event's record for the verifier
+ * (`APP#<eventId>`, `applications` always 1, `writes` counting the deliveries that wrote it, its
+ * seq and state, whether the state was written or superseded), then the crash "after applying the
+ * message, before the batch is acknowledged". It comes after the write, so it attests a state (or
+ * a newer one) that is durable; a failure between the two leaves it missing, and the redelivery,
+ * idempotent, writes it.
  */
-export const applyStateUpsert: ApplyMessage = async (deps, message, delivery): Promise<CreditOutcome> => {
-  const balanceAfterCents = message.balanceAfterCents;
-  if (balanceAfterCents === undefined) {
-    throw new InvalidMessageError('balanceAfterCents', 'is required by state-upsert (a state event)');
-  }
-  const now = deps.ledger.now?.() ?? Date.now();
-  const written = await writeState(deps, message, balanceAfterCents, now);
-  const outcome = await upsertEventRecord(deps, message, delivery, now, {
-    set: { seq: message.seq, balanceAfterCents },
-    setOnce: { stateOutcome: written === 'superseded' ? 'superseded' : 'written' },
+export async function processBatch(
+  event: SQSEvent,
+  context: Pick<Context, 'awsRequestId'>,
+  deps: ConsumerDeps,
+): Promise<SQSBatchResponse> {
+  await countDeliveries(deps, event.Records);
+  const { ledger } = deps;
+  const pending = pendingWrites(context, event.Records);
+  const core = createStateUpsertHandler<MessageBody & { balanceAfterCents: number }>({
+    ddb: instrumentClient(ledger.ddb, {
+      // The balance item is the run's evidence too: kept as long as the rest of it.
+      before: (command) =>
+        pending.of(command) === undefined
+          ? undefined
+          : new UpdateCommand(
+              withMoreAttributes((command as UpdateCommand).input, {
+                set: { [TTL_ATTRIBUTE]: expiresAt(ledger) },
+              }),
+            ),
+      after: async (command, error) => {
+        const written = pending.of(command);
+        if (written === undefined) return;
+        const { message, delivery } = written;
+        const conditionFailed = error instanceof Error && error.name === 'ConditionalCheckFailedException';
+        if (error !== undefined && !conditionFailed) return;
+        const superseded = conditionFailed && storedVersion(error) !== message.seq;
+        const now = ledger.now?.() ?? Date.now();
+        const outcome = await upsertEventRecord(deps, message, delivery, now, {
+          set: { seq: message.seq, balanceAfterCents: message.balanceAfterCents ?? 0 },
+          setOnce: { stateOutcome: superseded ? 'superseded' : 'written' },
+        });
+        // Counted once per event: on the delivery that first recorded it.
+        if (outcome === 'applied' && superseded) {
+          await addToCounter(ledger, message.runId, COUNTERS.superseded, 1);
+        }
+        await deps.crash.maybeCrash({
+          runId: message.runId,
+          key: message.eventId,
+          receiveCount: delivery.receiveCount,
+          where: 'after applying the message, before the batch is acknowledged',
+        });
+      },
+    }),
+    table: ledger.tableName,
+    parse: (body) => {
+      const message = parseMessageBody(body);
+      const { balanceAfterCents } = message;
+      if (balanceAfterCents === undefined) {
+        throw new InvalidMessageError('balanceAfterCents', 'is required by state-upsert (a state event)');
+      }
+      return { ...message, balanceAfterCents };
+    },
+    stateKey: (message, record) =>
+      pending.naming(
+        { pk: partitionKey(message.runId, ledger.mode), sk: balanceKey(message.accountId) },
+        message,
+        record,
+      ),
+    versionOf: (message) => message.seq,
+    stateOf: (message) => ({ balanceCents: message.balanceAfterCents }),
+    logger: deps.logger,
   });
-  // Counted once per event: on the delivery that first recorded it.
-  if (outcome === 'applied' && written === 'superseded') {
-    await addToCounter(deps.ledger, message.runId, COUNTERS.superseded, 1);
-  }
-  return outcome;
-};
+  return core(event);
+}
 
-export const { processBatch, handler } = workFirstMode('state-upsert', applyStateUpsert);
+const deps = createConsumerDeps(readConsumerConfig('state-upsert'));
+
+export const handler = (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
+  deps.logger.addContext(context);
+  return processBatch(event, context, deps);
+};

@@ -10,6 +10,7 @@ import {
   WriteFailedError,
 } from './errors.js';
 import { type ConsumerEvent, type ParseEvent, parseEvent } from './event.js';
+import { fingerprintOf, storedFingerprint } from './fingerprint.js';
 import { type ConsumerLogger, jsonLogger } from './logger.js';
 import { sleep } from './runtime.js';
 
@@ -109,7 +110,7 @@ export function createEffectivelyOnceHandler<E extends ConsumerEvent = ConsumerE
 ): (event: SQSEvent) => Promise<SQSBatchResponse> {
   const parse = options.parse ?? (parseEvent as ParseEvent<E>);
   const markerKey = options.markerKey ?? ((event: E) => ({ pk: `EVENT#${event.eventId}` }));
-  const fingerprint = options.fingerprint ?? ((event: E) => hash106(canonicalJson(event)));
+  const fingerprint = options.fingerprint ?? fingerprintOf;
   const ttlSeconds = options.markerTtlSeconds ?? THIRTY_DAYS;
   const guard = options.ageGuard ?? ageGuardFor(ttlSeconds);
   const clock = options.clock ?? Date.now;
@@ -146,7 +147,7 @@ export function createEffectivelyOnceHandler<E extends ConsumerEvent = ConsumerE
         if (!isCancellation(error)) throw new WriteFailedError(describe(error), { cause: error });
         const reasons = error.CancellationReasons ?? [];
         if (reasons[0]?.Code === 'ConditionalCheckFailed') {
-          const stored = storedHash(reasons[0].Item);
+          const stored = storedFingerprint(reasons[0].Item);
           // A marker without a fingerprint (written before there was one) counts as the same payload.
           if (stored !== undefined && stored !== hash) {
             await signals.conflictingReuse?.(event, record);
@@ -240,40 +241,11 @@ function isCancellation(error: unknown): error is TransactionCanceledException {
   return error instanceof Error && error.name === 'TransactionCanceledException';
 }
 
-/** The old marker's fingerprint: the document client leaves a cancellation's item marshalled ({ S }). */
-function storedHash(item: Record<string, unknown> | undefined): string | undefined {
-  const value = item?.payloadHash;
-  if (typeof value === 'string') return value;
-  if (typeof value === 'object' && value !== null && 'S' in value && typeof value.S === 'string')
-    return value.S;
-  return undefined;
-}
-
 function describe(error: unknown): string {
   if (isCancellation(error)) {
     return `transaction cancelled [${(error.CancellationReasons ?? []).map((r) => r.Code ?? 'None').join(', ')}]`;
   }
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-}
-
-/**
- * Two 53-bit string hashes (cyrb53, differently seeded): a fingerprint, not a secret. It only has
- * to tell two payloads of one event id apart, and needs no Node API, so the folder runs anywhere.
- */
-function hash106(text: string): string {
-  const cyrb53 = (seed: number): string => {
-    let h1 = 0xdeadbeef ^ seed;
-    let h2 = 0x41c6ce57 ^ seed;
-    for (let index = 0; index < text.length; index += 1) {
-      const code = text.charCodeAt(index);
-      h1 = Math.imul(h1 ^ code, 2654435761);
-      h2 = Math.imul(h2 ^ code, 1597334677);
-    }
-    h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-    h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-    return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(16).padStart(14, '0');
-  };
-  return cyrb53(1) + cyrb53(2);
 }
 
 /** Bytes of the text as UTF-8, as DynamoDB sizes it. */
@@ -285,14 +257,3 @@ function utf8Length(text: string): number {
   }
   return bytes;
 }
-
-/** JSON with object keys sorted: the same event gives the same text whatever its field order. */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (typeof value === 'object' && value !== null) {
-    const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([name, inner]) => `${JSON.stringify(name)}:${canonicalJson(inner)}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
-

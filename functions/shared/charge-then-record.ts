@@ -2,14 +2,14 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { COUNTERS } from '../../contract/ledger-keys.js';
 import { PROVIDER_KEY_RETENTION_SECONDS, type Retention, retentionOf } from '../../contract/retention.js';
 import { chargeOf, type Mode } from '../../contract/topology.js';
-import { refuseIfTooOld } from './age-guard.js';
+import { createCallThenRecordHandler } from '../core/call-then-record.js';
 import { readConsumerConfig, requireEnv, requireRate, requireSwitch } from './config.js';
-import { type ConsumerDeps, createConsumerDeps } from './consumer.js';
+import { type ConsumerDeps, countDeliveries, createConsumerDeps } from './consumer.js';
 import { crashDraw } from './crash.js';
-import { addToCounter, type CreditOutcome, creditAccount } from './ledger.js';
-import type { MessageBody } from './message.js';
+import { addToCounter } from './ledger.js';
+import { creditBalance, markerLab } from './marker-lab.js';
+import { type MessageBody, receiveCountOf } from './message.js';
 import { createPaymentClient, type PaymentClient } from './payment-client.js';
-import { type ApplyMessage, workThenAcknowledge } from './work-then-acknowledge.js';
 
 /** What a charge mode needs besides a consumer's deps: the provider, and its fault. */
 export interface ChargeDeps {
@@ -37,67 +37,69 @@ export function idempotencyKeyOf(message: MessageBody): string {
 }
 
 /**
- * A side effect outside DynamoDB: charge the card first, then record the charge in
- * effectively-once's marker transaction. The two cannot share a transaction (the provider is
- * another company's API), so the order decides what a crash between them does: the charge is made
- * and not recorded, and the redelivery charges again. Only the provider can make that repeat
- * harmless, and only if the charge carries a key it remembers: `idempotencyKey`.
+ * A side effect outside DynamoDB, as the lab runs it: the core (functions/core/call-then-record.ts:
+ * call the API, then record its result in effectively-once's marker transaction) with the lab's
+ * call, a charge at the payment provider with or without the event's key (`idempotencyKey`), and
+ * the lab's marker instruments (functions/shared/marker-lab.ts). From outside the core: the
+ * provider's lost responses (drawn per event, delivery and attempt), counted; the crash "after the
+ * charge, before it is recorded", drawn once the charge has answered; the charge's id added to the
+ * marker as evidence.
  *
  * The marker still decides the ledger: a redelivery after the record finds it and is skipped, so the
  * balance is exact in both modes; what differs is what the card was charged.
  */
-export function applyChargeThenRecord(charge: ChargeDeps, idempotencyKey: boolean): ApplyMessage {
-  return async (deps, message, delivery): Promise<CreditOutcome> => {
-    await refuseIfTooOld(deps.ledger, message, {
-      enabled: deps.config.ageGuard,
-      retention: chargeRetention(deps.config.retention, idempotencyKey),
-    });
-    let responsesLost = 0;
-    const loseResponse = (attempt: number): boolean => {
-      // Drawn per event, delivery and attempt from the crash seed: the same lost responses in both
-      // charge modes and on every replay of the seed.
-      const lost =
-        charge.lostResponseRate > 0 &&
-        crashDraw(
-          `${deps.config.crashSeed}\0provider-lost-response`,
-          `${message.eventId}#${attempt}`,
-          delivery.receiveCount,
-        ) < charge.lostResponseRate;
-      if (lost) responsesLost += 1;
-      return lost;
-    };
-    const { chargeId } = await charge.payments.charge(
-      {
-        account: message.accountId,
-        amountCents: message.amountCents,
-        currency: CHARGE_CURRENCY,
-        metadata: { runId: message.runId, mode: deps.config.mode, eventId: message.eventId },
-      },
-      {
-        ...(idempotencyKey ? { idempotencyKey: idempotencyKeyOf(message) } : {}),
-        loseResponse,
-      },
-    );
-    if (responsesLost > 0) {
-      await addToCounter(deps.ledger, message.runId, COUNTERS.providerResponsesLost, responsesLost);
-    }
-    await deps.crash.maybeCrash({
-      runId: message.runId,
-      key: message.eventId,
-      receiveCount: delivery.receiveCount,
-      where: 'after the charge, before it is recorded',
-    });
-    const outcome = await creditAccount(deps.ledger, message, delivery, { idempotent: true, chargeId });
-    if (outcome === 'duplicate') {
-      deps.logger.info('already recorded: this delivery charged nothing new only if it carried a key', {
-        eventId: message.eventId,
-        chargeId,
-        idempotencyKey,
+export async function chargeThenRecord(
+  event: SQSEvent,
+  context: Pick<Context, 'awsRequestId'>,
+  deps: ConsumerDeps,
+  charge: ChargeDeps,
+  idempotencyKey: boolean,
+): Promise<SQSBatchResponse> {
+  await countDeliveries(deps, event.Records);
+  const retention = chargeRetention(deps.config.retention, idempotencyKey);
+  const lab = markerLab(deps, context, event, retention);
+  const core = createCallThenRecordHandler<MessageBody, { readonly chargeId: string }>({
+    ...lab.options,
+    call: async (message, record) => {
+      const receiveCount = receiveCountOf(record);
+      let responsesLost = 0;
+      const loseResponse = (attempt: number): boolean => {
+        // Drawn per event, delivery and attempt from the crash seed: the same lost responses in both
+        // charge modes and on every replay of the seed.
+        const lost =
+          charge.lostResponseRate > 0 &&
+          crashDraw(
+            `${deps.config.crashSeed}\0provider-lost-response`,
+            `${message.eventId}#${attempt}`,
+            receiveCount,
+          ) < charge.lostResponseRate;
+        if (lost) responsesLost += 1;
+        return lost;
+      };
+      const { chargeId } = await charge.payments.charge(
+        {
+          account: message.accountId,
+          amountCents: message.amountCents,
+          currency: CHARGE_CURRENCY,
+          metadata: { runId: message.runId, mode: deps.config.mode, eventId: message.eventId },
+        },
+        { ...(idempotencyKey ? { idempotencyKey: idempotencyKeyOf(message) } : {}), loseResponse },
+      );
+      if (responsesLost > 0) {
+        await addToCounter(deps.ledger, message.runId, COUNTERS.providerResponsesLost, responsesLost);
+      }
+      await deps.crash.maybeCrash({
+        runId: message.runId,
+        key: message.eventId,
+        receiveCount,
+        where: 'after the charge, before it is recorded',
       });
-      await addToCounter(deps.ledger, message.runId, COUNTERS.suppressedDuplicates, 1);
-    }
-    return outcome;
-  };
+      lab.addToMarker(message, { chargeId });
+      return { chargeId };
+    },
+    writesFor: (message) => [creditBalance(deps.ledger, message)],
+  });
+  return core(event);
 }
 
 /** A charge mode's exports: `processBatch` with injected deps (unit tests), and the Lambda handler. */
@@ -109,8 +111,7 @@ export function chargeMode(mode: Mode) {
     context: Pick<Context, 'awsRequestId'>,
     deps: ConsumerDeps,
     charge: ChargeDeps,
-  ): Promise<SQSBatchResponse> =>
-    workThenAcknowledge(event, context, deps, applyChargeThenRecord(charge, settings.idempotencyKey));
+  ): Promise<SQSBatchResponse> => chargeThenRecord(event, context, deps, charge, settings.idempotencyKey);
   const deps = createConsumerDeps(readConsumerConfig(mode));
   const charge: ChargeDeps = {
     payments: createPaymentClient({

@@ -1,58 +1,64 @@
 /**
- * Each mode's production shape, priced next to its instrumented one (issue 15, "the honest price").
- * In the experiment a mode may write what the verifier needs to count by event id beside its
- * business write: at-least-once an application record in the credit's transaction, state-upsert a
- * record per event after its state write. A team ships the business write alone. Here each mode
- * that has such a shape declares it in {@link PRODUCTION_SHAPES} — its credit without the
- * verifier's writes — and the metered run drives it through the same work-then-acknowledge loop as
- * the modes, in the bench's own process (its records synthetic, batch by batch with `concurrency`
- * in flight), through a request meter of its own in front of DynamoDB Local.
+ * Each mode's production shape, priced next to its instrumented one (issue 15, "the honest price"):
+ * the mode's core (functions/core/) exactly as a team builds it — its own keys, its own writes, no
+ * lab around it — fed synthetic batches in the bench's own process (`concurrency` in flight), through
+ * a request meter of its own in front of DynamoDB Local. In the experiment the lab adds what the
+ * verifier needs beside the same requests (evidence attributes, a record after an idempotent write,
+ * counters); here nothing is added.
  *
  * at-least-once's production shape is the bench's yardstick: one `UpdateItem` (`ADD balanceCents`),
  * what a team ships when it accepts duplicates, and the price the marker transaction must be
  * compared with.
  *
- * A production shape is not a mode (contract/topology.ts): without the verifier's records it cannot
- * be checked by id, only by the money — nothing crashes here, so its balances must add up to the
- * money sent. Its SQS requests and Lambda invocations are those of the queue, the mapping and the
- * loop, not of the write: the metered run takes them from the mode it measured beside it.
+ * A production shape is not a mode (contract/topology.ts): without the lab's evidence it cannot be
+ * checked by id, only by the money — nothing crashes here, so its balances must add up to the money
+ * sent. Its SQS requests and Lambda invocations are those of the queue, the mapping and the loop,
+ * not of the write: the metered run takes them from the mode it measured beside it.
  *
- * Adding one is one entry in PRODUCTION_SHAPES: the mode's business write as an ApplyMessage (ideally
- * exported by its handler module, so that the bench prices exactly what the handler does), what it
- * writes in words, and the write units per message it should cost.
+ * Adding one is one entry in PRODUCTION_SHAPES: the core built with plain keys, what it writes in
+ * words, and the write units per message it should cost.
  */
 
 import { randomUUID } from 'node:crypto';
-import { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, paginateQuery, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { balanceKey, partitionKey, SK } from '../../contract/ledger-keys.js';
-import { DEFAULT_RETENTION } from '../../contract/retention.js';
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { balanceKey, markerKey, partitionKey, SK } from '../../contract/ledger-keys.js';
 import { isFifoMode, type Mode } from '../../contract/topology.js';
-import type { ConsumerDeps } from '../../functions/shared/consumer.js';
-import { createCrashInjector } from '../../functions/shared/crash.js';
-import { InvalidMessageError } from '../../functions/shared/errors.js';
-import { type Ledger, singleWriteError } from '../../functions/shared/ledger.js';
-import { creditInOrder, writeState } from '../../functions/shared/one-write-credits.js';
-import { type ApplyMessage, workThenAcknowledge } from '../../functions/shared/work-then-acknowledge.js';
+import { createAtLeastOnceHandler } from '../../functions/core/at-least-once.js';
+import { createEffectivelyOnceHandler } from '../../functions/core/effectively-once.js';
+import { createEntryUpsertHandler } from '../../functions/core/entry-upsert.js';
+import { createFifoVersionedHandler } from '../../functions/core/fifo-versioned.js';
+import type { ConsumerLogger } from '../../functions/core/logger.js';
+import { createStateUpsertHandler } from '../../functions/core/state-upsert.js';
+import { type MessageBody, parseMessageBody } from '../../functions/shared/message.js';
 import type { OperationCounts } from '../dynamodb-proxy/meter.js';
 import { meterPolicy } from '../dynamodb-proxy/meter.js';
 import { startDynamoDbProxy } from '../dynamodb-proxy/proxy.js';
 import { forEachConcurrently } from '../experiment/concurrently.js';
 import { type DynamoDbUsage, dynamodbUsageOf } from './cost-model.js';
-import { context, syntheticBatches, syntheticBodies } from './floor.js';
+import { syntheticBatches, syntheticBodies } from './floor.js';
 
-/** A mode's business write without the verifier's records: what a team would ship. */
+/** What a production shape's core is built with: plain clients, one table, the run's partition. */
+export interface ShapeDeps {
+  readonly ddb: DynamoDBDocumentClient;
+  readonly sqs: SQSClient;
+  readonly tableName: string;
+  /** The partition key of the bench's run for this mode (the meter attributes requests by it). */
+  readonly pk: string;
+  readonly logger: ConsumerLogger;
+}
+
+/** A mode's core with nothing but its own settings: what a team would ship. */
 export interface ProductionShape {
   /** What it writes per message, as the table's note says it. */
   readonly writes: string;
-  /** The credit of one message; thrown errors fail the record, as in every mode. */
-  readonly apply: ApplyMessage;
+  /** The core's handler; the records it reports failed are counted, and must be none. */
+  readonly handler: (deps: ShapeDeps) => (event: SQSEvent) => Promise<SQSBatchResponse>;
   /**
-   * The write units one message should cost (small items), the delivery counter aside: the bench's
-   * test holds every production row to it.
+   * The write units one message should cost (small items): the bench's test holds every production
+   * row to it.
    */
   readonly writeUnitsPerMessage: number;
 }
@@ -60,65 +66,88 @@ export interface ProductionShape {
 /** How the table and the report name a mode's production-shape row. */
 export const productionName = (mode: Mode): string => `${mode} (production shape)`;
 
-/** The credit of a production at-least-once consumer: `ADD balanceCents`, one write of a small item. */
-export const applyProductionAtLeastOnce: ApplyMessage = async (deps, message) => {
-  try {
-    await deps.ledger.ddb.send(
-      new UpdateCommand({
-        TableName: deps.ledger.tableName,
-        Key: { pk: partitionKey(message.runId, deps.ledger.mode), sk: balanceKey(message.accountId) },
-        UpdateExpression: 'ADD balanceCents :amount',
-        ExpressionAttributeValues: { ':amount': message.amountCents },
-      }),
-    );
-    return 'applied';
-  } catch (error) {
-    // As every mode: the record is reported failed and SQS delivers it again.
-    throw singleWriteError(error, message.eventId);
-  }
-};
+const balanceOf = (deps: ShapeDeps, message: MessageBody) => ({
+  pk: deps.pk,
+  sk: balanceKey(message.accountId),
+});
+const credit = (deps: ShapeDeps, message: MessageBody) => ({
+  TableName: deps.tableName,
+  Key: balanceOf(deps, message),
+  UpdateExpression: 'ADD balanceCents :amount',
+  ExpressionAttributeValues: { ':amount': message.amountCents },
+});
 
 /**
- * state-upsert's business write alone: the handler's own conditional `SET balanceCents, version`
- * (functions/shared/one-write-credits.ts), without the per-event record the verifier reads. A
- * superseded (or repeated) state is acknowledged, not an error — and billed, as AWS bills a failed
- * conditional write.
- */
-export const applyProductionStateUpsert: ApplyMessage = async (deps, message) => {
-  if (message.balanceAfterCents === undefined) {
-    throw new InvalidMessageError('balanceAfterCents', 'is required by state-upsert (a state event)');
-  }
-  const written = await writeState(deps, message, message.balanceAfterCents, Date.now());
-  return written === 'written' ? 'applied' : 'duplicate';
-};
-
-/**
- * fifo-versioned's business write alone: the handler's own conditional credit (`ADD balanceCents`,
- * `SET version = seq` if the version is seq − 1), without the per-event record the verifier reads.
- */
-export const applyProductionFifoVersioned: ApplyMessage = async (deps, message) =>
-  (await creditInOrder(deps, message, Date.now())) === 'credited' ? 'applied' : 'duplicate';
-
-/**
- * The modes the bench prices in their production shape, next to their instrumented rows. A mode
- * without an entry is priced as the experiment runs it only (its instrumented shape is what it
- * would ship, or it has no one-write shape).
+ * The modes the bench prices in their production shape, next to their instrumented rows: each one
+ * its core (functions/core/), the lab's parse (the bench's bodies are the lab's) and plain keys.
  */
 export const PRODUCTION_SHAPES: Partial<Record<Mode, ProductionShape>> = {
   'at-least-once': {
-    writes: 'one UpdateItem (ADD balanceCents) per message, no application record',
-    apply: applyProductionAtLeastOnce,
+    writes: 'one UpdateItem (ADD balanceCents) per message',
+    handler: (deps) =>
+      createAtLeastOnceHandler<MessageBody>({
+        parse: parseMessageBody,
+        logger: deps.logger,
+        work: async (message) => {
+          await deps.ddb.send(new UpdateCommand(credit(deps, message)));
+        },
+      }),
+    writeUnitsPerMessage: 1,
+  },
+  'effectively-once': {
+    writes: 'one TransactWriteItems per message: the conditional marker and the credit (2 items, 2 WCU each)',
+    handler: (deps) =>
+      createEffectivelyOnceHandler<MessageBody>({
+        ddb: deps.ddb,
+        markerTable: deps.tableName,
+        parse: parseMessageBody,
+        logger: deps.logger,
+        markerKey: (message) => ({ pk: deps.pk, sk: markerKey(message.eventId) }),
+        writesFor: (message) => [{ Update: credit(deps, message) }],
+      }),
+    writeUnitsPerMessage: 4,
+  },
+  'entry-upsert': {
+    writes: 'one conditional UpdateItem (SET the entry) per message, no balance item',
+    handler: (deps) =>
+      createEntryUpsertHandler<MessageBody>({
+        ddb: deps.ddb,
+        table: deps.tableName,
+        parse: parseMessageBody,
+        logger: deps.logger,
+        entryKey: (message) => ({ pk: deps.pk, sk: markerKey(message.eventId) }),
+        entryOf: (message) => ({ accountId: message.accountId, amountCents: message.amountCents }),
+      }),
     writeUnitsPerMessage: 1,
   },
   'state-upsert': {
-    writes: 'one conditional UpdateItem (SET balanceCents, version) per message, no per-event record',
-    apply: applyProductionStateUpsert,
+    writes: 'one conditional UpdateItem (SET balanceCents, version) per message',
+    handler: (deps) =>
+      createStateUpsertHandler<MessageBody>({
+        ddb: deps.ddb,
+        table: deps.tableName,
+        parse: parseMessageBody,
+        logger: deps.logger,
+        stateKey: (message) => balanceOf(deps, message),
+        versionOf: (message) => message.seq,
+        stateOf: (message) => ({ balanceCents: message.balanceAfterCents ?? 0 }),
+      }),
     writeUnitsPerMessage: 1,
   },
   'fifo-versioned': {
-    writes:
-      'one conditional UpdateItem (ADD balanceCents, SET version = seq) per message, no per-event record',
-    apply: applyProductionFifoVersioned,
+    writes: 'one conditional UpdateItem (ADD balanceCents, SET version = seq) per message',
+    handler: (deps) =>
+      createFifoVersionedHandler<MessageBody>({
+        ddb: deps.ddb,
+        table: deps.tableName,
+        sqs: deps.sqs,
+        queueUrl: 'https://sqs.invalid/unused-without-a-gap.fifo',
+        parse: parseMessageBody,
+        logger: deps.logger,
+        key: (message) => balanceOf(deps, message),
+        seqOf: (message) => message.seq,
+        deltasOf: (message) => ({ balanceCents: message.amountCents }),
+      }),
     writeUnitsPerMessage: 1,
   },
 };
@@ -126,15 +155,7 @@ export const PRODUCTION_SHAPES: Partial<Record<Mode, ProductionShape>> = {
 /** The yardstick every price is compared with: at-least-once in its production shape. */
 export const YARDSTICK_MODE = 'at-least-once' satisfies Mode;
 
-/** One invocation of a production shape: the work-then-acknowledge loop with its credit. */
-export function processBatch(
-  shape: ProductionShape,
-  event: SQSEvent,
-  context: Pick<Context, 'awsRequestId'>,
-  deps: ConsumerDeps,
-): Promise<SQSBatchResponse> {
-  return workThenAcknowledge(event, context, deps, shape.apply);
-}
+const SILENT: ConsumerLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
 export interface ProductionRun {
   readonly messages: number;
@@ -179,31 +200,21 @@ export async function meterProductionShape(
   try {
     // Under the mode's own partition: the meter attributes its requests to the mode, and the stack's
     // memory for the mode prices its Lambda line; its own run id keeps it apart from the mode's runs.
-    const ledger: Ledger = { ddb: metered, tableName: options.tableName, mode, retention: DEFAULT_RETENTION };
-    const deps: ConsumerDeps = {
-      config: {
-        mode,
-        tableName: options.tableName,
-        crashRate: 0,
-        crashSeed: 'production-shape',
-        crashAt: new Set(),
-        retention: DEFAULT_RETENTION,
-        ageGuard: true,
-      },
-      ledger,
-      // The loop never calls SQS: Lambda deletes what the handler does not report failed.
-      sqs,
-      logger: new Logger({ serviceName: `${mode}-production-shape`, logLevel: 'ERROR' }),
-      crash: createCrashInjector({ rate: 0, seed: 'production-shape', record: async () => undefined }),
-    };
     const runId = `bench-production-${randomUUID().slice(0, 8)}`;
+    const handler = shape.handler({
+      ddb: metered,
+      sqs,
+      tableName: options.tableName,
+      pk: partitionKey(runId, mode),
+      logger: SILENT,
+    });
     const bodies = syntheticBodies(runId, options.messages, options.accounts);
     const expectedCents = bodies.reduce((sum, body) => sum + body.amountCents, 0);
     const batches = syntheticBatches(bodies, options.batchSize);
     let failedRecords = 0;
     // A FIFO mode's mapping keeps each account's order: its batches one at a time, as they were made.
     await forEachConcurrently(batches, isFifoMode(mode) ? 1 : options.concurrency, async (records) => {
-      const { batchItemFailures } = await processBatch(shape, { Records: records }, context(mode), deps);
+      const { batchItemFailures } = await handler({ Records: records });
       failedRecords += batchItemFailures.length;
     });
     const operations = structuredClone(meter.stats.byMode[mode] ?? {});
@@ -214,11 +225,15 @@ export async function meterProductionShape(
       {
         TableName: options.tableName,
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :balance)',
-        ExpressionAttributeValues: { ':pk': partitionKey(runId, mode), ':balance': SK.balancePrefix },
+        ExpressionAttributeValues: {
+          ':pk': partitionKey(runId, mode),
+          // entry-upsert keeps no balance item: its money is the sum of its entries.
+          ':balance': mode === 'entry-upsert' ? SK.applicationPrefix : SK.balancePrefix,
+        },
         ConsistentRead: true,
       },
     )) {
-      for (const item of page.Items ?? []) balanceCents += Number(item.balanceCents ?? 0);
+      for (const item of page.Items ?? []) balanceCents += Number(item.balanceCents ?? item.amountCents ?? 0);
     }
     const { reportedWriteUnits, ...dynamodb } = dynamodbUsageOf(operations);
     return {

@@ -102,7 +102,7 @@ async function templateEntry(ddb: DynamoDBDocumentClient, endpoint: string, runI
     tableName: TABLE_NAME,
     idempotencyTableName: 'idempotency',
   });
-  const { applyEntryUpsert } = await import('../../functions/entry-upsert.js');
+  const { processBatch } = await import('../../functions/entry-upsert.js');
   const deps: ConsumerDeps = {
     config: {
       mode: MODE,
@@ -126,12 +126,30 @@ async function templateEntry(ddb: DynamoDBDocumentClient, endpoint: string, runI
     seq: 1,
     createdAt: new Date().toISOString(),
   };
-  await applyEntryUpsert(deps, message, {
-    messageId: 'm-template',
-    receiveCount: 1,
-    requestId: 'r',
-    position: 0,
-  });
+  await processBatch(
+    {
+      Records: [
+        {
+          messageId: 'm-template',
+          receiptHandle: 'r-template',
+          body: JSON.stringify(message),
+          attributes: {
+            ApproximateReceiveCount: '1',
+            SentTimestamp: String(Date.now()),
+            SenderId: 'read-cost',
+            ApproximateFirstReceiveTimestamp: String(Date.now()),
+          },
+          messageAttributes: {},
+          md5OfBody: 'not-checked',
+          eventSource: 'aws:sqs',
+          eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:entry-upsert',
+          awsRegion: 'us-east-1',
+        },
+      ],
+    },
+    { awsRequestId: 'r' },
+    deps,
+  );
   deps.sqs.destroy();
   const { Item } = await ddb.send(
     new GetCommand({

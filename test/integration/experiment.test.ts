@@ -49,6 +49,13 @@ async function independentCount(env: ExperimentEnvironment, runId: string, mode:
         ledgerCents += Number(item.amountCents) * times;
       } else if (sk.startsWith('BAL#')) {
         balanceCents += Number(item.balanceCents);
+        // The one-write modes: each application is an entry of a list on the balance it credited.
+        for (const [name, entries] of Object.entries(item)) {
+          if (!name.startsWith('APP#') || !Array.isArray(entries)) continue;
+          const eventId = name.slice('APP#'.length);
+          applications.set(eventId, (applications.get(eventId) ?? 0) + entries.length);
+          for (const entry of entries) ledgerCents += Number(String(entry).split(':')[2]);
+        }
       }
     }
   }

@@ -17,6 +17,7 @@ const ENTRY = `  '${MODE}': {
     crashPoint: 'the event had been applied, the batch not yet acknowledged',
     reportBatchItemFailures: true,
     deletesOwnBatch: false,
+    evidence: 'balance',
     promises: { noLoss: true, noDuplicates: false },
     proof: {
       counts: { crashes: 1, duplicated: 1, extraApplications: 1, lost: 0 },
@@ -52,10 +53,10 @@ describe('adding a mode', () => {
     await writeFile(topologyFile, topology.replace(end, `${ENTRY}${end}`));
 
     const handler = await readFile(join(copy, 'functions/at-least-once.ts'), 'utf8');
-    expect(handler).toContain("workFirstMode('at-least-once'");
+    expect(handler).toContain("readConsumerConfig('at-least-once')");
     await writeFile(
       join(copy, `functions/${MODE}.ts`),
-      handler.replace("workFirstMode('at-least-once'", `workFirstMode('${MODE}'`),
+      handler.replace("readConsumerConfig('at-least-once')", `readConsumerConfig('${MODE}')`),
     );
   });
 

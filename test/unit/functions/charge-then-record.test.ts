@@ -86,7 +86,7 @@ describe('charge modes: charge at the provider, then record in the marker transa
     });
     const [marker] = ddb.commandCalls(TransactWriteCommand)[0]?.args[0].input.TransactItems ?? [];
     expect(marker?.Update?.Key).toEqual({ pk: 'RUN#run-7#MODE#charge-with-key', sk: 'APP#evt-3' });
-    expect(marker?.Update?.ConditionExpression).toBe('attribute_not_exists(pk) OR #dedupeUntil < :now');
+    expect(marker?.Update?.ConditionExpression).toBe('attribute_not_exists(#pk) OR #dedupeUntil < :now');
     expect(Object.values(marker?.Update?.ExpressionAttributeValues ?? {})).toContain('ch_1');
   });
 

@@ -5,10 +5,12 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { processBatch } from '../../../functions/fifo-versioned.js';
 import { fifoIdsOf } from '../../../functions/shared/message.js';
-import { FIRST_OF_ACCOUNT, NEXT_IN_ORDER } from '../../../functions/shared/one-write-credits.js';
 import { conditionFailedAtVersion, consumerDeps, Killed } from '../../support/consumer-deps.js';
 import { lambdaContext, messageBody, sqsEvent, sqsRecord } from '../../support/sqs-events.js';
 
+/** The core's conditions: the account one position behind the event, or no version yet. */
+const NEXT_IN_ORDER = '#version = :previous';
+const FIRST_OF_ACCOUNT = 'attribute_not_exists(#version)';
 const QUEUE_URL = 'https://sqs.eu-west-1.amazonaws.com/123456789012/fifo-versioned.fifo';
 type Ddb = ReturnType<typeof mockClient>;
 /** The record as a FIFO queue delivers it: its message group (the producer's, run and account) among its attributes. */
@@ -64,9 +66,12 @@ describe('fifo-versioned consumer', () => {
       Key: { pk: 'RUN#run-f#MODE#fifo-versioned', sk: 'BAL#acct-3' },
       ConditionExpression: NEXT_IN_ORDER,
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      ExpressionAttributeValues: { ':amount': 700, ':seq': 5, ':previous': 4 },
+      ExpressionAttributeNames: expect.objectContaining({ '#d0': 'balanceCents', '#version': 'version' }),
+      ExpressionAttributeValues: expect.objectContaining({ ':d0': 700, ':seq': 5, ':previous': 4 }),
     });
-    expect(credit(ddb)?.UpdateExpression).toBe('ADD balanceCents :amount SET version = :seq, #ttl = :ttl');
+    // The core's credit, and the lab's TTL for the evidence added to its SET.
+    expect(credit(ddb)?.UpdateExpression).toMatch(/^SET #version = :seq, #lab1 = :lab1 ADD #d0 :d0$/);
+    expect(credit(ddb)?.ExpressionAttributeNames?.['#lab1']).toBe('expiresAt');
   });
 
   it("credits an account's first event only if no version is stored", async () => {

@@ -38,11 +38,12 @@ describe('state-upsert consumer', () => {
     const [state, record] = writes(ddb).filter((input) => !String(input.Key?.sk).startsWith('STAT#'));
     expect(state).toMatchObject({
       Key: { pk: 'RUN#run-3#MODE#state-upsert', sk: 'BAL#acct-9' },
-      ConditionExpression: 'attribute_not_exists(version) OR version < :seq',
-      ExpressionAttributeValues: expect.objectContaining({ ':b': 12_345, ':seq': 7 }),
+      ConditionExpression: 'attribute_not_exists(#version) OR #version < :version',
+      ExpressionAttributeNames: expect.objectContaining({ '#s0': 'balanceCents', '#version': 'version' }),
+      ExpressionAttributeValues: expect.objectContaining({ ':s0': 12_345, ':version': 7 }),
     });
     // SET, never ADD: writing a state twice cannot change the balance.
-    expect(state?.UpdateExpression).toMatch(/^SET balanceCents = :b, version = :seq/);
+    expect(state?.UpdateExpression).toMatch(/^SET #s0 = :s0, #version = :version/);
     expect(state?.UpdateExpression).not.toMatch(/ADD/);
     expect(record).toMatchObject({
       Key: { pk: 'RUN#run-3#MODE#state-upsert', sk: 'APP#evt-s' },

@@ -337,7 +337,7 @@ describe('the bench table (stdout)', () => {
     const modeRow = lines.find((candidate) => candidate.startsWith('effectively-once ')) ?? '';
     expect(valueEnds(modeRow).at(-1)).toBe(ends[3]);
     expect(lines).toContain(
-      "at-least-once (production shape): one UpdateItem (ADD balanceCents) per message, no application record; checked by the money only: balances 5000 of 5000 cents sent (exact); its Lambda and SQS are its mode's",
+      "at-least-once (production shape): one UpdateItem (ADD balanceCents) per message; checked by the money only: balances 5000 of 5000 cents sent (exact); its Lambda and SQS are its mode's",
     );
     // 4 ÷ 1.1 and 2.77 ÷ 0.96.
     expect(lines).toContain(
@@ -365,7 +365,7 @@ describe('the bench table (stdout)', () => {
     expect(lines[at + 1]?.startsWith('state-upsert (production shape) ')).toBe(true);
     expect(row(lines, 'state-upsert (production shape)').slice(3, 5)).toEqual(['1.1', '1.1']);
     expect(text).toContain(
-      'state-upsert (production shape): one conditional UpdateItem (SET balanceCents, version) per message, no per-event record; checked by the money only',
+      'state-upsert (production shape): one conditional UpdateItem (SET balanceCents, version) per message; checked by the money only',
     );
   });
 
