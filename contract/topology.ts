@@ -414,6 +414,11 @@ export function chargeOf(mode: Mode): ModeSettings['charge'] {
 export const FIFO_MAX_BATCH_SIZE = 10;
 
 /** Whether the mode's queue and DLQ are FIFO queues. */
+/** Where the verifier finds the mode's applications ({@link ModeSettings.evidence}). */
+export function evidenceOf(mode: Mode): NonNullable<ModeSettings['evidence']> {
+  return (MODES[mode] as ModeSettings).evidence ?? 'records';
+}
+
 export function isFifoMode(mode: Mode): boolean {
   return (MODES[mode] as ModeSettings).queue === 'fifo';
 }

@@ -6,6 +6,7 @@ import * as v from 'valibot';
 import { appliedOnBalanceAttribute, parseAppliedOnBalance, SK } from '../contract/ledger-keys.js';
 import {
   chargeOf,
+  evidenceOf,
   isFifoMode,
   MODE_NAMES,
   MODES,
@@ -250,7 +251,7 @@ async function* readApplications(
   /** A charge mode's records name the provider's charge: joined against its ledger. */
   charges = false,
 ): AsyncGenerator<ApplicationRecord> {
-  if ((MODES[mode] as ModeSettings).evidence === 'balance') {
+  if (evidenceOf(mode) === 'balance') {
     yield* readApplicationsOnBalances(reader, runId, mode, detailed);
     return;
   }

@@ -5,7 +5,7 @@ import { type ConsumerLogger, jsonLogger } from './logger.js';
 
 export interface AtLeastOnceOptions<E extends ConsumerEvent> {
   /** The team's work for one event. Throw to have the record delivered again. */
-  readonly work: (event: E, record: SQSRecord) => Promise<void>;
+  readonly work: (event: NoInfer<E>, record: SQSRecord) => Promise<void>;
   /** @default {@link parseEvent} */
   readonly parse?: ParseEvent<E>;
   /** @default JSON lines on the console */

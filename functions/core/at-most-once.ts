@@ -9,7 +9,7 @@ export interface AtMostOnceOptions<E extends ConsumerEvent> {
   readonly sqs: SQSClient;
   /** The queue the mapping reads: the handler deletes from it itself. */
   readonly queueUrl: string;
-  readonly work: (event: E, record: SQSRecord) => Promise<void>;
+  readonly work: (event: NoInfer<E>, record: SQSRecord) => Promise<void>;
   /** @default {@link parseEvent} */
   readonly parse?: ParseEvent<E>;
   /** @default JSON lines on the console */

@@ -14,9 +14,13 @@ export interface CallThenRecordOptions<E extends ConsumerEvent, R>
    * id): a crash after the call and before the record delivers the event again, and only the API
    * can make that second call harmless.
    */
-  readonly call: (event: E, record: SQSRecord) => Promise<R>;
+  readonly call: (event: NoInfer<E>, record: SQSRecord) => Promise<R>;
   /** The writes that record the call's result, with the marker, in one transaction. */
-  readonly writesFor: (event: E, result: R, record: SQSRecord) => TransactItem[] | Promise<TransactItem[]>;
+  readonly writesFor: (
+    event: NoInfer<E>,
+    result: R,
+    record: SQSRecord,
+  ) => TransactItem[] | Promise<TransactItem[]>;
   /**
    * How long the API remembers an idempotency key (Stripe: at least 24 hours). The age guard uses
    * the shorter of this and the marker's TTL: past either, a repeat would call or record again.

@@ -25,13 +25,13 @@ export type Key = Record<string, string | number>;
 /** What a team alarms on; each is awaited, so a metric write finishes before the record moves on. */
 export interface EffectivelyOnceSignals<E> {
   /** A redelivery found its marker: skipped, nothing written. */
-  duplicate?(event: E, record: SQSRecord): void | Promise<void>;
+  duplicate?(event: NoInfer<E>, record: SQSRecord): void | Promise<void>;
   /** The event id was applied before with another payload: a producer bug; the record fails. */
-  conflictingReuse?(event: E, record: SQSRecord): void | Promise<void>;
+  conflictingReuse?(event: NoInfer<E>, record: SQSRecord): void | Promise<void>;
   /** Older than the marker remembers: refused before any write; the record fails. */
-  tooOld?(event: E, ageSeconds: number, record: SQSRecord): void | Promise<void>;
+  tooOld?(event: NoInfer<E>, ageSeconds: number, record: SQSRecord): void | Promise<void>;
   /** A transaction cancelled by a conflict or throttling, tried again. Hot keys show here. */
-  retried?(event: E, record: SQSRecord): void | Promise<void>;
+  retried?(event: NoInfer<E>, record: SQSRecord): void | Promise<void>;
 }
 
 export interface EffectivelyOnceOptions<E extends ConsumerEvent> {
@@ -43,16 +43,16 @@ export interface EffectivelyOnceOptions<E extends ConsumerEvent> {
    * The team's writes for this event, applied with its marker or not at all: at most 99 items (the
    * marker is the hundredth), 4 MB in all, none on the marker's item.
    */
-  readonly writesFor: (event: E, record: SQSRecord) => TransactItem[] | Promise<TransactItem[]>;
+  readonly writesFor: (event: NoInfer<E>, record: SQSRecord) => TransactItem[] | Promise<TransactItem[]>;
   /** The marker's key. @default `{ pk: 'EVENT#<eventId>' }`: a partition per event. */
-  readonly markerKey?: (event: E, record: SQSRecord) => Key;
+  readonly markerKey?: (event: NoInfer<E>, record: SQSRecord) => Key;
   /** Reads and validates a body. @default {@link parseEvent}: `eventId`, `createdAt`, anything else kept */
   readonly parse?: ParseEvent<E>;
   /**
    * What tells a redelivery (the same payload) from a reused event id (another payload).
    * @default a 106-bit hash of the event as canonical JSON
    */
-  readonly fingerprint?: (event: E) => string;
+  readonly fingerprint?: (event: NoInfer<E>) => string;
   /** How long a marker remembers its event. @default 30 days */
   readonly markerTtlSeconds?: number;
   /** How long the marker item is kept (its TTL attribute), at least `markerTtlSeconds`. @default markerTtlSeconds */
@@ -109,7 +109,7 @@ export function createEffectivelyOnceHandler<E extends ConsumerEvent = ConsumerE
   options: EffectivelyOnceOptions<E>,
 ): (event: SQSEvent) => Promise<SQSBatchResponse> {
   const parse = options.parse ?? (parseEvent as ParseEvent<E>);
-  const markerKey = options.markerKey ?? ((event: E) => ({ pk: `EVENT#${event.eventId}` }));
+  const markerKey = options.markerKey ?? ((event: NoInfer<E>) => ({ pk: `EVENT#${event.eventId}` }));
   const fingerprint = options.fingerprint ?? fingerprintOf;
   const ttlSeconds = options.markerTtlSeconds ?? THIRTY_DAYS;
   const guard = options.ageGuard ?? ageGuardFor(ttlSeconds);

@@ -10,19 +10,19 @@ export interface EntryUpsertOptions<E extends ConsumerEvent> {
   readonly ddb: DynamoDBDocumentClient;
   readonly table: string;
   /** The entry's attributes: what the event says, e.g. its account and amount. */
-  readonly entryOf: (event: E) => Record<string, unknown>;
+  readonly entryOf: (event: NoInfer<E>) => Record<string, unknown>;
   /** The entry's key. @default `{ pk: 'ENTRY#<eventId>' }` */
-  readonly entryKey?: (event: E, record: SQSRecord) => Record<string, string | number>;
+  readonly entryKey?: (event: NoInfer<E>, record: SQSRecord) => Record<string, string | number>;
   /** @default {@link parseEvent} */
   readonly parse?: ParseEvent<E>;
   /** @default a hash of the event as canonical JSON */
-  readonly fingerprint?: (event: E) => string;
+  readonly fingerprint?: (event: NoInfer<E>) => string;
   /** @default JSON lines on the console */
   readonly logger?: ConsumerLogger;
   readonly signals?: {
     /** The entry was there already with the same payload: written again, nothing changed. */
-    repeat?(event: E, record: SQSRecord): void | Promise<void>;
-    conflictingReuse?(event: E, record: SQSRecord): void | Promise<void>;
+    repeat?(event: NoInfer<E>, record: SQSRecord): void | Promise<void>;
+    conflictingReuse?(event: NoInfer<E>, record: SQSRecord): void | Promise<void>;
   };
 }
 
@@ -31,7 +31,7 @@ export interface EntryUpsertOptions<E extends ConsumerEvent> {
  * "upsert by a unique key". A redelivery writes the same item again and nothing changes, in any
  * order, with no marker and no transaction. There is no balance item to add to: a balance is the
  * sum of an account's entries, read by whoever needs it (so put the account in the entry's key or
- * an index if balances are read often: docs/capacity.md). A reused event id with another payload
+ * an index if balances are read often: docs/cost-and-benchmarks.md). A reused event id with another payload
  * is refused, not overwritten. Needs ReportBatchItemFailures on the mapping.
  *
  * @example
@@ -48,7 +48,7 @@ export function createEntryUpsertHandler<E extends ConsumerEvent = ConsumerEvent
   options: EntryUpsertOptions<E>,
 ): (event: SQSEvent) => Promise<SQSBatchResponse> {
   const parse = options.parse ?? (parseEvent as ParseEvent<E>);
-  const entryKey = options.entryKey ?? ((event: E) => ({ pk: `ENTRY#${event.eventId}` }));
+  const entryKey = options.entryKey ?? ((event: NoInfer<E>) => ({ pk: `ENTRY#${event.eventId}` }));
   const fingerprint = options.fingerprint ?? fingerprintOf;
   const logger = options.logger ?? jsonLogger;
   const signals = options.signals ?? {};

@@ -26,18 +26,18 @@ export interface FifoVersionedOptions<E extends ConsumerEvent> {
   readonly sqs: SQSClient;
   readonly queueUrl: string;
   /** The item the deltas go to, e.g. `{ pk: 'ACCOUNT#<accountId>' }`: one message group per item. */
-  readonly key: (event: E, record: SQSRecord) => Record<string, string | number>;
+  readonly key: (event: NoInfer<E>, record: SQSRecord) => Record<string, string | number>;
   /** The event's position in its item's stream (1, 2, 3, …), stamped by the producer. */
-  readonly seqOf: (event: E) => number;
+  readonly seqOf: (event: NoInfer<E>) => number;
   /** The numbers the event adds, by attribute, e.g. `{ balanceCents: event.amountCents }`. */
-  readonly deltasOf: (event: E) => Record<string, number>;
+  readonly deltasOf: (event: NoInfer<E>) => Record<string, number>;
   /** @default {@link parseEvent} */
   readonly parse?: ParseEvent<E>;
   /** @default JSON lines on the console */
   readonly logger?: ConsumerLogger;
   readonly signals?: {
     /** The stored version shows the event is in already: a redelivery, nothing written. */
-    repeat?(event: E, record: SQSRecord): void | Promise<void>;
+    repeat?(event: NoInfer<E>, record: SQSRecord): void | Promise<void>;
   };
 }
 

@@ -1,8 +1,12 @@
 /**
  * What tells a redelivery (the same payload) from a reused event id (another payload): a hash of
- * the event as canonical JSON, so field order does not matter.
+ * the event as canonical JSON, so field order does not matter, without its `createdAt`, so a
+ * producer that stamps a re-send anew is not refused for it.
  */
-export const fingerprintOf = (event: unknown): string => hash106(canonicalJson(event));
+export function fingerprintOf(event: { readonly createdAt?: string }): string {
+  const { createdAt: _, ...payload } = event;
+  return hash106(canonicalJson(payload));
+}
 
 /** JSON with object keys sorted: the same event gives the same text whatever its field order. */
 function canonicalJson(value: unknown): string {

@@ -1,8 +1,8 @@
 import { consoleOut } from './runtime.js';
 
 /**
- * The logging a core does, as an interface: Powertools' Logger, `console` and pino all fit it.
- * Lines name the event, never its payload.
+ * The logging a core does, as an interface: Powertools' Logger fits it, and so does a three-line
+ * wrapper of any other logger. Lines name the event, never its payload.
  */
 export interface ConsumerLogger {
   info(message: string, attributes: Record<string, unknown>): void;

@@ -10,20 +10,20 @@ export interface StateUpsertOptions<E extends ConsumerEvent> {
   readonly ddb: DynamoDBDocumentClient;
   readonly table: string;
   /** The item holding the entity's state, e.g. `{ pk: 'ACCOUNT#<accountId>' }`. */
-  readonly stateKey: (event: E, record: SQSRecord) => Record<string, string | number>;
+  readonly stateKey: (event: NoInfer<E>, record: SQSRecord) => Record<string, string | number>;
   /** The event's position in its entity's stream (1, 2, 3, …), stamped by the producer. */
-  readonly versionOf: (event: E) => number;
+  readonly versionOf: (event: NoInfer<E>) => number;
   /** The entity's state after the event: what the item holds once it is written. */
-  readonly stateOf: (event: E) => Record<string, unknown>;
+  readonly stateOf: (event: NoInfer<E>) => Record<string, unknown>;
   /** @default {@link parseEvent} */
   readonly parse?: ParseEvent<E>;
   /** @default JSON lines on the console */
   readonly logger?: ConsumerLogger;
   readonly signals?: {
     /** A newer state was stored already: nothing written, and nothing lost (it contains this one). */
-    superseded?(event: E, storedVersion: number, record: SQSRecord): void | Promise<void>;
+    superseded?(event: NoInfer<E>, storedVersion: number, record: SQSRecord): void | Promise<void>;
     /** The event's own state was stored already: a redelivery. */
-    repeat?(event: E, record: SQSRecord): void | Promise<void>;
+    repeat?(event: NoInfer<E>, record: SQSRecord): void | Promise<void>;
   };
 }
 

@@ -1,4 +1,4 @@
-import { MODES, type Mode } from '../../contract/topology.js';
+import { evidenceOf, MODES, type Mode } from '../../contract/topology.js';
 import type { ModeOutcome } from '../../functions/shared/outcome.js';
 import type { LiveModeStats } from '../environments/environment.js';
 import type { DrainSnapshot } from '../experiment/drain.js';
@@ -29,14 +29,17 @@ const modeRows = (report: TableReport): [Mode, ModeRow][] =>
   Object.entries(report.modes) as [Mode, ModeRow][];
 
 /**
- * Whether the environment itself delivered some record twice: then at-most-once's duplicates are
- * the environment's, not a broken promise (its "never twice" holds per SQS delivery).
+ * Whether the environment itself delivered some record twice, or sent a write twice: then
+ * at-most-once's duplicates are the environment's, not a broken promise (its "never twice" holds
+ * per SQS delivery, and its credit is one UpdateItem, which has no idempotency token: a response
+ * lost on the way back is sent again by the SDK and applied again).
  */
 function deliveredTwiceByEnvironment(mode: Mode, outcome: ModeRow): boolean {
   return (
     outcome.producerDuplicates > 0 ||
     (outcome.runtime?.injected.redelivered ?? 0) > 0 ||
     (outcome.runtime?.visibilityOverruns ?? 0) > 0 ||
+    (evidenceOf(mode) === 'balance' && (outcome.runtime?.injected.lostResponses ?? 0) > 0) ||
     // For the mode that deletes before it works: an applied message that also reached the DLQ was
     // delivered again after its delete (a delete with a stale receipt handle succeeds without
     // deleting), and its redriven copy is one more delivery. It applies each, as its promise allows
@@ -504,7 +507,8 @@ function notes(report: ExperimentReport): string[] {
     ) {
       notes.push(
         `note: ${mode}'s duplicates come from the environment, not the mode: records were delivered twice ` +
-          '(producer re-sends, redeliveries or visibility overruns), and it applies each delivery it deletes.',
+          '(producer re-sends, redeliveries or visibility overruns), and it applies each delivery it deletes; ' +
+          'or a lost response made the SDK send its credit again (an UpdateItem has no idempotency token).',
       );
     }
   }

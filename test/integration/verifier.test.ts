@@ -113,9 +113,9 @@ describe('the verifier against DynamoDB Local and fauxqs (real bundle, real tabl
     expect(await creditAccount(guarded, body(b), delivery(1), { idempotent: true })).toBe('applied');
     expect(await creditAccount(guarded, body(b), delivery(2), { idempotent: true })).toBe('duplicate');
 
-    // at-least-once: a and b once, and an event the producer never sent; c never. A count
-    // (3 applied of 3 produced) would call this exact.
-    const alo = ledger('at-least-once');
+    // A mode with a record per application (Powertools' credit): a and b once, and an event the
+    // producer never sent; c never. A count (3 applied of 3 produced) would call this exact.
+    const alo = ledger('powertools-idempotency');
     await creditAccount(alo, body(a), delivery(1), { idempotent: false });
     await creditAccount(alo, body(b), delivery(1), { idempotent: false });
     await creditAccount(
@@ -128,7 +128,7 @@ describe('the verifier against DynamoDB Local and fauxqs (real bundle, real tabl
     // A reused id with another amount, dead-lettered (as effectively-once does with it).
     await env.sqs.send(
       new SendMessageCommand({
-        QueueUrl: env.local.deadLetterQueueUrls['at-least-once'],
+        QueueUrl: env.local.deadLetterQueueUrls['powertools-idempotency'],
         MessageBody: JSON.stringify({ ...body(a), amountCents: 999 }),
         MessageAttributes: {
           [RUN_ID_ATTRIBUTE]: { DataType: 'String', StringValue: RUN },
@@ -147,7 +147,7 @@ describe('the verifier against DynamoDB Local and fauxqs (real bundle, real tabl
       unexpected: 0,
       consistent: true,
     });
-    expect(result.modes['at-least-once']).toMatchObject({
+    expect(result.modes['powertools-idempotency']).toMatchObject({
       appliedOnce: 2,
       duplicated: 0,
       lost: 1,
@@ -226,20 +226,20 @@ describe('the verifier against DynamoDB Local and fauxqs (real bundle, real tabl
     for (const event of events) {
       const message = { ...event, runId: run, seq: 1, createdAt: CREATED_AT };
       await creditAccount(ledger('effectively-once'), message, delivery(1), { idempotent: true });
-      await creditAccount(ledger('at-least-once'), message, delivery(1), { idempotent: false });
+      await creditAccount(ledger('powertools-idempotency'), message, delivery(1), { idempotent: false });
     }
     // Two deliveries of 'a': its records must stay adjacent to each other, not split by 'a-b'.
     await creditAccount(
-      ledger('at-least-once'),
+      ledger('powertools-idempotency'),
       { eventId: 'a', runId: run, accountId: 'acct-1', amountCents: 10, seq: 1, createdAt: CREATED_AT },
       delivery(2),
       { idempotent: false },
     );
 
-    const { result } = await env.invokeVerifier(run, ['at-least-once', 'effectively-once']);
+    const { result } = await env.invokeVerifier(run, ['powertools-idempotency', 'effectively-once']);
 
     expect(result.modes['effectively-once']).toMatchObject({ appliedOnce: 8, duplicated: 0, lost: 0 });
-    expect(result.modes['at-least-once']).toMatchObject({
+    expect(result.modes['powertools-idempotency']).toMatchObject({
       appliedOnce: 7,
       duplicated: 1,
       lost: 0,

@@ -9,7 +9,7 @@ import { DynamoDBDocumentClient, QueryCommand, type QueryCommandInput } from '@a
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { appliedOnBalanceAttribute, appliedOnBalanceEntry } from '../../../contract/ledger-keys.js';
-import { MODE_NAMES, MODES, type ModeSettings } from '../../../contract/topology.js';
+import { evidenceOf, MODE_NAMES } from '../../../contract/topology.js';
 import { InvalidInputError, RunNotFoundError } from '../../../functions/shared/errors.js';
 import {
   buildTimeline,
@@ -49,9 +49,7 @@ type Item = Record<string, unknown>;
  */
 function asStored(items: Item[]): Item[] {
   const onBalance = (pk: unknown) =>
-    MODE_NAMES.some(
-      (mode) => (MODES[mode] as ModeSettings).evidence === 'balance' && String(pk).endsWith(`#MODE#${mode}`),
-    );
+    MODE_NAMES.some((mode) => evidenceOf(mode) === 'balance' && String(pk).endsWith(`#MODE#${mode}`));
   const balances = new Map<string, Item>();
   const balanceOf = (pk: unknown, accountId: string): Item => {
     const key = `${String(pk)}|${accountId}`;
