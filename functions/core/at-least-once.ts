@@ -23,8 +23,10 @@ export interface AtLeastOnceOptions<E extends ConsumerEvent> {
  * @example
  * ```ts
  * const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({}));
- * export const handler = createAtLeastOnceHandler({
- *   parse: parseWith(v.looseObject({ ...EventSchema.entries, accountId: v.string(), amountCents: v.number() })),
+ * const Event = v.looseObject({ ...EventSchema.entries, accountId: v.string(), amountCents: v.number() });
+ * // The event type given: TypeScript does not infer it from `parse`.
+ * export const handler = createAtLeastOnceHandler<v.InferOutput<typeof Event>>({
+ *   parse: parseWith(Event),
  *   work: async (event) => {
  *     await ddb.send(new UpdateCommand({
  *       TableName: 'ledger',

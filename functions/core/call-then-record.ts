@@ -38,7 +38,8 @@ export interface CallThenRecordOptions<E extends ConsumerEvent, R>
  *
  * @example
  * ```ts
- * export const handler = createCallThenRecordHandler({
+ * // The event and result types given: TypeScript does not infer them from `parse` and `call`.
+ * export const handler = createCallThenRecordHandler<v.InferOutput<typeof Charge>, Stripe.Charge>({
  *   ddb,
  *   markerTable: 'ledger',
  *   parse: parseWith(Charge),

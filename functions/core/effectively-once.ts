@@ -88,10 +88,12 @@ const TRANSIENT = new Set(['TransactionConflict', 'ThrottlingError', 'Provisione
  * @example
  * ```ts
  * const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({}));
- * export const handler = createEffectivelyOnceHandler({
+ * const Event = v.looseObject({ ...EventSchema.entries, accountId: v.string(), amountCents: v.number() });
+ * // The event type given: TypeScript does not infer it from `parse`.
+ * export const handler = createEffectivelyOnceHandler<v.InferOutput<typeof Event>>({
  *   ddb,
  *   markerTable: 'ledger',
- *   parse: parseWith(v.looseObject({ ...EventSchema.entries, accountId: v.string(), amountCents: v.number() })),
+ *   parse: parseWith(Event),
  *   writesFor: (event) => [
  *     {
  *       Update: {

@@ -36,10 +36,12 @@ export interface EntryUpsertOptions<E extends ConsumerEvent> {
  *
  * @example
  * ```ts
- * export const handler = createEntryUpsertHandler({
+ * const Event = v.looseObject({ ...EventSchema.entries, accountId: v.string(), amountCents: v.number() });
+ * // The event type given: TypeScript does not infer it from `parse`.
+ * export const handler = createEntryUpsertHandler<v.InferOutput<typeof Event>>({
  *   ddb: DynamoDBDocumentClient.from(new DynamoDBClient({})),
  *   table: 'ledger',
- *   parse: parseWith(v.looseObject({ ...EventSchema.entries, accountId: v.string(), amountCents: v.number() })),
+ *   parse: parseWith(Event),
  *   entryOf: (event) => ({ accountId: event.accountId, amountCents: event.amountCents }),
  * });
  * ```

@@ -53,12 +53,14 @@ export interface FifoVersionedOptions<E extends ConsumerEvent> {
  *
  * @example
  * ```ts
- * export const handler = createFifoVersionedHandler({
+ * const Event = v.looseObject({ ...EventSchema.entries, accountId: v.string(), seq: v.number(), amountCents: v.number() });
+ * // The event type given: TypeScript does not infer it from `parse`.
+ * export const handler = createFifoVersionedHandler<v.InferOutput<typeof Event>>({
  *   ddb: DynamoDBDocumentClient.from(new DynamoDBClient({})),
  *   table: 'accounts',
  *   sqs: new SQSClient({}),
  *   queueUrl: process.env.QUEUE_URL!,
- *   parse: parseWith(v.looseObject({ ...EventSchema.entries, accountId: v.string(), seq: v.number(), amountCents: v.number() })),
+ *   parse: parseWith(Event),
  *   key: (event) => ({ pk: `ACCOUNT#${event.accountId}` }),
  *   seqOf: (event) => event.seq,
  *   deltasOf: (event) => ({ balanceCents: event.amountCents }),

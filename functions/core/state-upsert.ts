@@ -37,10 +37,12 @@ export interface StateUpsertOptions<E extends ConsumerEvent> {
  *
  * @example
  * ```ts
- * export const handler = createStateUpsertHandler({
+ * const Event = v.looseObject({ ...EventSchema.entries, accountId: v.string(), seq: v.number(), balanceAfterCents: v.number() });
+ * // The event type given: TypeScript does not infer it from `parse`.
+ * export const handler = createStateUpsertHandler<v.InferOutput<typeof Event>>({
  *   ddb: DynamoDBDocumentClient.from(new DynamoDBClient({})),
  *   table: 'accounts',
- *   parse: parseWith(v.looseObject({ ...EventSchema.entries, accountId: v.string(), seq: v.number(), balanceAfterCents: v.number() })),
+ *   parse: parseWith(Event),
  *   stateKey: (event) => ({ pk: `ACCOUNT#${event.accountId}` }),
  *   versionOf: (event) => event.seq,
  *   stateOf: (event) => ({ balanceCents: event.balanceAfterCents }),
