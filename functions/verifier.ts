@@ -281,8 +281,9 @@ async function* readApplications(
 
 /**
  * The applications a one-write mode's balance items carry (appliedOnBalanceAttribute), one record
- * each, in event-id order as the join needs them. Held in memory: a balance item holds at most
- * 400 KB, so these are bounded by the run's accounts.
+ * each, in event-id order as the join needs them. Held in memory and sorted: a few dozen bytes per
+ * application, so a million-event run of these modes needs tens of MB (the experiment refuses runs
+ * whose balance items would outgrow 400 KB).
  */
 async function* readApplicationsOnBalances(
   reader: LedgerReader,

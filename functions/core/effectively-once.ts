@@ -149,6 +149,12 @@ export function createEffectivelyOnceHandler<E extends ConsumerEvent = ConsumerE
         if (!isCancellation(error)) throw new WriteFailedError(describe(error), { cause: error });
         const reasons = error.CancellationReasons ?? [];
         if (reasons[0]?.Code === 'ConditionalCheckFailed') {
+          if (reasons[0].Item === undefined) {
+            // ReturnValuesOnConditionCheckFailure asked for it: without it a reuse cannot be told apart.
+            logger.warn('marker found without its item: a reused event id would pass as a duplicate', {
+              eventId: event.eventId,
+            });
+          }
           const stored = storedFingerprint(reasons[0].Item);
           // A marker without a fingerprint (written before there was one) counts as the same payload.
           if (stored !== undefined && stored !== hash) {

@@ -77,10 +77,11 @@ export function createEntryUpsertHandler<E extends ConsumerEvent = ConsumerEvent
             ':payloadHash': hash,
             ...Object.fromEntries(attributes.map(([, value], index) => [`:e${index}`, value])),
           },
-          ReturnValues: 'UPDATED_OLD',
+          // The old item, if there was one: a repeat. (ALL_OLD is documented to return nothing for a new item.)
+          ReturnValues: 'ALL_OLD',
         }),
       );
-      if (Attributes?.payloadHash !== undefined) await signals.repeat?.(event, record);
+      if (Attributes !== undefined) await signals.repeat?.(event, record);
     } catch (error) {
       if (error instanceof Error && error.name === 'ConditionalCheckFailedException') {
         await signals.conflictingReuse?.(event, record);

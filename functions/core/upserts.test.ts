@@ -66,7 +66,9 @@ describe('createEntryUpsertHandler', () => {
 
   it('signals a repeat when the entry was there, and fails a reused id', async () => {
     const repeats: string[] = [];
-    ddb.on(UpdateCommand, { Key: { pk: 'ENTRY#e-1' } }).resolves({ Attributes: { payloadHash: 'h' } });
+    ddb
+      .on(UpdateCommand, { Key: { pk: 'ENTRY#e-1' } })
+      .resolves({ Attributes: { pk: 'ENTRY#e-1', payloadHash: 'h' } });
     ddb.on(UpdateCommand, { Key: { pk: 'ENTRY#e-2' } }).rejects(failedAt(0));
     const reused = record(event(2));
 

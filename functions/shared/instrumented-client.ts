@@ -77,7 +77,8 @@ export function withMoreAttributes<
     clauses.ADD.push(pair(name, amount).join(' '));
   }
   for (const [name, raw] of Object.entries(more.set ?? {})) {
-    clauses.SET.push(pair(name, raw).join(' = '));
+    // DynamoDB refuses an undefined value: nothing to add.
+    if (raw !== undefined) clauses.SET.push(pair(name, raw).join(' = '));
   }
   for (const [name, { expression, values: own }] of Object.entries(more.setExpressions ?? {})) {
     const [attribute, prefix] = pair(name);
@@ -112,7 +113,8 @@ function clausesOf(expression: string): Record<'SET' | 'ADD' | 'REMOVE' | 'DELET
     REMOVE: [] as string[],
     DELETE: [] as string[],
   };
-  const parts = expression.split(/\b(SET|ADD|REMOVE|DELETE)\s+/i);
+  // A keyword only where a clause can start: not inside a placeholder (`#set`, `:add`) or a name.
+  const parts = expression.split(/(?<![#:\w])(SET|ADD|REMOVE|DELETE)\s+/i);
   if ((parts[0] ?? '').trim() !== '') throw new Error(`not an update expression: "${expression}"`);
   for (let index = 1; index < parts.length; index += 2) {
     const clause = (parts[index] ?? '').toUpperCase() as keyof typeof clauses;

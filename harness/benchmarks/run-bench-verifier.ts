@@ -7,13 +7,15 @@
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import {
   applicationKey,
+  appliedOnBalanceAttribute,
+  appliedOnBalanceEntry,
   balanceKey,
   COUNTERS,
   counterKey,
   markerKey,
   partitionKey,
 } from '../../contract/ledger-keys.js';
-import { MODE_NAMES, type Mode } from '../../contract/topology.js';
+import { evidenceOf, MODE_NAMES, MODES, type Mode, type ModeSettings } from '../../contract/topology.js';
 import { chunks } from '../../functions/shared/chunks.js';
 import {
   type ManifestEvent,
@@ -38,19 +40,39 @@ async function writeAll(env: ExperimentEnvironment, items: Record<string, unknow
   });
 }
 
+/**
+ * The account of the index-th event: 100 accounts, more for a large run, so that no balance item
+ * that carries its applications (the one-write modes) comes near DynamoDB's 400 KB per item.
+ */
+const accountCount = (events: number): number => Math.max(100, Math.ceil(events / 4000));
+const accountOf = (index: number, events: number): string => `acct-${index % accountCount(events)}`;
+
 /** Seeds `events` events for one mode; every 100th is applied twice. Returns what the verifier must find. */
 async function seed(env: ExperimentEnvironment, runId: string, mode: Mode, events: number) {
   const pk = partitionKey(runId, mode);
   const items: Record<string, unknown>[] = [];
   const balances = new Map<string, number>();
+  /** The one-write modes: each application an entry of a list on its balance item. */
+  const onBalance = new Map<string, Record<string, string[]>>();
   let duplicated = 0;
   for (let index = 0; index < events; index += 1) {
     const eventId = `evt-${String(index).padStart(7, '0')}`;
-    const accountId = `acct-${index % 100}`;
+    const accountId = accountOf(index, events);
     const amountCents = 1 + (index % 997);
-    const applications = mode !== 'effectively-once' && index % 100 === 0 ? 2 : 1;
+    // A state mode records each event once (a repeat rewrites its record): its state is what counts.
+    const state = (MODES[mode] as ModeSettings).balance === 'state';
+    const applications = mode !== 'effectively-once' && !state && index % 100 === 0 ? 2 : 1;
     if (applications > 1) duplicated += 1;
     for (let delivery = 1; delivery <= applications; delivery += 1) {
+      balances.set(accountId, (balances.get(accountId) ?? 0) + amountCents);
+      if (evidenceOf(mode) === 'balance') {
+        const lists = onBalance.get(accountId) ?? {};
+        const name = appliedOnBalanceAttribute(eventId);
+        const entry = appliedOnBalanceEntry({ receiveCount: delivery, appliedAtMs: 0, amountCents });
+        lists[name] = [...(lists[name] ?? []), entry];
+        onBalance.set(accountId, lists);
+        continue;
+      }
       const sk =
         mode === 'effectively-once'
           ? markerKey(eventId)
@@ -60,12 +82,24 @@ async function seed(env: ExperimentEnvironment, runId: string, mode: Mode, event
               requestId: `r-${delivery}`,
               position: 0,
             });
-      items.push({ pk, sk, eventId, accountId, amountCents, applications: 1, runId, mode });
-      balances.set(accountId, (balances.get(accountId) ?? 0) + amountCents);
+      const seq = Math.floor(index / accountCount(events)) + 1;
+      items.push({
+        pk,
+        sk,
+        eventId,
+        accountId,
+        amountCents,
+        applications: 1,
+        runId,
+        mode,
+        seq,
+        // The account's balance after the event: what a state mode's record carries.
+        balanceAfterCents: balances.get(accountId) ?? 0,
+      });
     }
   }
   for (const [accountId, balanceCents] of balances)
-    items.push({ pk, sk: balanceKey(accountId), accountId, balanceCents });
+    items.push({ pk, sk: balanceKey(accountId), accountId, balanceCents, ...onBalance.get(accountId) });
   items.push({ pk, sk: counterKey(COUNTERS.deliveries), count: events + duplicated });
   await writeAll(env, items);
   return { duplicated, items: items.length };
@@ -79,7 +113,7 @@ async function seedManifest(env: ExperimentEnvironment, runId: string, events: n
     const amountCents = 1 + (index % 997);
     manifest.push({
       eventId: `evt-${String(index).padStart(7, '0')}`,
-      accountId: `acct-${index % 100}`,
+      accountId: accountOf(index, events),
       amountCents,
     });
     expectedCents += amountCents;

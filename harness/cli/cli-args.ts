@@ -1,4 +1,4 @@
-import { chargeOf, MODE_NAMES } from '../../contract/topology.js';
+import { chargeOf, evidenceOf, MODE_NAMES } from '../../contract/topology.js';
 /**
  * `npm run experiment`'s options as the run needs them. The options themselves (names, ranges,
  * defaults, targets, help) are declared in harness/options/declaration.ts and parsed there; this
@@ -58,9 +58,30 @@ export function parseCliArgs(argv: readonly string[]): CliOptions {
   return cliOptionsOf(parseOptions('experiment', argv));
 }
 
+/**
+ * The one-write modes carry each application on the balance item it credits (contract/ledger-keys.ts,
+ * appliedOnBalanceAttribute: about 40 bytes each), and DynamoDB holds 400 KB per item. Past this many
+ * messages per account, with room for redeliveries, a balance item could outgrow it and its credits
+ * fail: refused before the run, with what to change.
+ */
+export const MAX_MESSAGES_PER_ACCOUNT_ON_BALANCE = 5000;
+
+function refuseBalanceEvidenceBeyondItemSize(values: ParsedOptions<'experiment'>['values']): void {
+  const modes = values.modes.filter((mode) => evidenceOf(mode) === 'balance');
+  const perAccount = Math.ceil(values.messages / values.accounts);
+  if (modes.length === 0 || perAccount <= MAX_MESSAGES_PER_ACCOUNT_ON_BALANCE) return;
+  throw new UsageError(
+    `--messages ${values.messages} over --accounts ${values.accounts} is ${perAccount} messages per account: ` +
+      `${modes.join(' and ')} keep each application on the account's balance item, which DynamoDB caps at 400 KB ` +
+      `(about ${MAX_MESSAGES_PER_ACCOUNT_ON_BALANCE} per account here). Raise --accounts to at least ` +
+      `${Math.ceil(values.messages / MAX_MESSAGES_PER_ACCOUNT_ON_BALANCE)}, or leave ${modes.join(' and ')} out of --modes.`,
+  );
+}
+
 /** The experiment's configuration from its parsed options. */
 export function cliOptionsOf({ values, explicit }: ParsedOptions<'experiment'>): CliOptions {
   refuseSideEffectFaultsWithoutTheirSide(values);
+  refuseBalanceEvidenceBeyondItemSize(values);
   const workDelayMs = values['work-delay'];
   const faults: FaultSettings = {
     poisonRate: values['poison-rate'],

@@ -59,7 +59,7 @@ describe('entry-upsert consumer', () => {
   });
 
   it('counts a repeat (the entry was there already) as an absorbed duplicate, and acknowledges it', async () => {
-    // UPDATED_OLD: the entry's old fingerprint comes back, so the entry was there already.
+    // ALL_OLD: the old entry comes back, so it was there already.
     ddb.on(UpdateCommand, { Key: { sk: 'APP#evt-r' } }).resolves({ Attributes: { payloadHash: 'same' } });
     const record = sqsRecord(messageBody({ eventId: 'evt-r' }), { receiveCount: 2 });
 

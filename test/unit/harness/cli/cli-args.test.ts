@@ -298,3 +298,16 @@ describe('the replay command of a run', () => {
     expect(() => parseCliArgs(argsOf(replayCommand(config, 'aws')))).not.toThrow();
   });
 });
+
+describe('the one-write modes’ balance items', () => {
+  it('refuses more messages per account than a 400 KB balance item can carry, naming what to change', () => {
+    expect(() => parseCliArgs(['--messages', '20000', '--accounts', '2'])).toThrow(
+      /10000 messages per account: at-most-once and at-least-once .* Raise --accounts to at least 4/,
+    );
+    // The same run without them, or over enough accounts, is fine.
+    expect(() =>
+      parseCliArgs(['--messages', '20000', '--accounts', '2', '--modes', 'effectively-once']),
+    ).not.toThrow();
+    expect(() => parseCliArgs(['--messages', '20000', '--accounts', '4'])).not.toThrow();
+  });
+});
