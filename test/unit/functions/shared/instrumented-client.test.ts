@@ -76,9 +76,10 @@ describe('at-least-once’s evidence on the balance item', () => {
       const names = Object.values(input?.ExpressionAttributeNames ?? {}).filter((name) =>
         name.startsWith('APP#'),
       );
-      const [entry] = Object.entries(input?.ExpressionAttributeValues ?? {}).find(([alias]) =>
+      const entries = Object.entries(input?.ExpressionAttributeValues ?? {}).find(([alias]) =>
         alias.endsWith('_entry'),
-      )?.[1] as string[];
+      )?.[1] as string[] | undefined;
+      const [entry] = entries ?? [];
       return { names, ...parseAppliedOnBalance(entry) };
     };
     expect(credits.map(applicationOf)).toMatchObject([
