@@ -1,13 +1,11 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { balanceKey, partitionKey, TTL_ATTRIBUTE } from '../contract/ledger-keys.js';
+import { balanceKey, partitionKey } from '../contract/ledger-keys.js';
 import { createFifoVersionedHandler } from './core/fifo-versioned.js';
 import { storedVersion } from './core/version.js';
 import { readConsumerConfig, requireEnv } from './shared/config.js';
 import { type ConsumerDeps, countDeliveries, createConsumerDeps } from './shared/consumer.js';
 import { upsertEventRecord } from './shared/event-record.js';
-import { instrumentClient, withMoreAttributes } from './shared/instrumented-client.js';
-import { expiresAt } from './shared/ledger.js';
+import { instrumentClient } from './shared/instrumented-client.js';
 import { type MessageBody, parseMessageBody } from './shared/message.js';
 import { pendingWrites } from './shared/pending-writes.js';
 
@@ -34,15 +32,7 @@ export async function processBatch(
   const pending = pendingWrites(context, event.Records);
   const core = createFifoVersionedHandler<MessageBody>({
     ddb: instrumentClient(ledger.ddb, {
-      // The balance item is the run's evidence too: kept as long as the rest of it.
-      before: (command) =>
-        pending.of(command) === undefined
-          ? undefined
-          : new UpdateCommand(
-              withMoreAttributes((command as UpdateCommand).input, {
-                set: { [TTL_ATTRIBUTE]: expiresAt(ledger) },
-              }),
-            ),
+      before: pending.withEvidenceTtl(ledger),
       after: async (command, error) => {
         const credited = pending.of(command);
         if (credited === undefined) return;

@@ -1,14 +1,13 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { balanceKey, COUNTERS, partitionKey, TTL_ATTRIBUTE } from '../contract/ledger-keys.js';
+import { balanceKey, COUNTERS, partitionKey } from '../contract/ledger-keys.js';
 import { createStateUpsertHandler } from './core/state-upsert.js';
 import { storedVersion } from './core/version.js';
 import { readConsumerConfig } from './shared/config.js';
 import { type ConsumerDeps, countDeliveries, createConsumerDeps } from './shared/consumer.js';
 import { InvalidMessageError } from './shared/errors.js';
 import { upsertEventRecord } from './shared/event-record.js';
-import { instrumentClient, withMoreAttributes } from './shared/instrumented-client.js';
-import { addToCounter, expiresAt } from './shared/ledger.js';
+import { instrumentClient } from './shared/instrumented-client.js';
+import { addToCounter } from './shared/ledger.js';
 import { type MessageBody, parseMessageBody } from './shared/message.js';
 import { pendingWrites } from './shared/pending-writes.js';
 
@@ -35,15 +34,7 @@ export async function processBatch(
   const pending = pendingWrites(context, event.Records);
   const core = createStateUpsertHandler<MessageBody & { balanceAfterCents: number }>({
     ddb: instrumentClient(ledger.ddb, {
-      // The balance item is the run's evidence too: kept as long as the rest of it.
-      before: (command) =>
-        pending.of(command) === undefined
-          ? undefined
-          : new UpdateCommand(
-              withMoreAttributes((command as UpdateCommand).input, {
-                set: { [TTL_ATTRIBUTE]: expiresAt(ledger) },
-              }),
-            ),
+      before: pending.withEvidenceTtl(ledger),
       after: async (command, error) => {
         const written = pending.of(command);
         if (written === undefined) return;

@@ -1,5 +1,8 @@
 /** One error class per failure kind, so callers branch on `instanceof`, never on message text. */
 
+// The cores' own: the lab throws the same classes, so one `instanceof` holds on both sides.
+export { ConflictingReuseError, TooOldToDedupeError } from '../core/errors.js';
+
 /** Configuration is missing or malformed; thrown at cold start so a bad deploy fails loudly. */
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
@@ -27,21 +30,6 @@ export class InvalidMessageError extends Error {
     super(`invalid message body: ${boundedField}: ${boundedReason}`);
     this.field = boundedField;
     this.reason = boundedReason;
-  }
-}
-
-/**
- * effectively-once found a marker for this event id with another account or amount: the producer
- * reused an event id for a different event. Skipping it as a duplicate would silently drop money;
- * applying it would break the idempotency key. It fails, and ends in the DLQ for a human.
- */
-export class ConflictingReuseError extends Error {
-  override readonly name = 'ConflictingReuseError';
-  constructor(
-    readonly eventId: string,
-    options?: { cause?: unknown },
-  ) {
-    super(`event id ${eventId} was already applied with a different account or amount`, options);
   }
 }
 
@@ -75,46 +63,4 @@ export class InvalidInputError extends Error {
 /** The verifier found no manifest: the run id is wrong, or the run was never produced here. */
 export class RunNotFoundError extends Error {
   override readonly name = 'RunNotFoundError';
-}
-
-/**
- * The age guard refused an event: it is older than the consumer's dedupe record can still
- * remember (contract/retention.ts), so a second application could not be recognised. It fails and
- * ends in the DLQ, counted as `tooOldToDedupe`: a person decides, never a silent double credit.
- */
-export class TooOldToDedupeError extends Error {
-  override readonly name = 'TooOldToDedupeError';
-  constructor(
-    readonly eventId: string,
-    readonly ageSeconds: number,
-    readonly maxAgeSeconds: number,
-  ) {
-    super(
-      ageSeconds < 0
-        ? `event ${eventId} was created ${-ageSeconds} s in the future (a producer clock ahead?): its age ` +
-            'cannot be trusted, refused, not applied (it ends in the DLQ; docs/retention.md)'
-        : `event ${eventId} is ${ageSeconds} s old, older than the ${maxAgeSeconds} s its dedupe record is ` +
-            'sure to remember: refused, not applied (it ends in the DLQ; docs/retention.md)',
-    );
-  }
-}
-
-/**
- * fifo-versioned: the event's predecessor in its account's stream has not been applied (the stored
- * version is below seq − 1). Applying it would skip a position; it fails, so the FIFO queue delivers
- * it again after its predecessor, or dead-letters it behind a predecessor that was dead-lettered
- * (docs/ordering.md, "The gap policy").
- */
-export class SequenceGapError extends Error {
-  override readonly name = 'SequenceGapError';
-  constructor(
-    readonly eventId: string,
-    readonly seq: number,
-    readonly storedVersion: number,
-  ) {
-    super(
-      `${eventId} is seq ${seq} of its account, but the account is at version ${storedVersion}: ` +
-        `seq ${storedVersion + 1} has not been applied yet, so it fails until it has`,
-    );
-  }
 }

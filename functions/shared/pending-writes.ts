@@ -1,8 +1,9 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSRecord } from 'aws-lambda';
-import type { Delivery } from '../../contract/ledger-keys.js';
+import { type Delivery, TTL_ATTRIBUTE } from '../../contract/ledger-keys.js';
 import { deliveryOf } from './consumer.js';
-import type { SentCommand } from './instrumented-client.js';
+import { type SentCommand, withMoreAttributes } from './instrumented-client.js';
+import { expiresAt, type Ledger } from './ledger.js';
 import type { MessageBody } from './message.js';
 
 /**
@@ -22,6 +23,20 @@ export function pendingWrites(context: Pick<Context, 'awsRequestId'>, records: r
     /** The message and delivery an UpdateItem the core sends is for, if it is one the lab named. */
     of(command: SentCommand) {
       return command instanceof UpdateCommand ? byKey.get(keyOf(command.input.Key)) : undefined;
+    },
+    /**
+     * A `before` hook for the client: a write the lab named carries the evidence's TTL too, the item
+     * being the run's evidence as well (kept as long as the rest of it).
+     */
+    withEvidenceTtl(ledger: Pick<Ledger, 'now' | 'retention'>) {
+      return (command: SentCommand): SentCommand | undefined =>
+        this.of(command) === undefined
+          ? undefined
+          : new UpdateCommand(
+              withMoreAttributes((command as UpdateCommand).input, {
+                set: { [TTL_ATTRIBUTE]: expiresAt(ledger) },
+              }),
+            );
     },
   };
 }
