@@ -3,7 +3,12 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { createAtLeastOnceHandler } from './core/at-least-once.js';
 import { appliedOnBalanceClient, creditUpdate } from './shared/applied-on-balance.js';
 import { readConsumerConfig } from './shared/config.js';
-import { type ConsumerDeps, countDeliveries, createConsumerDeps } from './shared/consumer.js';
+import {
+  type ConsumerDeps,
+  countDeliveries,
+  crashAfterApplying,
+  createConsumerDeps,
+} from './shared/consumer.js';
 import { type MessageBody, parseMessageBody, receiveCountOf } from './shared/message.js';
 
 /**
@@ -16,23 +21,18 @@ import { type MessageBody, parseMessageBody, receiveCountOf } from './shared/mes
  */
 export async function processBatch(
   event: SQSEvent,
-  _context: Pick<Context, 'awsRequestId'>,
+  context: Pick<Context, 'awsRequestId'>,
   deps: ConsumerDeps,
 ): Promise<SQSBatchResponse> {
   await countDeliveries(deps, event.Records);
-  const credits = appliedOnBalanceClient(deps.ledger);
+  const credits = appliedOnBalanceClient(deps.ledger, context, event.Records);
   const core = createAtLeastOnceHandler<MessageBody>({
     parse: parseMessageBody,
     logger: deps.logger,
     work: async (message, record) => {
       credits.applying(message, record);
       await credits.ddb.send(new UpdateCommand(creditUpdate(deps.ledger, message)));
-      await deps.crash.maybeCrash({
-        runId: message.runId,
-        key: message.eventId,
-        receiveCount: receiveCountOf(record),
-        where: 'after applying the message, before the batch is acknowledged',
-      });
+      await crashAfterApplying(deps, message, receiveCountOf(record));
     },
   });
   return core(event);

@@ -16,12 +16,12 @@ import { parseMessageBody, receiveCountOf, recordAttribution, runIdOf } from './
  */
 export async function processBatch(
   event: SQSEvent,
-  _context: Pick<Context, 'awsRequestId'>,
+  context: Pick<Context, 'awsRequestId'>,
   deps: ConsumerDeps,
   queueUrl: string,
 ): Promise<SQSBatchResponse> {
   await countDeliveries(deps, event.Records);
-  const credits = appliedOnBalanceClient(deps.ledger);
+  const credits = appliedOnBalanceClient(deps.ledger, context, event.Records);
   const core = createAtMostOnceHandler({
     sqs: deps.sqs,
     queueUrl,

@@ -3,10 +3,16 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { COUNTERS, markerKey, partitionKey, TTL_ATTRIBUTE } from '../contract/ledger-keys.js';
 import { createEntryUpsertHandler } from './core/entry-upsert.js';
 import { readConsumerConfig } from './shared/config.js';
-import { type ConsumerDeps, countDeliveries, createConsumerDeps } from './shared/consumer.js';
+import {
+  type ConsumerDeps,
+  countDeliveries,
+  crashAfterApplying,
+  createConsumerDeps,
+} from './shared/consumer.js';
 import { instrumentClient, withMoreAttributes } from './shared/instrumented-client.js';
 import { addToCounter, expiresAt } from './shared/ledger.js';
-import { type MessageBody, parseMessageBody, payloadHash, receiveCountOf } from './shared/message.js';
+import { type MessageBody, parseMessageBody, payloadHash } from './shared/message.js';
+import { pendingWrites } from './shared/pending-writes.js';
 
 /**
  * entry-upsert, as the lab runs it: the core (functions/core/entry-upsert.ts: one entry per event,
@@ -19,17 +25,16 @@ import { type MessageBody, parseMessageBody, payloadHash, receiveCountOf } from 
  */
 export async function processBatch(
   event: SQSEvent,
-  _context: Pick<Context, 'awsRequestId'>,
+  context: Pick<Context, 'awsRequestId'>,
   deps: ConsumerDeps,
 ): Promise<SQSBatchResponse> {
   await countDeliveries(deps, event.Records);
   const { ledger } = deps;
-  const writing = new Map<string, { readonly message: MessageBody; readonly receiveCount: number }>();
-  const keyOf = (key: Record<string, unknown> | undefined) => `${String(key?.pk)}\0${String(key?.sk)}`;
+  const pending = pendingWrites(context, event.Records);
   const core = createEntryUpsertHandler<MessageBody>({
     ddb: instrumentClient(ledger.ddb, {
       before: (command) => {
-        const entry = command instanceof UpdateCommand ? writing.get(keyOf(command.input.Key)) : undefined;
+        const entry = pending.of(command);
         if (entry === undefined) return undefined;
         const now = ledger.now?.() ?? Date.now();
         return new UpdateCommand(
@@ -43,31 +48,28 @@ export async function processBatch(
               },
               receiveCount: {
                 expression: 'if_not_exists(#name, :receive)',
-                values: { ':receive': entry.receiveCount },
+                values: { ':receive': entry.delivery.receiveCount },
               },
             },
           }),
         );
       },
       after: async (command, error) => {
-        const entry = command instanceof UpdateCommand ? writing.get(keyOf(command.input.Key)) : undefined;
-        if (entry === undefined || error !== undefined) return;
-        await deps.crash.maybeCrash({
-          runId: entry.message.runId,
-          key: entry.message.eventId,
-          receiveCount: entry.receiveCount,
-          where: 'after applying the message, before the batch is acknowledged',
-        });
+        const entry = pending.of(command);
+        if (entry !== undefined && error === undefined) {
+          await crashAfterApplying(deps, entry.message, entry.delivery.receiveCount);
+        }
       },
     }),
     table: ledger.tableName,
     parse: parseMessageBody,
     fingerprint: payloadHash,
-    entryKey: (message, record) => {
-      const key = { pk: partitionKey(message.runId, ledger.mode), sk: markerKey(message.eventId) };
-      writing.set(keyOf(key), { message, receiveCount: receiveCountOf(record) });
-      return key;
-    },
+    entryKey: (message, record) =>
+      pending.naming(
+        { pk: partitionKey(message.runId, ledger.mode), sk: markerKey(message.eventId) },
+        message,
+        record,
+      ),
     entryOf: (message) => ({ accountId: message.accountId, amountCents: message.amountCents }),
     logger: deps.logger,
     signals: {

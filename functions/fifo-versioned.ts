@@ -3,7 +3,12 @@ import { balanceKey, partitionKey } from '../contract/ledger-keys.js';
 import { createFifoVersionedHandler } from './core/fifo-versioned.js';
 import { storedVersion } from './core/version.js';
 import { readConsumerConfig, requireEnv } from './shared/config.js';
-import { type ConsumerDeps, countDeliveries, createConsumerDeps } from './shared/consumer.js';
+import {
+  type ConsumerDeps,
+  countDeliveries,
+  crashAfterApplying,
+  createConsumerDeps,
+} from './shared/consumer.js';
 import { upsertEventRecord } from './shared/event-record.js';
 import { instrumentClient } from './shared/instrumented-client.js';
 import { type MessageBody, parseMessageBody } from './shared/message.js';
@@ -43,12 +48,7 @@ export async function processBatch(
         await upsertEventRecord(deps, message, delivery, ledger.now?.() ?? Date.now(), {
           set: { seq: message.seq },
         });
-        await deps.crash.maybeCrash({
-          runId: message.runId,
-          key: message.eventId,
-          receiveCount: delivery.receiveCount,
-          where: 'after applying the message, before the batch is acknowledged',
-        });
+        await crashAfterApplying(deps, message, delivery.receiveCount);
       },
     }),
     table: ledger.tableName,

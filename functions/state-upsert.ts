@@ -3,7 +3,12 @@ import { balanceKey, COUNTERS, partitionKey } from '../contract/ledger-keys.js';
 import { createStateUpsertHandler } from './core/state-upsert.js';
 import { storedVersion } from './core/version.js';
 import { readConsumerConfig } from './shared/config.js';
-import { type ConsumerDeps, countDeliveries, createConsumerDeps } from './shared/consumer.js';
+import {
+  type ConsumerDeps,
+  countDeliveries,
+  crashAfterApplying,
+  createConsumerDeps,
+} from './shared/consumer.js';
 import { InvalidMessageError } from './shared/errors.js';
 import { upsertEventRecord } from './shared/event-record.js';
 import { instrumentClient } from './shared/instrumented-client.js';
@@ -51,12 +56,7 @@ export async function processBatch(
         if (outcome === 'applied' && superseded) {
           await addToCounter(ledger, message.runId, COUNTERS.superseded, 1);
         }
-        await deps.crash.maybeCrash({
-          runId: message.runId,
-          key: message.eventId,
-          receiveCount: delivery.receiveCount,
-          where: 'after applying the message, before the batch is acknowledged',
-        });
+        await crashAfterApplying(deps, message, delivery.receiveCount);
       },
     }),
     table: ledger.tableName,

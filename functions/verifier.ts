@@ -129,8 +129,15 @@ async function verifyModeInDetail(
   const balance = (MODES[mode] as ModeSettings).balance ?? 'sum';
   // A state mode's records also carry each event's state: the balance they imply is the newest's.
   const states = balance === 'state' ? new LatestStates() : undefined;
+  // A one-write mode's applications ride on its balance items: both read in one pass.
+  const onBalances =
+    evidenceOf(mode) === 'balance'
+      ? await readBalancesWithApplications(deps.reader, runId, mode, detailed)
+      : undefined;
   const applications = groupApplications(
-    readApplications(deps.reader, runId, mode, detailed, states, chargeOf(mode) !== undefined),
+    onBalances
+      ? inOrder(onBalances.applications)
+      : readApplications(deps.reader, runId, mode, detailed, states, chargeOf(mode) !== undefined),
   );
   const deadLettered = [...sweep.events].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const chargeTally = chargeOf(mode) ? await readChargeTally(deps, runId, mode) : undefined;
@@ -149,7 +156,9 @@ async function verifyModeInDetail(
       ...(fifoDeadLetters ? { fifoDeadLetters } : {}),
     }),
     readCounters(deps.reader, runId, mode),
-    derived ? Promise.resolve({ cents: 0 }) : readBalances(deps.reader, runId, mode),
+    derived || onBalances
+      ? Promise.resolve({ cents: onBalances?.cents ?? 0 })
+      : readBalances(deps.reader, runId, mode),
     countRefusals(deps.reader, runId, mode),
   ]);
   if (counts.unseenBeyondCapacity > 0) {
@@ -251,10 +260,6 @@ async function* readApplications(
   /** A charge mode's records name the provider's charge: joined against its ledger. */
   charges = false,
 ): AsyncGenerator<ApplicationRecord> {
-  if (evidenceOf(mode) === 'balance') {
-    yield* readApplicationsOnBalances(reader, runId, mode, detailed);
-    return;
-  }
   // The application time always: the order of applications is counted by every verification.
   const projection = ['eventId', 'accountId', 'amountCents', 'applications', 'appliedAt'];
   if (detailed) projection.push('receiveCount');
@@ -280,26 +285,28 @@ async function* readApplications(
 }
 
 /**
- * The applications a one-write mode's balance items carry (appliedOnBalanceAttribute), one record
- * each, in event-id order as the join needs them. Held in memory and sorted: a few dozen bytes per
- * application, so a million-event run of these modes needs tens of MB (the experiment refuses runs
- * whose balance items would outgrow 400 KB).
+ * A one-write mode's balance items, whole: their balances, and the applications they carry
+ * (appliedOnBalanceAttribute), one record each, in event-id order as the join needs them. Held in
+ * memory and sorted: a few dozen bytes per application, so a million-event run of these modes
+ * needs tens of MB (the experiment refuses runs whose balance items would outgrow 400 KB).
  */
-async function* readApplicationsOnBalances(
+async function readBalancesWithApplications(
   reader: LedgerReader,
   runId: string,
   mode: Mode,
   detailed: boolean,
-): AsyncGenerator<ApplicationRecord> {
-  const records: ApplicationRecord[] = [];
+): Promise<{ readonly cents: number; readonly applications: ApplicationRecord[] }> {
+  const applications: ApplicationRecord[] = [];
+  let cents = 0;
   const attributeOf = appliedOnBalanceAttribute('');
   for await (const item of queryPrefix(reader, runId, mode, SK.balancePrefix, [])) {
+    cents += numberAttribute(item, 'balanceCents');
     const accountId = String(item.accountId ?? String(item.sk).slice(SK.balancePrefix.length));
     for (const [name, entries] of Object.entries(item)) {
       if (!name.startsWith(attributeOf) || !Array.isArray(entries)) continue;
       for (const entry of entries) {
         const { receiveCount, appliedAtMs, amountCents } = parseAppliedOnBalance(entry);
-        records.push({
+        applications.push({
           eventId: name.slice(attributeOf.length),
           accountId,
           amountCents,
@@ -310,10 +317,14 @@ async function* readApplicationsOnBalances(
       }
     }
   }
-  records.sort((a, b) =>
+  applications.sort((a, b) =>
     a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : (a.appliedAtMs ?? 0) - (b.appliedAtMs ?? 0),
   );
-  yield* records;
+  return { cents, applications };
+}
+
+async function* inOrder<T>(items: readonly T[]): AsyncGenerator<T> {
+  yield* items;
 }
 
 /**

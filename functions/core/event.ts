@@ -45,7 +45,7 @@ export function parseWith<S extends v.GenericSchema<unknown, ConsumerEvent>>(
 }
 
 /** `YYYY-MM-DDTHH:MM:SS[.sss]Z` naming a real instant: Date.parse would read anything else loosely. */
-function isUtcTimestamp(value: string): boolean {
+export function isUtcTimestamp(value: string): boolean {
   if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z$/.test(value)) return false;
   const ms = Date.parse(value);
   return !Number.isNaN(ms) && new Date(ms).toISOString().slice(0, 19) === value.slice(0, 19);

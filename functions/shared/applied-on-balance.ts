@@ -1,5 +1,5 @@
 import { type DynamoDBDocumentClient, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import type { SQSRecord } from 'aws-lambda';
+import type { Context, SQSRecord } from 'aws-lambda';
 import {
   appliedOnBalanceAttribute,
   appliedOnBalanceEntry,
@@ -9,7 +9,8 @@ import {
 } from '../../contract/ledger-keys.js';
 import { instrumentClient, withMoreAttributes } from './instrumented-client.js';
 import { expiresAt, type Ledger } from './ledger.js';
-import { type MessageBody, receiveCountOf } from './message.js';
+import type { MessageBody } from './message.js';
+import { pendingWrites } from './pending-writes.js';
 
 /**
  * The credit as a team ships it with at-least-once or at-most-once: ONE UpdateItem that adds the
@@ -33,27 +34,28 @@ export function creditUpdate(
  * evidence's TTL, in the same UpdateItem: the operation, the key and the condition are the
  * consumer's. `applying` names the record whose credit comes next; records are worked in order.
  */
-export function appliedOnBalanceClient(ledger: Ledger): {
+export function appliedOnBalanceClient(
+  ledger: Ledger,
+  context: Pick<Context, 'awsRequestId'>,
+  records: readonly SQSRecord[],
+): {
   readonly ddb: DynamoDBDocumentClient;
   applying(message: MessageBody, record: SQSRecord): void;
 } {
-  const pending = new Map<string, { readonly message: MessageBody; readonly record: SQSRecord }>();
-  const keyOf = (pk: unknown, sk: unknown) => `${String(pk)}\0${String(sk)}`;
+  const pending = pendingWrites(context, records);
   const ddb = instrumentClient(ledger.ddb, {
     before: (command) => {
-      if (!(command instanceof UpdateCommand)) return undefined;
-      const key = command.input.Key;
-      const applying = key === undefined ? undefined : pending.get(keyOf(key.pk, key.sk));
+      const applying = pending.of(command);
       if (applying === undefined) return undefined;
-      const { message, record } = applying;
+      const { message, delivery } = applying;
       const now = ledger.now?.() ?? Date.now();
       const entry = appliedOnBalanceEntry({
-        receiveCount: receiveCountOf(record),
+        receiveCount: delivery.receiveCount,
         appliedAtMs: now,
         amountCents: message.amountCents,
       });
       return new UpdateCommand(
-        withMoreAttributes(command.input, {
+        withMoreAttributes((command as UpdateCommand).input, {
           set: { accountId: message.accountId, [TTL_ATTRIBUTE]: expiresAt(ledger, now) },
           setExpressions: {
             [appliedOnBalanceAttribute(message.eventId)]: {
@@ -68,8 +70,8 @@ export function appliedOnBalanceClient(ledger: Ledger): {
   return {
     ddb,
     applying: (message, record) => {
-      const key = creditUpdate(ledger, message).Key ?? {};
-      pending.set(keyOf(key.pk, key.sk), { message, record });
+      const { pk, sk } = creditUpdate(ledger, message).Key ?? {};
+      pending.naming({ pk: String(pk), sk: String(sk) }, message, record);
     },
   };
 }

@@ -100,6 +100,24 @@ export async function recordCrashItem(ledger: Ledger, runId: string, point: Cras
   );
 }
 
+/**
+ * The work-first modes' crash point, "after applying the message, before the batch is
+ * acknowledged": drawn by the lab once a record's work (or the write a core sent for it) has
+ * answered, before the core moves on.
+ */
+export function crashAfterApplying(
+  deps: Pick<ConsumerDeps, 'crash'>,
+  message: { readonly runId: string; readonly eventId: string },
+  receiveCount: number,
+): Promise<void> {
+  return deps.crash.maybeCrash({
+    runId: message.runId,
+    key: message.eventId,
+    receiveCount,
+    where: 'after applying the message, before the batch is acknowledged',
+  });
+}
+
 /** Which delivery this is: the message, its receive count, the invocation and the record's place in it. */
 export function deliveryOf(
   record: SQSRecord,

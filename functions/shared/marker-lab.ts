@@ -3,10 +3,11 @@ import type { Context, SQSEvent } from 'aws-lambda';
 import { balanceKey, COUNTERS, markerKey, partitionKey, TTL_ATTRIBUTE } from '../../contract/ledger-keys.js';
 import type { Retention } from '../../contract/retention.js';
 import type { EffectivelyOnceOptions, TransactItem } from '../core/effectively-once.js';
-import { type ConsumerDeps, deliveryOf } from './consumer.js';
+import { type ConsumerDeps, crashAfterApplying } from './consumer.js';
 import { instrumentClient, type SentCommand, withMoreAttributes } from './instrumented-client.js';
 import { addToCounter, expiresAt, type Ledger, recordRefusal } from './ledger.js';
-import { type MessageBody, parseMessageBody, payloadHash } from './message.js';
+import { type MessageBody, parseMessageBody, payloadHash, receiveCountOf } from './message.js';
+import { pendingWrites } from './pending-writes.js';
 
 /**
  * The lab around a marker core (effectively-once, and the charge modes' call-then-record), for one
@@ -28,34 +29,37 @@ export function markerLab(
   /** Adds attributes to the marker of `message`'s transaction (a charge's id). */
   readonly addToMarker: (message: MessageBody, attributes: Record<string, unknown>) => void;
 } {
-  const { ledger, config, crash } = deps;
+  const { ledger, config } = deps;
   const mode = ledger.mode;
-  const deliveries = new Map<string, { readonly message: MessageBody; evidence: Record<string, unknown> }>();
-  const keyOf = (message: MessageBody) => ({
-    pk: partitionKey(message.runId, mode),
-    sk: markerKey(message.eventId),
-  });
-  const id = (key: { pk: unknown; sk: unknown }) => `${String(key.pk)}\0${String(key.sk)}`;
+  const pending = pendingWrites(context, event.Records);
+  /** What the lab learnt of an event beyond its delivery (a charge's id), for its marker. */
+  const extras = new Map<string, Record<string, unknown>>();
   const afterApplying = (message: MessageBody, receiveCount: number) =>
-    crash.maybeCrash({
-      runId: message.runId,
-      key: message.eventId,
-      receiveCount,
-      where: 'after applying the message, before the batch is acknowledged',
-    });
-  const deliveryOfMarker = (command: SentCommand) => {
-    if (!(command instanceof TransactWriteCommand)) return undefined;
-    const key = command.input.TransactItems?.[0]?.Update?.Key;
-    return key === undefined ? undefined : deliveries.get(id({ pk: key.pk, sk: key.sk }));
-  };
+    crashAfterApplying(deps, message, receiveCount);
+  const deliveryOfMarker = (command: SentCommand) =>
+    command instanceof TransactWriteCommand
+      ? pending.ofKey(command.input.TransactItems?.[0]?.Update?.Key)
+      : undefined;
   const ddb = instrumentClient(ledger.ddb, {
     before: (command) => {
-      const delivery = deliveryOfMarker(command);
+      const written = deliveryOfMarker(command);
       const [marker, ...writes] = (command as TransactWriteCommand).input?.TransactItems ?? [];
-      if (delivery === undefined || marker?.Update === undefined) return undefined;
+      if (written === undefined || marker?.Update === undefined) return undefined;
+      const { message, delivery } = written;
       const Update = withMoreAttributes(marker.Update, {
         add: { applications: 1 },
-        set: { ...delivery.evidence, appliedAt: new Date(ledger.now?.() ?? Date.now()).toISOString() },
+        set: {
+          runId: message.runId,
+          mode,
+          eventId: message.eventId,
+          accountId: message.accountId,
+          amountCents: message.amountCents,
+          messageId: delivery.messageId,
+          receiveCount: delivery.receiveCount,
+          requestId: delivery.requestId,
+          ...extras.get(message.eventId),
+          appliedAt: new Date(ledger.now?.() ?? Date.now()).toISOString(),
+        },
       });
       return new TransactWriteCommand({
         ...(command as TransactWriteCommand).input,
@@ -63,9 +67,9 @@ export function markerLab(
       });
     },
     after: async (command, error) => {
-      const delivery = deliveryOfMarker(command);
-      if (delivery !== undefined && error === undefined) {
-        await afterApplying(delivery.message, Number(delivery.evidence.receiveCount));
+      const written = deliveryOfMarker(command);
+      if (written !== undefined && error === undefined) {
+        await afterApplying(written.message, written.delivery.receiveCount);
       }
     },
   });
@@ -75,24 +79,12 @@ export function markerLab(
       markerTable: ledger.tableName,
       parse: parseMessageBody,
       fingerprint: payloadHash,
-      markerKey: (message, record) => {
-        const key = keyOf(message);
-        const delivery = deliveryOf(record, context, event.Records.indexOf(record));
-        deliveries.set(id(key), {
+      markerKey: (message, record) =>
+        pending.naming(
+          { pk: partitionKey(message.runId, mode), sk: markerKey(message.eventId) },
           message,
-          evidence: {
-            runId: message.runId,
-            mode,
-            eventId: message.eventId,
-            accountId: message.accountId,
-            amountCents: message.amountCents,
-            messageId: delivery.messageId,
-            receiveCount: delivery.receiveCount,
-            requestId: delivery.requestId,
-          },
-        });
-        return key;
-      },
+          record,
+        ),
       markerTtlSeconds: config.retention.markerTtlSeconds,
       // The item is the run's evidence too: kept as long as the run's other evidence.
       keepForSeconds: config.retention.evidenceTtlSeconds,
@@ -105,7 +97,7 @@ export function markerLab(
       signals: {
         duplicate: async (message, record) => {
           await addToCounter(ledger, message.runId, COUNTERS.suppressedDuplicates, 1);
-          await afterApplying(message, deliveryOf(record, context, 0).receiveCount);
+          await afterApplying(message, receiveCountOf(record));
         },
         tooOld: (message, ageSeconds) => recordRefusal(ledger, message, ageSeconds),
         // Diagnostic only (hot keys): a lost counter update must not fail the record.
@@ -114,8 +106,7 @@ export function markerLab(
       },
     },
     addToMarker: (message, attributes) => {
-      const delivery = deliveries.get(id(keyOf(message)));
-      if (delivery) delivery.evidence = { ...delivery.evidence, ...attributes };
+      extras.set(message.eventId, { ...extras.get(message.eventId), ...attributes });
     },
   };
 }

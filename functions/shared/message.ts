@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { SQSRecord } from 'aws-lambda';
 import * as v from 'valibot';
+import { isUtcTimestamp } from '../core/event.js';
 import { InvalidMessageError, InvalidRecordError } from './errors.js';
 
 /**
@@ -53,17 +54,6 @@ export const MessageBodySchema = v.strictObject({
     v.check(isUtcTimestamp, 'must be a UTC timestamp like 2026-01-31T12:00:00.000Z'),
   ),
 });
-
-/**
- * `YYYY-MM-DDTHH:MM:SS[.sss]Z` that names a real instant: an offset, a missing zone or 30 February
- * would be read differently (or not at all) by Date.parse, and an age the guard cannot compute must
- * fail validation, not slip past it.
- */
-function isUtcTimestamp(value: string): boolean {
-  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z$/.test(value)) return false;
-  const ms = Date.parse(value);
-  return !Number.isNaN(ms) && new Date(ms).toISOString().slice(0, 19) === value.slice(0, 19);
-}
 
 export type MessageBody = v.InferOutput<typeof MessageBodySchema>;
 

@@ -20,9 +20,13 @@ export function pendingWrites(context: Pick<Context, 'awsRequestId'>, records: r
       byKey.set(keyOf(key), { message, delivery: deliveryOf(record, context, records.indexOf(record)) });
       return key;
     },
+    /** The message and delivery a write on `key` is for, if the lab named that key. */
+    ofKey(key: Record<string, unknown> | undefined) {
+      return key === undefined ? undefined : byKey.get(keyOf(key));
+    },
     /** The message and delivery an UpdateItem the core sends is for, if it is one the lab named. */
     of(command: SentCommand) {
-      return command instanceof UpdateCommand ? byKey.get(keyOf(command.input.Key)) : undefined;
+      return command instanceof UpdateCommand ? this.ofKey(command.input.Key) : undefined;
     },
     /**
      * A `before` hook for the client: a write the lab named carries the evidence's TTL too, the item
