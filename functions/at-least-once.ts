@@ -2,13 +2,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { createAtLeastOnceHandler } from './core/at-least-once.js';
 import { appliedOnBalanceClient, creditUpdate } from './shared/applied-on-balance.js';
-import { readConsumerConfig } from './shared/config.js';
-import {
-  type ConsumerDeps,
-  countDeliveries,
-  crashAfterApplying,
-  createConsumerDeps,
-} from './shared/consumer.js';
+import { type ConsumerDeps, countDeliveries, crashAfterApplying, lambdaHandler } from './shared/consumer.js';
 import { type MessageBody, parseMessageBody, receiveCountOf } from './shared/message.js';
 
 /**
@@ -38,9 +32,4 @@ export async function processBatch(
   return core(event);
 }
 
-const deps = createConsumerDeps(readConsumerConfig('at-least-once'));
-
-export const handler = (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
-  deps.logger.addContext(context);
-  return processBatch(event, context, deps);
-};
+export const handler = lambdaHandler('at-least-once', processBatch);

@@ -2,8 +2,8 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { createAtMostOnceHandler } from './core/at-most-once.js';
 import { appliedOnBalanceClient, creditUpdate } from './shared/applied-on-balance.js';
-import { readConsumerConfig, requireEnv } from './shared/config.js';
-import { type ConsumerDeps, countDeliveries, createConsumerDeps } from './shared/consumer.js';
+import { requireEnv } from './shared/config.js';
+import { type ConsumerDeps, countDeliveries, lambdaHandler } from './shared/consumer.js';
 import { parseMessageBody, receiveCountOf, recordAttribution, runIdOf } from './shared/message.js';
 
 /**
@@ -46,9 +46,6 @@ export async function processBatch(
 }
 
 const queueUrl = requireEnv('QUEUE_URL');
-const deps = createConsumerDeps(readConsumerConfig('at-most-once'));
-
-export const handler = (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
-  deps.logger.addContext(context);
-  return processBatch(event, context, deps, queueUrl);
-};
+export const handler = lambdaHandler('at-most-once', (event, context, deps) =>
+  processBatch(event, context, deps, queueUrl),
+);

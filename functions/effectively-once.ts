@@ -1,7 +1,6 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { createEffectivelyOnceHandler } from './core/effectively-once.js';
-import { readConsumerConfig } from './shared/config.js';
-import { type ConsumerDeps, countDeliveries, createConsumerDeps } from './shared/consumer.js';
+import { type ConsumerDeps, countDeliveries, lambdaHandler } from './shared/consumer.js';
 import { creditBalance, markerLab } from './shared/marker-lab.js';
 
 /**
@@ -25,9 +24,4 @@ export async function processBatch(
   return core(event);
 }
 
-const deps = createConsumerDeps(readConsumerConfig('effectively-once'));
-
-export const handler = (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
-  deps.logger.addContext(context);
-  return processBatch(event, context, deps);
-};
+export const handler = lambdaHandler('effectively-once', processBatch);

@@ -2,13 +2,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { COUNTERS, markerKey, partitionKey, TTL_ATTRIBUTE } from '../contract/ledger-keys.js';
 import { createEntryUpsertHandler } from './core/entry-upsert.js';
-import { readConsumerConfig } from './shared/config.js';
-import {
-  type ConsumerDeps,
-  countDeliveries,
-  crashAfterApplying,
-  createConsumerDeps,
-} from './shared/consumer.js';
+import { type ConsumerDeps, countDeliveries, crashAfterApplying, lambdaHandler } from './shared/consumer.js';
 import { instrumentClient, withMoreAttributes } from './shared/instrumented-client.js';
 import { addToCounter, expiresAt } from './shared/ledger.js';
 import { type MessageBody, parseMessageBody, payloadHash } from './shared/message.js';
@@ -79,9 +73,4 @@ export async function processBatch(
   return core(event);
 }
 
-const deps = createConsumerDeps(readConsumerConfig('entry-upsert'));
-
-export const handler = (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
-  deps.logger.addContext(context);
-  return processBatch(event, context, deps);
-};
+export const handler = lambdaHandler('entry-upsert', processBatch);

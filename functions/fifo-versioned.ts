@@ -2,13 +2,8 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { balanceKey, partitionKey } from '../contract/ledger-keys.js';
 import { createFifoVersionedHandler } from './core/fifo-versioned.js';
 import { storedVersion } from './core/version.js';
-import { readConsumerConfig, requireEnv } from './shared/config.js';
-import {
-  type ConsumerDeps,
-  countDeliveries,
-  crashAfterApplying,
-  createConsumerDeps,
-} from './shared/consumer.js';
+import { requireEnv } from './shared/config.js';
+import { type ConsumerDeps, countDeliveries, crashAfterApplying, lambdaHandler } from './shared/consumer.js';
 import { upsertEventRecord } from './shared/event-record.js';
 import { instrumentClient } from './shared/instrumented-client.js';
 import { type MessageBody, parseMessageBody } from './shared/message.js';
@@ -69,9 +64,6 @@ export async function processBatch(
 }
 
 const queueUrl = requireEnv('QUEUE_URL');
-const deps = createConsumerDeps(readConsumerConfig('fifo-versioned'));
-
-export const handler = (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
-  deps.logger.addContext(context);
-  return processBatch(event, context, deps, queueUrl);
-};
+export const handler = lambdaHandler('fifo-versioned', (event, context, deps) =>
+  processBatch(event, context, deps, queueUrl),
+);

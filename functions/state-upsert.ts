@@ -2,13 +2,7 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { balanceKey, COUNTERS, partitionKey } from '../contract/ledger-keys.js';
 import { createStateUpsertHandler } from './core/state-upsert.js';
 import { storedVersion } from './core/version.js';
-import { readConsumerConfig } from './shared/config.js';
-import {
-  type ConsumerDeps,
-  countDeliveries,
-  crashAfterApplying,
-  createConsumerDeps,
-} from './shared/consumer.js';
+import { type ConsumerDeps, countDeliveries, crashAfterApplying, lambdaHandler } from './shared/consumer.js';
 import { InvalidMessageError } from './shared/errors.js';
 import { upsertEventRecord } from './shared/event-record.js';
 import { instrumentClient } from './shared/instrumented-client.js';
@@ -81,9 +75,4 @@ export async function processBatch(
   return core(event);
 }
 
-const deps = createConsumerDeps(readConsumerConfig('state-upsert'));
-
-export const handler = (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
-  deps.logger.addContext(context);
-  return processBatch(event, context, deps);
-};
+export const handler = lambdaHandler('state-upsert', processBatch);

@@ -2,7 +2,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { Context, SQSRecord } from 'aws-lambda';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import {
   COUNTERS,
   crashKey,
@@ -10,7 +10,8 @@ import {
   partitionKey,
   TTL_ATTRIBUTE,
 } from '../../contract/ledger-keys.js';
-import type { ConsumerConfig } from './config.js';
+import type { Mode } from '../../contract/topology.js';
+import { type ConsumerConfig, readConsumerConfig } from './config.js';
 import { type CrashInjector, type CrashPoint, createCrashInjector, type Kill } from './crash.js';
 import { describeError } from './errors.js';
 import { addToCounter, expiresAt, type Ledger } from './ledger.js';
@@ -27,6 +28,22 @@ export interface ConsumerDeps {
 
 export function createLogger(serviceName: string, persistentKeys: Record<string, string> = {}): Logger {
   return new Logger({ serviceName, persistentKeys });
+}
+
+/**
+ * A mode's Lambda handler: its deps built once per execution environment, at cold start, from the
+ * environment, then `processBatch` per invocation (the unit tests and the floor bench call
+ * `processBatch` with deps of their own).
+ */
+export function lambdaHandler(
+  mode: Mode,
+  processBatch: (event: SQSEvent, context: Context, deps: ConsumerDeps) => Promise<SQSBatchResponse>,
+): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
+  const deps = createConsumerDeps(readConsumerConfig(mode));
+  return (event, context) => {
+    deps.logger.addContext(context);
+    return processBatch(event, context, deps);
+  };
 }
 
 /** Builds clients at module scope of a handler; endpoints come from the SDK's standard env vars. */

@@ -53,10 +53,10 @@ describe('adding a mode', () => {
     await writeFile(topologyFile, topology.replace(end, `${ENTRY}${end}`));
 
     const handler = await readFile(join(copy, 'functions/at-least-once.ts'), 'utf8');
-    expect(handler).toContain("readConsumerConfig('at-least-once')");
+    expect(handler).toContain("lambdaHandler('at-least-once'");
     await writeFile(
       join(copy, `functions/${MODE}.ts`),
-      handler.replace("readConsumerConfig('at-least-once')", `readConsumerConfig('${MODE}')`),
+      handler.replace("lambdaHandler('at-least-once'", `lambdaHandler('${MODE}'`),
     );
   });
 
