@@ -97,8 +97,9 @@ export interface ModeSettings {
    * Where the verifier finds each application:
    * - `records` — items `APP#…` the consumer writes (a marker, an entry, a record per application);
    * - `balance` — on the balance item the consumer credits, added by the lab to the consumer's own
-   *   single UpdateItem (appliedOnBalanceAttribute, contract/ledger-keys.ts): the modes whose
-   *   production shape is one write with no item of its own per event.
+   *   single UpdateItem (appliedOnBalanceAttribute, contract/ledger-keys.ts), in the same write and
+   *   under the same condition: the modes whose production shape is one write with no item of its
+   *   own per event.
    * @default 'records'
    */
   readonly evidence?: 'records' | 'balance';
@@ -314,10 +315,10 @@ export const MODES = {
   'fifo-versioned': {
     ...consumerDefaults,
     summary:
-      'credits on a FIFO queue (one group per run and account) with one conditional UpdateItem: ADD the amount and SET version = seq, only if the stored version is seq − 1 (a repeat finds its own or a newer version and writes nothing; a gap fails the record until its predecessor is there), and records the event for the verifier; then Lambda deletes the batch',
-    crashPoint:
-      'the credit had been written (or found already there) and the event recorded, the batch not yet acknowledged',
+      'credits on a FIFO queue (one group per run and account) with one conditional UpdateItem: ADD the amount and SET version = seq, only if the stored version is seq − 1 (a repeat finds its own or a newer version and writes nothing; a gap fails the record until its predecessor is there); then Lambda deletes the batch',
+    crashPoint: 'the credit had been written (or found already there), the batch not yet acknowledged',
     queue: 'fifo',
+    evidence: 'balance',
     reportBatchItemFailures: true,
     deletesOwnBatch: false,
     inDefaultRun: false,

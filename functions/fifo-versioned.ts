@@ -1,13 +1,12 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { balanceKey, partitionKey } from '../contract/ledger-keys.js';
+import { COUNTERS } from '../contract/ledger-keys.js';
 import { createFifoVersionedHandler } from './core/fifo-versioned.js';
 import { storedVersion } from './core/version.js';
+import { appliedOnBalanceClient } from './shared/applied-on-balance.js';
 import { requireEnv } from './shared/config.js';
 import { type ConsumerDeps, countDeliveries, crashAfterApplying, lambdaHandler } from './shared/consumer.js';
-import { upsertEventRecord } from './shared/event-record.js';
-import { instrumentClient } from './shared/instrumented-client.js';
+import { addToCounter } from './shared/ledger.js';
 import { type MessageBody, parseMessageBody } from './shared/message.js';
-import { pendingWrites } from './shared/pending-writes.js';
 
 /**
  * fifo-versioned, as the lab runs it: the core (functions/core/fifo-versioned.ts: a FIFO queue,
@@ -15,11 +14,12 @@ import { pendingWrites } from './shared/pending-writes.js';
  * event's seq only if the account is at seq − 1; a gap fails the rest of the group and releases it
  * at once) with the lab's keys.
  *
- * From outside, once the core's credit has answered (applied, or a repeat its version shows): the
- * event's record for the verifier (`APP#<eventId>`, applications 1), then the crash "after applying
- * the message, before the batch is acknowledged". It comes after the credit, so it attests a durable
- * one: a failure between the two leaves it missing, and the redelivery, finding its own version,
- * writes it.
+ * From outside: the application added to the core's own conditional UpdateItem
+ * (appliedOnBalanceClient), so it is written exactly when the credit is, at the credit's time, and
+ * a repeat (the condition fails) writes neither. Then, once the credit has answered (applied, or a
+ * repeat its version shows), the crash "after applying the message, before the batch is
+ * acknowledged". A separate record written after the credit would leave a window: an event
+ * dead-lettered between the two, and redriven after its successors, would be recorded after them.
  */
 export async function processBatch(
   event: SQSEvent,
@@ -29,36 +29,27 @@ export async function processBatch(
 ): Promise<SQSBatchResponse> {
   await countDeliveries(deps, event.Records);
   const { ledger } = deps;
-  const pending = pendingWrites(context, event.Records);
+  const credits = appliedOnBalanceClient(ledger, context, event.Records, async (credited, error) => {
+    if (credited === undefined) return;
+    const { message, delivery } = credited;
+    const conditionFailed = error instanceof Error && error.name === 'ConditionalCheckFailedException';
+    const repeat = conditionFailed && message.seq <= (storedVersion(error) ?? 0);
+    if (error !== undefined && !repeat) return;
+    await crashAfterApplying(deps, message, delivery.receiveCount);
+  });
   const core = createFifoVersionedHandler<MessageBody>({
-    ddb: instrumentClient(ledger.ddb, {
-      before: pending.withEvidenceTtl(ledger),
-      after: async (command, error) => {
-        const credited = pending.of(command);
-        if (credited === undefined) return;
-        const { message, delivery } = credited;
-        const conditionFailed = error instanceof Error && error.name === 'ConditionalCheckFailedException';
-        const repeat = conditionFailed && message.seq <= (storedVersion(error) ?? 0);
-        if (error !== undefined && !repeat) return;
-        await upsertEventRecord(deps, message, delivery, ledger.now?.() ?? Date.now(), {
-          set: { seq: message.seq },
-        });
-        await crashAfterApplying(deps, message, delivery.receiveCount);
-      },
-    }),
+    ddb: credits.ddb,
     table: ledger.tableName,
     sqs: deps.sqs,
     queueUrl,
     parse: parseMessageBody,
-    key: (message, record) =>
-      pending.naming(
-        { pk: partitionKey(message.runId, ledger.mode), sk: balanceKey(message.accountId) },
-        message,
-        record,
-      ),
+    key: (message, record) => credits.applying(message, record),
     seqOf: (message) => message.seq,
     deltasOf: (message) => ({ balanceCents: message.amountCents }),
     logger: deps.logger,
+    signals: {
+      repeat: (message) => addToCounter(ledger, message.runId, COUNTERS.suppressedDuplicates, 1),
+    },
   });
   return core(event);
 }

@@ -4,6 +4,7 @@ import {
   appliedOnBalanceAttribute,
   appliedOnBalanceEntry,
   balanceKey,
+  type Delivery,
   partitionKey,
   TTL_ATTRIBUTE,
 } from '../../contract/ledger-keys.js';
@@ -32,15 +33,21 @@ export function creditUpdate(
  * A client for the one-write credits that adds, to each credit it sends, the application the
  * verifier counts (contract/ledger-keys.ts, appliedOnBalanceAttribute), the account and the
  * evidence's TTL, in the same UpdateItem: the operation, the key and the condition are the
- * consumer's. `applying` names the record whose credit comes next; records are worked in order.
+ * consumer's, so a conditional credit that writes nothing records nothing. `applying` names the
+ * record whose credit comes next (records are worked in order) and returns its balance key; `after`
+ * sees each answer, the record it was for included.
  */
 export function appliedOnBalanceClient(
   ledger: Ledger,
   context: Pick<Context, 'awsRequestId'>,
   records: readonly SQSRecord[],
+  after?: (
+    applying: { readonly message: MessageBody; readonly delivery: Delivery } | undefined,
+    error?: unknown,
+  ) => Promise<void>,
 ): {
   readonly ddb: DynamoDBDocumentClient;
-  applying(message: MessageBody, record: SQSRecord): void;
+  applying(message: MessageBody, record: SQSRecord): { pk: string; sk: string };
 } {
   const pending = pendingWrites(context, records);
   const ddb = instrumentClient(ledger.ddb, {
@@ -66,12 +73,13 @@ export function appliedOnBalanceClient(
         }),
       );
     },
+    after: async (command, error) => after?.(pending.of(command), error),
   });
   return {
     ddb,
     applying: (message, record) => {
       const { pk, sk } = creditUpdate(ledger, message).Key ?? {};
-      pending.naming({ pk: String(pk), sk: String(sk) }, message, record);
+      return pending.naming({ pk: String(pk), sk: String(sk) }, message, record);
     },
   };
 }

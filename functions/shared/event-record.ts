@@ -18,7 +18,7 @@ export interface RecordFields {
 
 /**
  * Writes the one item per event that a one-write mode keeps (entry-upsert's entry; state-upsert's
- * and fifo-versioned's record for the verifier): `APP#<eventId>`, `applications` always 1, `writes`
+ * record for the verifier): `APP#<eventId>`, `applications` always 1, `writes`
  * counting the deliveries that wrote it. One unconditional-by-design UpdateItem: a repeat writes
  * the same item again, so a duplicate delivery can never read as a second application; it is
  * counted as a suppressed duplicate instead. The condition refuses only a reused event id with

@@ -1,4 +1,4 @@
-import { evidenceOf, MODES, type Mode } from '../../contract/topology.js';
+import { MODES, type Mode } from '../../contract/topology.js';
 import type { ModeOutcome } from '../../functions/shared/outcome.js';
 import type { LiveModeStats } from '../environments/environment.js';
 import type { DrainSnapshot } from '../experiment/drain.js';
@@ -39,13 +39,15 @@ function deliveredTwiceByEnvironment(mode: Mode, outcome: ModeRow): boolean {
     outcome.producerDuplicates > 0 ||
     (outcome.runtime?.injected.redelivered ?? 0) > 0 ||
     (outcome.runtime?.visibilityOverruns ?? 0) > 0 ||
-    (evidenceOf(mode) === 'balance' && (outcome.runtime?.injected.lostResponses ?? 0) > 0) ||
     // For the mode that deletes before it works: an applied message that also reached the DLQ was
     // delivered again after its delete (a delete with a stale receipt handle succeeds without
     // deleting), and its redriven copy is one more delivery. It applies each, as its promise allows
-    // (per delivery, not per event). Every other mode's duplicate stays marked.
+    // (per delivery, not per event); so does its unconditional credit, sent again by the SDK after
+    // a lost response. Every other mode's duplicate stays marked.
     (MODES[mode].deletesOwnBatch &&
-      (outcome.appliedAndDeadLettered > 0 || (outcome.redrive?.duplicatedByRedrive ?? 0) > 0))
+      ((outcome.runtime?.injected.lostResponses ?? 0) > 0 ||
+        outcome.appliedAndDeadLettered > 0 ||
+        (outcome.redrive?.duplicatedByRedrive ?? 0) > 0))
   );
 }
 

@@ -176,10 +176,9 @@ describe('fault schedules (property-based, fast-check)', () => {
                   orderViolations: 0,
                 });
                 expect(fv.appliedOnce + fv.deadLettered, replay).toBe(cfg.messages);
-                // Its instrumented shape has a window (docs/ordering.md): a kill or an outage between
-                // the credit and its record, on the last receive, leaves money in the balance that no
-                // record attests until a redrive writes it. Outside that window, the money adds up.
-                if (fv.consistent) expect(fv.driftCents, replay).toBe(0 - fv.deadLetteredCents);
+                // Its evidence rides on its credit: no kill or outage can separate the two.
+                expect(fv.consistent, replay).toBe(true);
+                expect(fv.driftCents, replay).toBe(0 - fv.deadLetteredCents);
               }
               // The runbook dead-letters whole accounts: a sweep sees 10 of a group at most, so the
               // first drain's count must rest on the events it could not see.

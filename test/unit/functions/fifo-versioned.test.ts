@@ -42,7 +42,7 @@ describe('fifo-versioned consumer', () => {
     ddb.on(UpdateCommand).resolves({});
   });
 
-  it('credits with ONE conditional UpdateItem (ADD the amount, SET version = seq, only if the version is seq − 1), then records the event', async () => {
+  it('credits with ONE conditional UpdateItem (ADD the amount, SET version = seq, only if the version is seq − 1), the application riding on it', async () => {
     const body = messageBody({
       runId: 'run-f',
       eventId: 'evt-f',
@@ -60,8 +60,8 @@ describe('fifo-versioned consumer', () => {
 
     expect(result).toEqual({ batchItemFailures: [] });
     expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
-    // The credit first: the record attests a durable credit.
-    expect(items(ddb)).toEqual(['BAL#acct-3', 'APP#evt-f']);
+    // One write: the evidence is in the credit, under its condition.
+    expect(items(ddb)).toEqual(['BAL#acct-3']);
     expect(credit(ddb)).toMatchObject({
       Key: { pk: 'RUN#run-f#MODE#fifo-versioned', sk: 'BAL#acct-3' },
       ConditionExpression: NEXT_IN_ORDER,
@@ -69,9 +69,15 @@ describe('fifo-versioned consumer', () => {
       ExpressionAttributeNames: expect.objectContaining({ '#d0': 'balanceCents', '#version': 'version' }),
       ExpressionAttributeValues: expect.objectContaining({ ':d0': 700, ':seq': 5, ':previous': 4 }),
     });
-    // The core's credit, and the lab's TTL for the evidence added to its SET.
-    expect(credit(ddb)?.UpdateExpression).toMatch(/^SET #version = :seq, #lab1 = :lab1 ADD #d0 :d0$/);
-    expect(credit(ddb)?.ExpressionAttributeNames?.['#lab1']).toBe('expiresAt');
+    // The core's credit, and the lab's account, TTL and application added to its SET.
+    expect(credit(ddb)?.UpdateExpression).toMatch(
+      /^SET #version = :seq, #lab1 = :lab1, #lab2 = :lab2, #lab3 = list_append\(if_not_exists\(#lab3, :lab3_none\), :lab3_entry\) ADD #d0 :d0$/,
+    );
+    expect(credit(ddb)?.ExpressionAttributeNames).toMatchObject({
+      '#lab1': 'accountId',
+      '#lab2': 'expiresAt',
+      '#lab3': 'APP#evt-f',
+    });
   });
 
   it("credits an account's first event only if no version is stored", async () => {
@@ -86,9 +92,8 @@ describe('fifo-versioned consumer', () => {
     expect(credit(ddb)?.ExpressionAttributeValues).not.toHaveProperty(':previous');
   });
 
-  it('skips a repeat (its own seq or a later one stored): no second credit, the record upserted and counted as a suppressed duplicate', async () => {
+  it('skips a repeat (its own seq or a later one stored): nothing written, counted as a suppressed duplicate', async () => {
     ddb.on(UpdateCommand, { Key: { sk: 'BAL#acct-1' } }).rejects(conditionFailedAtVersion(6));
-    ddb.on(UpdateCommand, { Key: { sk: 'APP#evt-r' } }).resolves({ Attributes: { writes: 1 } });
     const record = sqsRecord(messageBody({ eventId: 'evt-r', seq: 4 }), { receiveCount: 2 });
 
     const result = await processBatch(
@@ -99,24 +104,8 @@ describe('fifo-versioned consumer', () => {
     );
 
     expect(result).toEqual({ batchItemFailures: [] });
-    expect(items(ddb)).toEqual(['BAL#acct-1', 'APP#evt-r']);
+    expect(items(ddb)).toEqual(['BAL#acct-1']);
     expect(writes(ddb).map((input) => input.Key?.sk)).toContain('STAT#suppressedDuplicates');
-  });
-
-  it('records a credited event whose record was missing (a crash between the two writes) as applied, not as a duplicate', async () => {
-    ddb.on(UpdateCommand, { Key: { sk: 'BAL#acct-1' } }).rejects(conditionFailedAtVersion(4));
-    const record = sqsRecord(messageBody({ eventId: 'evt-own', seq: 4 }), { receiveCount: 2 });
-
-    const result = await processBatch(
-      sqsEvent(record),
-      lambdaContext,
-      consumerDeps('fifo-versioned'),
-      QUEUE_URL,
-    );
-
-    expect(result).toEqual({ batchItemFailures: [] });
-    expect(items(ddb)).toEqual(['BAL#acct-1', 'APP#evt-own']);
-    expect(writes(ddb).map((input) => input.Key?.sk)).not.toContain('STAT#suppressedDuplicates');
   });
 
   it("fails a gap (the predecessor not applied) and every later record of its account's group, applies other groups, and releases the blocked records at once", async () => {
@@ -142,13 +131,7 @@ describe('fifo-versioned consumer', () => {
     // acct-1's seq 5 was never tried: it would have gone before seq 4, which comes back first.
     // The refused credit is the gap path's only write: the verifier needs no mark of the consumer's
     // to count what a FIFO DLQ hides behind a group's head.
-    expect(items(ddb)).toEqual([
-      'BAL#acct-0',
-      expect.stringMatching(/^APP#/),
-      'BAL#acct-1',
-      'BAL#acct-2',
-      expect.stringMatching(/^APP#/),
-    ]);
+    expect(items(ddb)).toEqual(['BAL#acct-0', 'BAL#acct-1', 'BAL#acct-2']);
     // A gap cannot fill by waiting: the blocked records are visible again at once, to use up their
     // receives and reach the DLQ in order behind their predecessor.
     const releases = sqs.commandCalls(ChangeMessageVisibilityBatchCommand).map((call) => call.args[0].input);
@@ -198,7 +181,7 @@ describe('fifo-versioned consumer', () => {
     expect(sqs.commandCalls(ChangeMessageVisibilityBatchCommand)).toHaveLength(0);
   });
 
-  it('crashes after the credit and the record, before the batch is acknowledged', async () => {
+  it('crashes after the credit, before the batch is acknowledged', async () => {
     const deps = consumerDeps('fifo-versioned', { crashRate: 1 });
 
     await expect(
@@ -212,7 +195,7 @@ describe('fifo-versioned consumer', () => {
       ),
     ).rejects.toThrow(Killed);
 
-    expect(items(ddb)).toEqual(['BAL#acct-1', expect.stringMatching(/^APP#/)]);
+    expect(items(ddb)).toEqual(['BAL#acct-1']);
     expect(deps.kills).toBe(1);
   });
 });
