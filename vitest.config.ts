@@ -2,8 +2,8 @@ import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { MODE_NAMES } from './contract/topology.js';
 
-// Handlers read their configuration at module scope (fail fast at cold start), so unit tests
-// provide a complete, valid environment before any handler module is imported.
+// The verifier reads its configuration at module scope, and a test may invoke a mode's handler
+// (which reads its own when first invoked): unit tests provide a complete, valid environment.
 const handlerEnv = {
   TABLE_NAME: 'ledger-test',
   IDEMPOTENCY_TABLE_NAME: 'idempotency-test',

@@ -2,7 +2,8 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { createAtLeastOnceHandler } from './core/at-least-once.js';
 import { appliedOnBalanceClient, creditUpdate } from './shared/applied-on-balance.js';
-import { type ConsumerDeps, countDeliveries, crashAfterApplying, lambdaHandler } from './shared/consumer.js';
+import { type ConsumerDeps, countDeliveries, crashAfterApplying } from './shared/consumer.js';
+import { labMode } from './shared/lab-mode.js';
 import { type MessageBody, parseMessageBody, receiveCountOf } from './shared/message.js';
 
 /**
@@ -32,4 +33,5 @@ export async function processBatch(
   return core(event);
 }
 
-export const handler = lambdaHandler('at-least-once', processBatch);
+export const consumer = labMode({ mode: 'at-least-once', needsFromEnvironment: () => ({}), processBatch });
+export const { handler } = consumer;

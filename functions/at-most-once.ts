@@ -3,7 +3,8 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { createAtMostOnceHandler } from './core/at-most-once.js';
 import { appliedOnBalanceClient, creditUpdate } from './shared/applied-on-balance.js';
 import { requireEnv } from './shared/config.js';
-import { type ConsumerDeps, countDeliveries, lambdaHandler } from './shared/consumer.js';
+import { countDeliveries } from './shared/consumer.js';
+import { labMode, type ModeDeps } from './shared/lab-mode.js';
 import { parseMessageBody, receiveCountOf, recordAttribution, runIdOf } from './shared/message.js';
 
 /**
@@ -17,14 +18,13 @@ import { parseMessageBody, receiveCountOf, recordAttribution, runIdOf } from './
 export async function processBatch(
   event: SQSEvent,
   context: Pick<Context, 'awsRequestId'>,
-  deps: ConsumerDeps,
-  queueUrl: string,
+  deps: ModeDeps<'at-most-once'>,
 ): Promise<SQSBatchResponse> {
   await countDeliveries(deps, event.Records);
   const credits = appliedOnBalanceClient(deps.ledger, context, event.Records);
   const core = createAtMostOnceHandler({
     sqs: deps.sqs,
-    queueUrl,
+    queueUrl: deps.queueUrl,
     logger: deps.logger,
     parse: async (body, record) => {
       // A poison body still names its run and event through the producer's message attributes.
@@ -45,7 +45,9 @@ export async function processBatch(
   return core(event);
 }
 
-const queueUrl = requireEnv('QUEUE_URL');
-export const handler = lambdaHandler('at-most-once', (event, context, deps) =>
-  processBatch(event, context, deps, queueUrl),
-);
+export const consumer = labMode({
+  mode: 'at-most-once',
+  needsFromEnvironment: () => ({ queueUrl: requireEnv('QUEUE_URL') }),
+  processBatch,
+});
+export const { handler } = consumer;

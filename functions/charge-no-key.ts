@@ -5,4 +5,5 @@ import { chargeMode } from './shared/charge-then-record.js';
  * in the marker transaction. The ledger is exact; the card is charged again by every redelivery
  * that follows a charge, and by every retry after a lost response (docs/side-effects.md).
  */
-export const { processBatch, handler } = chargeMode('charge-no-key');
+export const consumer = chargeMode('charge-no-key');
+export const { handler } = consumer;

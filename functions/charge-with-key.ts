@@ -5,4 +5,5 @@ import { chargeMode } from './shared/charge-then-record.js';
  * retry gets the first charge replayed by the provider, so the card is charged once
  * (docs/side-effects.md).
  */
-export const { processBatch, handler } = chargeMode('charge-with-key');
+export const consumer = chargeMode('charge-with-key');
+export const { handler } = consumer;

@@ -1,6 +1,7 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { createEffectivelyOnceHandler } from './core/effectively-once.js';
-import { type ConsumerDeps, countDeliveries, lambdaHandler } from './shared/consumer.js';
+import { type ConsumerDeps, countDeliveries } from './shared/consumer.js';
+import { labMode } from './shared/lab-mode.js';
 import { creditBalance, markerLab } from './shared/marker-lab.js';
 
 /**
@@ -24,4 +25,5 @@ export async function processBatch(
   return core(event);
 }
 
-export const handler = lambdaHandler('effectively-once', processBatch);
+export const consumer = labMode({ mode: 'effectively-once', needsFromEnvironment: () => ({}), processBatch });
+export const { handler } = consumer;

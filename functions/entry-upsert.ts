@@ -2,8 +2,9 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { COUNTERS, markerKey, partitionKey, TTL_ATTRIBUTE } from '../contract/ledger-keys.js';
 import { createEntryUpsertHandler } from './core/entry-upsert.js';
-import { type ConsumerDeps, countDeliveries, crashAfterApplying, lambdaHandler } from './shared/consumer.js';
+import { type ConsumerDeps, countDeliveries, crashAfterApplying } from './shared/consumer.js';
 import { instrumentClient, withMoreAttributes } from './shared/instrumented-client.js';
+import { labMode } from './shared/lab-mode.js';
 import { addToCounter, expiresAt } from './shared/ledger.js';
 import { type MessageBody, parseMessageBody, payloadHash } from './shared/message.js';
 import { pendingWrites } from './shared/pending-writes.js';
@@ -73,4 +74,5 @@ export async function processBatch(
   return core(event);
 }
 
-export const handler = lambdaHandler('entry-upsert', processBatch);
+export const consumer = labMode({ mode: 'entry-upsert', needsFromEnvironment: () => ({}), processBatch });
+export const { handler } = consumer;

@@ -4,7 +4,8 @@ import { createFifoVersionedHandler } from './core/fifo-versioned.js';
 import { storedVersion } from './core/version.js';
 import { appliedOnBalanceClient } from './shared/applied-on-balance.js';
 import { requireEnv } from './shared/config.js';
-import { type ConsumerDeps, countDeliveries, crashAfterApplying, lambdaHandler } from './shared/consumer.js';
+import { countDeliveries, crashAfterApplying } from './shared/consumer.js';
+import { labMode, type ModeDeps } from './shared/lab-mode.js';
 import { addToCounter } from './shared/ledger.js';
 import { type MessageBody, parseMessageBody } from './shared/message.js';
 
@@ -24,8 +25,7 @@ import { type MessageBody, parseMessageBody } from './shared/message.js';
 export async function processBatch(
   event: SQSEvent,
   context: Pick<Context, 'awsRequestId'>,
-  deps: ConsumerDeps,
-  queueUrl: string,
+  deps: ModeDeps<'fifo-versioned'>,
 ): Promise<SQSBatchResponse> {
   await countDeliveries(deps, event.Records);
   const { ledger } = deps;
@@ -41,7 +41,7 @@ export async function processBatch(
     ddb: credits.ddb,
     table: ledger.tableName,
     sqs: deps.sqs,
-    queueUrl,
+    queueUrl: deps.queueUrl,
     parse: parseMessageBody,
     key: (message, record) => credits.applying(message, record),
     seqOf: (message) => message.seq,
@@ -54,7 +54,9 @@ export async function processBatch(
   return core(event);
 }
 
-const queueUrl = requireEnv('QUEUE_URL');
-export const handler = lambdaHandler('fifo-versioned', (event, context, deps) =>
-  processBatch(event, context, deps, queueUrl),
-);
+export const consumer = labMode({
+  mode: 'fifo-versioned',
+  needsFromEnvironment: () => ({ queueUrl: requireEnv('QUEUE_URL') }),
+  processBatch,
+});
+export const { handler } = consumer;

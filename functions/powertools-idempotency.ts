@@ -30,4 +30,5 @@ export const KEYING: IdempotencyKeying = {
   remembers: 'marker-retention',
 };
 
-export const { createIdempotency, handler } = powertoolsMode('powertools-idempotency', KEYING);
+export const consumer = powertoolsMode('powertools-idempotency', KEYING);
+export const { createIdempotency, handler } = consumer;

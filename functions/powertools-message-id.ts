@@ -25,4 +25,5 @@ export const KEYING: IdempotencyKeying = {
   remembers: 'powertools-default',
 };
 
-export const { createIdempotency, handler } = powertoolsMode('powertools-message-id', KEYING);
+export const consumer = powertoolsMode('powertools-message-id', KEYING);
+export const { createIdempotency, handler } = consumer;

@@ -2,10 +2,11 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { balanceKey, COUNTERS, partitionKey } from '../contract/ledger-keys.js';
 import { createStateUpsertHandler } from './core/state-upsert.js';
 import { storedVersion } from './core/version.js';
-import { type ConsumerDeps, countDeliveries, crashAfterApplying, lambdaHandler } from './shared/consumer.js';
+import { type ConsumerDeps, countDeliveries, crashAfterApplying } from './shared/consumer.js';
 import { InvalidMessageError } from './shared/errors.js';
 import { upsertEventRecord } from './shared/event-record.js';
 import { instrumentClient } from './shared/instrumented-client.js';
+import { labMode } from './shared/lab-mode.js';
 import { addToCounter } from './shared/ledger.js';
 import { type MessageBody, parseMessageBody } from './shared/message.js';
 import { pendingWrites } from './shared/pending-writes.js';
@@ -75,4 +76,5 @@ export async function processBatch(
   return core(event);
 }
 
-export const handler = lambdaHandler('state-upsert', processBatch);
+export const consumer = labMode({ mode: 'state-upsert', needsFromEnvironment: () => ({}), processBatch });
+export const { handler } = consumer;

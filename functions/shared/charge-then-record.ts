@@ -1,11 +1,12 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { COUNTERS } from '../../contract/ledger-keys.js';
 import { PROVIDER_KEY_RETENTION_SECONDS, type Retention, retentionOf } from '../../contract/retention.js';
-import { chargeOf, type Mode } from '../../contract/topology.js';
+import { chargeOf } from '../../contract/topology.js';
 import { createCallThenRecordHandler } from '../core/call-then-record.js';
-import { readConsumerConfig, requireEnv, requireRate, requireSwitch } from './config.js';
-import { type ConsumerDeps, countDeliveries, createConsumerDeps } from './consumer.js';
+import { requireEnv, requireRate, requireSwitch } from './config.js';
+import { type ConsumerDeps, countDeliveries } from './consumer.js';
 import { crashDraw } from './crash.js';
+import { labMode } from './lab-mode.js';
 import { addToCounter } from './ledger.js';
 import { creditBalance, markerLab } from './marker-lab.js';
 import { type MessageBody, receiveCountOf } from './message.js';
@@ -102,30 +103,23 @@ export async function chargeThenRecord(
   return core(event);
 }
 
-/** A charge mode's exports: `processBatch` with injected deps (unit tests), and the Lambda handler. */
-export function chargeMode(mode: Mode) {
+/** A charge mode of the lab: the provider's client from the environment, the key as the topology says. */
+export function chargeMode<M extends 'charge-no-key' | 'charge-with-key'>(mode: M) {
   const settings = chargeOf(mode);
   if (settings === undefined) throw new Error(`${mode} has no charge in contract/topology.ts`);
-  const processBatch = (
-    event: SQSEvent,
-    context: Pick<Context, 'awsRequestId'>,
-    deps: ConsumerDeps,
-    charge: ChargeDeps,
-  ): Promise<SQSBatchResponse> => chargeThenRecord(event, context, deps, charge, settings.idempotencyKey);
-  const deps = createConsumerDeps(readConsumerConfig(mode));
-  const charge: ChargeDeps = {
-    payments: createPaymentClient({
-      url: requireEnv('PROVIDER_URL'),
-      sign: requireSwitch('PROVIDER_SIGN'),
-      ...(process.env.AWS_REGION ? { region: process.env.AWS_REGION } : {}),
+  return labMode<M>({
+    mode,
+    needsFromEnvironment: () => ({
+      charge: {
+        payments: createPaymentClient({
+          url: requireEnv('PROVIDER_URL'),
+          sign: requireSwitch('PROVIDER_SIGN'),
+          ...(process.env.AWS_REGION ? { region: process.env.AWS_REGION } : {}),
+        }),
+        lostResponseRate: requireRate('PROVIDER_LOST_RESPONSE_RATE'),
+      },
     }),
-    lostResponseRate: requireRate('PROVIDER_LOST_RESPONSE_RATE'),
-  };
-  return {
-    processBatch,
-    handler: (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
-      deps.logger.addContext(context);
-      return processBatch(event, context, deps, charge);
-    },
-  };
+    processBatch: (event, context, deps) =>
+      chargeThenRecord(event, context, deps, deps.charge, settings.idempotencyKey),
+  });
 }

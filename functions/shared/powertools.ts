@@ -7,17 +7,16 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { IDEMPOTENCY_TABLE_ENV } from '../../contract/function-environment.js';
 import { COUNTERS, type Delivery } from '../../contract/ledger-keys.js';
 import { DEFAULT_RETENTION, type Retention } from '../../contract/retention.js';
-import type { Mode } from '../../contract/topology.js';
 import { refuseIfTooOld } from './age-guard.js';
-import { readConsumerConfig, requireEnv } from './config.js';
+import { requireEnv } from './config.js';
 import {
   type ConsumerDeps,
   countDeliveries,
-  createConsumerDeps,
   deliveryOf,
   logRecordFailure,
   REPORTED_AS_FAILED,
 } from './consumer.js';
+import { type BatchHandler, type LabMode, labMode } from './lab-mode.js';
 import { addToCounter, type CreditOutcome, creditAccount } from './ledger.js';
 import { type MessageBody, parseMessageBody } from './message.js';
 
@@ -188,31 +187,38 @@ export async function processBatch(
   );
 }
 
-export interface PowertoolsMode {
+export interface PowertoolsMode<M extends PowertoolsModeName> extends LabMode<M> {
   /** The mode's idempotency utility over `tableName` (the floor bench and the tests build their own). */
   readonly createIdempotency: (
     tableName: string,
     client?: DynamoDBClient,
     retention?: Retention,
   ) => Idempotency;
-  /** The Lambda handler, its deps built once per execution environment, at cold start. */
-  readonly handler: (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
+  readonly handler: BatchHandler;
 }
 
+type PowertoolsModeName = 'powertools-idempotency' | 'powertools-message-id';
+
 /** A Powertools mode: the consumer above, keyed as `keying` says. Call it at a handler's module scope. */
-export function powertoolsMode(mode: Mode, keying: IdempotencyKeying): PowertoolsMode {
-  const config = readConsumerConfig(mode);
-  const deps: PowertoolsConsumerDeps = {
-    ...createConsumerDeps(config),
-    idempotency: createIdempotency(keying, requireEnv(IDEMPOTENCY_TABLE_ENV), undefined, config.retention),
-    processor: new BatchProcessor(EventType.SQS),
-  };
+export function powertoolsMode<M extends PowertoolsModeName>(
+  mode: M,
+  keying: IdempotencyKeying,
+): PowertoolsMode<M> {
   return {
+    ...labMode<M>({
+      mode,
+      needsFromEnvironment: (deps) => ({
+        idempotency: createIdempotency(
+          keying,
+          requireEnv(IDEMPOTENCY_TABLE_ENV),
+          undefined,
+          deps.config.retention,
+        ),
+        processor: new BatchProcessor(EventType.SQS),
+      }),
+      processBatch,
+    }),
     createIdempotency: (tableName, client, retention) =>
       createIdempotency(keying, tableName, client, retention),
-    handler: (event, context) => {
-      deps.logger.addContext(context);
-      return processBatch(event, context, deps);
-    },
   };
 }

@@ -55,5 +55,6 @@ export function floorTarget(env: EmbeddedEnvironment): FloorTarget {
     tableName: env.tableName,
     // embedded.ts creates Powertools' table under this name (as the stack does, one per stack).
     idempotencyTableName: 'idempotency',
+    ...(env.local.providerUrl ? { providerUrl: env.local.providerUrl } : {}),
   };
 }

@@ -17,10 +17,14 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { DEFAULT_RETENTION } from '../../contract/retention.js';
-import { isFifoMode, MODES, type Mode, type ModeSettings } from '../../contract/topology.js';
+import { isFifoMode, type Mode } from '../../contract/topology.js';
+import { LAB_MODES } from '../../functions/lab-modes.js';
 import type { ConsumerDeps } from '../../functions/shared/consumer.js';
 import { createCrashInjector } from '../../functions/shared/crash.js';
+import type { ChargeNeeds, LabMode, ModeNeeds, PowertoolsNeeds } from '../../functions/shared/lab-mode.js';
 import type { MessageBody } from '../../functions/shared/message.js';
+import { createPaymentClient } from '../../functions/shared/payment-client.js';
+import type { PowertoolsMode } from '../../functions/shared/powertools.js';
 import { forEachConcurrently } from '../experiment/concurrently.js';
 
 export interface FloorTarget {
@@ -28,6 +32,8 @@ export interface FloorTarget {
   readonly region: string;
   readonly tableName: string;
   readonly idempotencyTableName: string;
+  /** The payment provider the charge modes call, when the environment runs one. */
+  readonly providerUrl?: string;
 }
 
 export interface FloorRun {
@@ -49,34 +55,6 @@ type BatchHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchRespo
 
 const CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
 
-let prepared = false;
-
-/**
- * The handler modules build clients and read their configuration at import (module scope, as in
- * Lambda): give them a complete environment first, once per process (the first caller's target).
- * They are imported once; their own module-scope clients are never used here: the bench passes its
- * own deps.
- */
-export function prepareHandlerEnvironment(target: FloorTarget): void {
-  if (prepared) return;
-  prepared = true;
-  Object.assign(process.env, {
-    TABLE_NAME: target.tableName,
-    IDEMPOTENCY_TABLE_NAME: target.idempotencyTableName,
-    QUEUE_URL: 'http://127.0.0.1:1/floor/never-called',
-    CRASH_RATE: '0',
-    CRASH_SEED: 'floor',
-    CRASH_AT: 'none',
-    MARKER_TTL_SECONDS: String(DEFAULT_RETENTION.markerTtlSeconds),
-    AGE_GUARD: 'on',
-    AWS_REGION: target.region,
-    AWS_ACCESS_KEY_ID: CREDENTIALS.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey,
-    AWS_ENDPOINT_URL_DYNAMODB: target.endpoint,
-    POWERTOOLS_LOG_LEVEL: 'ERROR',
-  });
-}
-
 /** An SQS client that answers every request as a complete success, locally. */
 function acceptingSqsClient(region: string): SQSClient {
   const sqs = new SQSClient({ region, credentials: CREDENTIALS });
@@ -87,8 +65,53 @@ function acceptingSqsClient(region: string): SQSClient {
   return sqs;
 }
 
+const FLOOR_QUEUE_URL = 'http://127.0.0.1:1/floor/never-called';
+
+/**
+ * Per mode, what its processBatch needs beyond the common deps, as the floor gives it: set up once
+ * per measurement, then made per batch (a Powertools BatchProcessor is stateful per invocation, and
+ * the floor runs several batches at once in one process, as several execution environments would).
+ * Typed per mode (functions/shared/lab-mode.ts): a new mode states here how the floor feeds it.
+ */
+const FLOOR_NEEDS: { readonly [M in Mode]: (target: FloorTarget) => Promise<() => ModeNeeds[M]> } = {
+  'at-most-once': async () => () => ({ queueUrl: FLOOR_QUEUE_URL }),
+  'at-least-once': async () => () => ({}),
+  'effectively-once': async () => () => ({}),
+  'powertools-idempotency': async (target) =>
+    powertoolsNeeds(target, (await import('../../functions/powertools-idempotency.js')).consumer),
+  'powertools-message-id': async (target) =>
+    powertoolsNeeds(target, (await import('../../functions/powertools-message-id.js')).consumer),
+  'entry-upsert': async () => () => ({}),
+  'state-upsert': async () => () => ({}),
+  'fifo-versioned': async () => () => ({ queueUrl: FLOOR_QUEUE_URL }),
+  'charge-no-key': chargeNeeds,
+  'charge-with-key': chargeNeeds,
+};
+
+async function powertoolsNeeds(
+  target: FloorTarget,
+  mode: Pick<PowertoolsMode<'powertools-idempotency' | 'powertools-message-id'>, 'createIdempotency'>,
+): Promise<() => PowertoolsNeeds> {
+  const { BatchProcessor, EventType } = await import('@aws-lambda-powertools/batch');
+  const idempotency = mode.createIdempotency(
+    target.idempotencyTableName,
+    new DynamoDBClient({ region: target.region, credentials: CREDENTIALS, endpoint: target.endpoint }),
+  );
+  return () => ({ idempotency, processor: new BatchProcessor(EventType.SQS) });
+}
+
+async function chargeNeeds(target: FloorTarget): Promise<() => ChargeNeeds> {
+  if (target.providerUrl === undefined) {
+    throw new Error(
+      'the floor of a charge mode needs the payment provider: start the bench environment with that mode',
+    );
+  }
+  const payments = createPaymentClient({ url: target.providerUrl, sign: false });
+  return () => ({ charge: { payments, lostResponseRate: 0 } });
+}
+
 /** Per mode: its handler's processBatch with deps that write to `target`. */
-async function loadHandler(mode: Mode, target: FloorTarget): Promise<BatchHandler> {
+async function loadHandler<M extends Mode>(mode: M, target: FloorTarget): Promise<BatchHandler> {
   const ddb = DynamoDBDocumentClient.from(
     new DynamoDBClient({ region: target.region, credentials: CREDENTIALS, endpoint: target.endpoint }),
   );
@@ -107,37 +130,9 @@ async function loadHandler(mode: Mode, target: FloorTarget): Promise<BatchHandle
     logger: new Logger({ serviceName: mode, logLevel: 'ERROR' }),
     crash: createCrashInjector({ rate: 0, seed: 'floor', record: async () => undefined }),
   };
-  if ((MODES[mode] as ModeSettings).idempotencyTable) {
-    // The Powertools modes: their persistence layer on the idempotency table, and a BatchProcessor,
-    // stateful per invocation as in Lambda (one per concurrent "environment"), made per batch here.
-    const handler = (await import(
-      `../../functions/${mode}.js`
-    )) as typeof import('../../functions/powertools-idempotency.js');
-    const { BatchProcessor, EventType } = await import('@aws-lambda-powertools/batch');
-    const idempotency = handler.createIdempotency(
-      target.idempotencyTableName,
-      new DynamoDBClient({ region: target.region, credentials: CREDENTIALS, endpoint: target.endpoint }),
-    );
-    return (event, context) =>
-      handler.processBatch(event, context, {
-        ...deps,
-        idempotency,
-        processor: new BatchProcessor(EventType.SQS),
-      });
-  }
-  switch (mode) {
-    case 'at-most-once': {
-      const handler = await import('../../functions/at-most-once.js');
-      return (event, context) => handler.processBatch(event, context, deps, 'floor-queue');
-    }
-    default: {
-      // Every other handler takes the common deps only: a new mode needs no wiring here.
-      const handler = (await import(`../../functions/${mode}.js`)) as {
-        processBatch: (event: SQSEvent, context: Context, deps: ConsumerDeps) => Promise<SQSBatchResponse>;
-      };
-      return (event, context) => handler.processBatch(event, context, deps);
-    }
-  }
+  const definition: LabMode<M> = await (LAB_MODES[mode] as () => Promise<LabMode<M>>)();
+  const needs = await (FLOOR_NEEDS[mode] as (target: FloorTarget) => Promise<() => ModeNeeds[M]>)(target);
+  return (event, context) => definition.processBatch(event, context, { ...deps, ...needs() });
 }
 
 /**
@@ -217,7 +212,6 @@ export function context(mode: Mode): Context {
 
 /** Runs one mode's handler code over `messages` synthetic records; returns messages per second. */
 export async function measureFloor(target: FloorTarget, run: FloorRun): Promise<FloorResult> {
-  prepareHandlerEnvironment(target);
   const handle = await loadHandler(run.mode, target);
   const runId = `floor-${run.mode}-${randomUUID().slice(0, 8)}`;
   const batches = syntheticBatches(syntheticBodies(runId, run.messages, run.accounts), run.batchSize);

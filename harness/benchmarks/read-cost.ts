@@ -43,7 +43,6 @@ import { type MessageBody, payloadHash } from '../../functions/shared/message.js
 import { startDynamoDbEmulator } from '../emulators/dynamodb-emulator.js';
 import { createLedgerTable } from '../environments/provision.js';
 import { forEachConcurrently } from '../experiment/concurrently.js';
-import { prepareHandlerEnvironment } from './floor.js';
 import { spread } from './summary.js';
 
 const MODE = 'entry-upsert';
@@ -94,14 +93,8 @@ export interface ReadCostReport {
 type Item = Record<string, unknown>;
 
 /** One entry written by entry-upsert's own credit, read back: the template of every entry here. */
-async function templateEntry(ddb: DynamoDBDocumentClient, endpoint: string, runId: string): Promise<Item> {
-  // The handler module reads its configuration at import; its own clients are not used here.
-  prepareHandlerEnvironment({
-    endpoint,
-    region: 'us-east-1',
-    tableName: TABLE_NAME,
-    idempotencyTableName: 'idempotency',
-  });
+async function templateEntry(ddb: DynamoDBDocumentClient, runId: string): Promise<Item> {
+  // Importing a mode reads no environment: the deps below are all it uses.
   const { processBatch } = await import('../../functions/entry-upsert.js');
   const deps: ConsumerDeps = {
     config: {
@@ -258,7 +251,7 @@ export async function measureReadCost(options: {
     const runId = `bench-read-cost-${Date.now()}`;
     const pk = partitionKey(runId, MODE);
     const byAccountPk = `${pk}#BY-ACCOUNT`;
-    const template = await templateEntry(ddb, dynamodb.endpoint, runId);
+    const template = await templateEntry(ddb, runId);
     await ddb.send(
       new BatchWriteCommand({
         RequestItems: { [TABLE_NAME]: [{ DeleteRequest: { Key: { pk, sk: template.sk } } }] },

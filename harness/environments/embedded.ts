@@ -161,6 +161,8 @@ export interface EmbeddedEnvironment extends ExperimentEnvironment {
     readonly deadLetterQueueUrls: Readonly<Record<Mode, string>>;
     /** DynamoDB Local's Java process, for peak-memory readings. */
     readonly dynamodbPid: number;
+    /** The stand-in payment provider, when the environment runs a charge mode. */
+    readonly providerUrl?: string;
     /** The local Lambda service's counters per mode (invocations, billed duration, …). */
     functionStats(mode: Mode): Readonly<FunctionStats> | undefined;
     /** The consumers' DynamoDB requests, when started with `meterDynamoDb`; `reset()` between runs. */
@@ -280,6 +282,7 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
         region: REGION,
         deadLetterQueueUrls,
         dynamodbPid,
+        ...(provider ? { providerUrl: provider.url } : {}),
         functionStats: (mode) => consumers.functions.get(mode)?.stats,
         ...(dataPath.meter ? { dynamoDbMeter: dataPath.meter } : {}),
       },

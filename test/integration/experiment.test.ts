@@ -116,8 +116,12 @@ describe('the embedded experiment (fauxqs, DynamoDB Local, real handler processe
       const outcome = report.modes[mode];
       if (!outcome) throw new Error(`no outcome for ${mode}`);
       expect(outcome.consistent, `${mode} ledger equals balances`).toBe(true);
-      // Every crash the handler recorded is a process the local runtime saw die.
-      expect(outcome.crashes, `${mode} crashes`).toBe(outcome.runtime?.crashes);
+      // Every crash the handler recorded is a process the local runtime saw die: killed by the
+      // crash, or by the function timeout if a loaded machine let it expire between the crash's
+      // record and its SIGKILL.
+      const died = outcome.runtime?.crashes ?? 0;
+      expect(outcome.crashes, `${mode} crashes`).toBeGreaterThanOrEqual(died);
+      expect(outcome.crashes, `${mode} crashes`).toBeLessThanOrEqual(died + (outcome.runtime?.timeouts ?? 0));
 
       const direct = await independentCount(live, runId, mode);
       const counts = manifest.events.map((event) => direct.applications.get(event.eventId) ?? 0);

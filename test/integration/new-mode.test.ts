@@ -8,6 +8,12 @@ import { PROJECT_ROOT } from '../../lib/bundling.js';
 
 const run = promisify(execFile);
 
+async function addLineAfter(file: string, line: string, added: string): Promise<void> {
+  const text = await readFile(file, 'utf8');
+  expect(text).toContain(`${line}\n`);
+  await writeFile(file, text.replace(`${line}\n`, `${line}\n${added}\n`));
+}
+
 /** A mode that exists only in this test's copy of the project. */
 const MODE = 'throwaway-mode';
 
@@ -28,8 +34,9 @@ const ENTRY = `  '${MODE}': {
 `;
 
 /**
- * "A new mode is one entry in contract/topology.ts and one handler file" (docs/design.md, "Adding a
- * mode"), done for real on a copy of the project: nothing else is edited, the copy type-checks, and
+ * "A new mode is one entry in contract/topology.ts, one handler file, and one line in each of the
+ * three typed tables the compiler asks for" (docs/design.md, "Adding a mode"), done for real on a
+ * copy of the project: nothing else is edited, the copy type-checks, and
  * `npm run proofs` kills the new mode's consumer at its crash point over the emulators and proves
  * the entry's proof.
  */
@@ -53,10 +60,27 @@ describe('adding a mode', () => {
     await writeFile(topologyFile, topology.replace(end, `${ENTRY}${end}`));
 
     const handler = await readFile(join(copy, 'functions/at-least-once.ts'), 'utf8');
-    expect(handler).toContain("lambdaHandler('at-least-once'");
+    expect(handler).toContain("mode: 'at-least-once'");
     await writeFile(
       join(copy, `functions/${MODE}.ts`),
-      handler.replace("lambdaHandler('at-least-once'", `lambdaHandler('${MODE}'`),
+      handler.replace("mode: 'at-least-once'", `mode: '${MODE}'`),
+    );
+    // One line in each typed table the compiler asks for: the mode's needs (none), its entry in the
+    // registry, and how the floor bench feeds it.
+    await addLineAfter(
+      join(copy, 'functions/shared/lab-mode.ts'),
+      "  'at-least-once': object;",
+      `  '${MODE}': object;`,
+    );
+    await addLineAfter(
+      join(copy, 'functions/lab-modes.ts'),
+      "  'at-least-once': async () => (await import('./at-least-once.js')).consumer,",
+      `  '${MODE}': async () => (await import('./${MODE}.js')).consumer,`,
+    );
+    await addLineAfter(
+      join(copy, 'harness/benchmarks/floor.ts'),
+      "  'at-least-once': async () => () => ({}),",
+      `  '${MODE}': async () => () => ({}),`,
     );
   });
 
@@ -64,7 +88,7 @@ describe('adding a mode', () => {
     if (copy) await rm(copy, { recursive: true, force: true });
   });
 
-  it('type-checks with one topology entry and one handler file', async () => {
+  it('type-checks with one topology entry, one handler file and its line in each typed table', async () => {
     await expect(
       run(join(copy, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.json', '--noEmit'], { cwd: copy }),
     ).resolves.toBeDefined();

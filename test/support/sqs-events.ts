@@ -1,4 +1,4 @@
-import type { SQSEvent, SQSRecord } from 'aws-lambda';
+import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { MessageBody } from '../../functions/shared/message.js';
 import { NOW } from './consumer-deps.js';
 
@@ -52,4 +52,18 @@ export function sqsEvent(...records: SQSRecord[]): SQSEvent {
   return { Records: records };
 }
 
-export const lambdaContext = { awsRequestId: 'req-1' };
+/** A Lambda context with 30 s left, as an invocation gets one. */
+export const lambdaContext: Context = {
+  callbackWaitsForEmptyEventLoop: false,
+  functionName: 'consumer',
+  functionVersion: '$LATEST',
+  invokedFunctionArn: 'arn:aws:lambda:us-east-1:000000000000:function:consumer',
+  memoryLimitInMB: '256',
+  awsRequestId: 'req-1',
+  logGroupName: '/aws/lambda/consumer',
+  logStreamName: 'unit',
+  getRemainingTimeInMillis: () => 30_000,
+  done: () => undefined,
+  fail: () => undefined,
+  succeed: () => undefined,
+};

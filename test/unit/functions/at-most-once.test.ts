@@ -40,7 +40,7 @@ describe('at-most-once consumer', () => {
   it('deletes the batch before the first ledger write', async () => {
     const event = sqsEvent(sqsRecord(messageBody()), sqsRecord(messageBody()));
 
-    await processBatch(event, lambdaContext, consumerDeps('at-most-once'), QUEUE_URL);
+    await processBatch(event, lambdaContext, { ...consumerDeps('at-most-once'), queueUrl: QUEUE_URL });
 
     expect(calls).toEqual(['count', 'delete', 'write', 'write']);
     const [deleteCall] = sqs.commandCalls(DeleteMessageBatchCommand);
@@ -56,7 +56,10 @@ describe('at-most-once consumer', () => {
   it('deletes in chunks of 10, the DeleteMessageBatch limit', async () => {
     const records = Array.from({ length: 23 }, () => sqsRecord(messageBody()));
 
-    await processBatch(sqsEvent(...records), lambdaContext, consumerDeps('at-most-once'), QUEUE_URL);
+    await processBatch(sqsEvent(...records), lambdaContext, {
+      ...consumerDeps('at-most-once'),
+      queueUrl: QUEUE_URL,
+    });
 
     const sizes = sqs
       .commandCalls(DeleteMessageBatchCommand)
@@ -76,12 +79,10 @@ describe('at-most-once consumer', () => {
     const applied = messageBody();
     const notDeleted = sqsRecord(messageBody());
 
-    const result = processBatch(
-      sqsEvent(sqsRecord(applied), notDeleted),
-      lambdaContext,
-      consumerDeps('at-most-once'),
-      QUEUE_URL,
-    );
+    const result = processBatch(sqsEvent(sqsRecord(applied), notDeleted), lambdaContext, {
+      ...consumerDeps('at-most-once'),
+      queueUrl: QUEUE_URL,
+    });
 
     await expect(result).rejects.toThrow(DeleteFailedError);
     expect(creditedEvents(ddb)).toEqual([applied.eventId]);
@@ -97,12 +98,10 @@ describe('at-most-once consumer', () => {
     });
     const bodies = Array.from({ length: 15 }, () => messageBody());
 
-    const result = processBatch(
-      sqsEvent(...bodies.map((body) => sqsRecord(body))),
-      lambdaContext,
-      consumerDeps('at-most-once'),
-      QUEUE_URL,
-    );
+    const result = processBatch(sqsEvent(...bodies.map((body) => sqsRecord(body))), lambdaContext, {
+      ...consumerDeps('at-most-once'),
+      queueUrl: QUEUE_URL,
+    });
 
     await expect(result).rejects.toThrow(DeleteFailedError);
     expect(creditedEvents(ddb)).toEqual(bodies.slice(0, 10).map((body) => body.eventId));
@@ -113,8 +112,7 @@ describe('at-most-once consumer', () => {
     const result = await processBatch(
       sqsEvent(sqsRecord(JSON.stringify({ ...messageBody(), amountCents: 1.5 })), sqsRecord(valid)),
       lambdaContext,
-      consumerDeps('at-most-once'),
-      QUEUE_URL,
+      { ...consumerDeps('at-most-once'), queueUrl: QUEUE_URL },
     );
 
     expect(result).toEqual({ batchItemFailures: [] });
@@ -126,12 +124,10 @@ describe('at-most-once consumer', () => {
 
     await expect(
       deps.untilKilled(
-        processBatch(
-          sqsEvent(sqsRecord(messageBody()), sqsRecord(messageBody())),
-          lambdaContext,
-          deps,
-          QUEUE_URL,
-        ),
+        processBatch(sqsEvent(sqsRecord(messageBody()), sqsRecord(messageBody())), lambdaContext, {
+          ...deps,
+          queueUrl: QUEUE_URL,
+        }),
       ),
     ).rejects.toThrow(Killed);
 
@@ -151,7 +147,7 @@ describe('at-most-once consumer', () => {
     };
 
     await expect(
-      deps.untilKilled(processBatch(sqsEvent(poison), lambdaContext, deps, QUEUE_URL)),
+      deps.untilKilled(processBatch(sqsEvent(poison), lambdaContext, { ...deps, queueUrl: QUEUE_URL })),
     ).rejects.toThrow(Killed);
 
     const keys = ddb.commandCalls(UpdateCommand).map((call) => call.args[0].input.Key?.sk);
@@ -162,8 +158,7 @@ describe('at-most-once consumer', () => {
     await processBatch(
       sqsEvent(sqsRecord(messageBody({ runId: 'run-a' })), sqsRecord(messageBody({ runId: 'run-a' }))),
       lambdaContext,
-      consumerDeps('at-most-once'),
-      QUEUE_URL,
+      { ...consumerDeps('at-most-once'), queueUrl: QUEUE_URL },
     );
 
     const [count] = ddb.commandCalls(UpdateCommand);

@@ -1,6 +1,7 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { Context, SQSEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -8,9 +9,10 @@ import {
   PROVIDER_KEY_RETENTION_SECONDS,
   retentionOf,
 } from '../../../contract/retention.js';
-import { processBatch as chargeNoKey } from '../../../functions/charge-no-key.js';
-import { processBatch as chargeWithKey } from '../../../functions/charge-with-key.js';
+import { consumer as noKey } from '../../../functions/charge-no-key.js';
+import { consumer as withKey } from '../../../functions/charge-with-key.js';
 import { type ChargeDeps, chargeRetention } from '../../../functions/shared/charge-then-record.js';
+import type { ConsumerDeps } from '../../../functions/shared/consumer.js';
 import { payloadHash } from '../../../functions/shared/message.js';
 import {
   type ChargeOptions,
@@ -26,6 +28,14 @@ type Step =
   | {
       readonly step: 'record';
     };
+
+/** A charge mode's processBatch, given its charge deps as its Lambda entry is. */
+const withCharge =
+  (mode: typeof noKey | typeof withKey) =>
+  (event: SQSEvent, context: Context, deps: ConsumerDeps, charge: ChargeDeps) =>
+    mode.processBatch(event, context, { ...deps, charge });
+const chargeNoKey = withCharge(noKey);
+const chargeWithKey = withCharge(withKey);
 
 /** A provider that charges and answers: the handler's decisions are what is under test, not HTTP. */
 function recordingProvider(

@@ -51,12 +51,10 @@ describe('fifo-versioned consumer', () => {
       seq: 5,
     });
 
-    const result = await processBatch(
-      sqsEvent(sqsRecord(body)),
-      lambdaContext,
-      consumerDeps('fifo-versioned'),
-      QUEUE_URL,
-    );
+    const result = await processBatch(sqsEvent(sqsRecord(body)), lambdaContext, {
+      ...consumerDeps('fifo-versioned'),
+      queueUrl: QUEUE_URL,
+    });
 
     expect(result).toEqual({ batchItemFailures: [] });
     expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
@@ -81,12 +79,10 @@ describe('fifo-versioned consumer', () => {
   });
 
   it("credits an account's first event only if no version is stored", async () => {
-    await processBatch(
-      sqsEvent(sqsRecord(messageBody({ accountId: 'acct-new', seq: 1 }))),
-      lambdaContext,
-      consumerDeps('fifo-versioned'),
-      QUEUE_URL,
-    );
+    await processBatch(sqsEvent(sqsRecord(messageBody({ accountId: 'acct-new', seq: 1 }))), lambdaContext, {
+      ...consumerDeps('fifo-versioned'),
+      queueUrl: QUEUE_URL,
+    });
 
     expect(credit(ddb)?.ConditionExpression).toBe(FIRST_OF_ACCOUNT);
     expect(credit(ddb)?.ExpressionAttributeValues).not.toHaveProperty(':previous');
@@ -96,12 +92,10 @@ describe('fifo-versioned consumer', () => {
     ddb.on(UpdateCommand, { Key: { sk: 'BAL#acct-1' } }).rejects(conditionFailedAtVersion(6));
     const record = sqsRecord(messageBody({ eventId: 'evt-r', seq: 4 }), { receiveCount: 2 });
 
-    const result = await processBatch(
-      sqsEvent(record),
-      lambdaContext,
-      consumerDeps('fifo-versioned'),
-      QUEUE_URL,
-    );
+    const result = await processBatch(sqsEvent(record), lambdaContext, {
+      ...consumerDeps('fifo-versioned'),
+      queueUrl: QUEUE_URL,
+    });
 
     expect(result).toEqual({ batchItemFailures: [] });
     expect(items(ddb)).toEqual(['BAL#acct-1']);
@@ -118,12 +112,10 @@ describe('fifo-versioned consumer', () => {
     const otherGroup = inGroup(sqsRecord(messageBody({ accountId: 'acct-2', seq: 1 })));
     const laterInGroup = inGroup(sqsRecord(messageBody({ eventId: 'evt-5', seq: 5 })));
 
-    const result = await processBatch(
-      sqsEvent(first, gap, otherGroup, laterInGroup),
-      lambdaContext,
-      consumerDeps('fifo-versioned'),
-      QUEUE_URL,
-    );
+    const result = await processBatch(sqsEvent(first, gap, otherGroup, laterInGroup), lambdaContext, {
+      ...consumerDeps('fifo-versioned'),
+      queueUrl: QUEUE_URL,
+    });
 
     expect(result).toEqual({
       batchItemFailures: [gap, laterInGroup].map((record) => ({ itemIdentifier: record.messageId })),
@@ -152,12 +144,10 @@ describe('fifo-versioned consumer', () => {
     // An unreadable body in the same group (the group is the message's, not its body's).
     const invalid = inGroup(sqsRecord('{"not":"an event"}'), later);
 
-    const result = await processBatch(
-      sqsEvent(invalid, later),
-      lambdaContext,
-      consumerDeps('fifo-versioned'),
-      QUEUE_URL,
-    );
+    const result = await processBatch(sqsEvent(invalid, later), lambdaContext, {
+      ...consumerDeps('fifo-versioned'),
+      queueUrl: QUEUE_URL,
+    });
 
     expect(result.batchItemFailures.map((failure) => failure.itemIdentifier)).toEqual([
       invalid.messageId,
@@ -170,12 +160,10 @@ describe('fifo-versioned consumer', () => {
     ddb.on(UpdateCommand, { Key: { sk: 'BAL#acct-1' } }).rejects(new Error('throttled'));
     const record = sqsRecord(messageBody({ seq: 3 }));
 
-    const result = await processBatch(
-      sqsEvent(record),
-      lambdaContext,
-      consumerDeps('fifo-versioned'),
-      QUEUE_URL,
-    );
+    const result = await processBatch(sqsEvent(record), lambdaContext, {
+      ...consumerDeps('fifo-versioned'),
+      queueUrl: QUEUE_URL,
+    });
 
     expect(result).toEqual({ batchItemFailures: [{ itemIdentifier: record.messageId }] });
     expect(sqs.commandCalls(ChangeMessageVisibilityBatchCommand)).toHaveLength(0);
@@ -189,8 +177,7 @@ describe('fifo-versioned consumer', () => {
         processBatch(
           sqsEvent(sqsRecord(messageBody({ seq: 1 })), sqsRecord(messageBody({ seq: 2 }))),
           lambdaContext,
-          deps,
-          QUEUE_URL,
+          { ...deps, queueUrl: QUEUE_URL },
         ),
       ),
     ).rejects.toThrow(Killed);
