@@ -12,7 +12,7 @@ import {
 import { type ConsumerEvent, type ParseEvent, parseEvent } from './event.js';
 import { fingerprintOf, storedFingerprint } from './fingerprint.js';
 import { type ConsumerLogger, jsonLogger } from './logger.js';
-import { sleep } from './runtime.js';
+import { sleep, utf8 } from './runtime.js';
 
 /** One item of a document client's TransactWriteItems. */
 export type TransactItem = NonNullable<
@@ -50,9 +50,9 @@ export interface EffectivelyOnceOptions<E extends ConsumerEvent> {
   readonly parse?: ParseEvent<E>;
   /**
    * What tells a redelivery (the same payload) from a reused event id (another payload).
-   * @default a 106-bit hash of the event as canonical JSON
+   * @default SHA-256 of the event as canonical JSON, without its `createdAt`
    */
-  readonly fingerprint?: (event: NoInfer<E>) => string;
+  readonly fingerprint?: (event: NoInfer<E>) => string | Promise<string>;
   /** How long a marker remembers its event. @default 30 days */
   readonly markerTtlSeconds?: number;
   /** How long the marker item is kept (its TTL attribute), at least `markerTtlSeconds`. @default markerTtlSeconds */
@@ -134,7 +134,7 @@ export function createEffectivelyOnceHandler<E extends ConsumerEvent = ConsumerE
     const key = markerKey(event, record);
     const writes = await options.writesFor(event, record);
     refuseOverLimits(options.markerTable, key, writes);
-    const hash = fingerprint(event);
+    const hash = await fingerprint(event);
     const marker = markerUpdate(options.markerTable, key, hash, Math.floor(now / 1000), {
       ttlSeconds,
       keepForSeconds: Math.max(ttlSeconds, options.keepForSeconds ?? ttlSeconds),
@@ -222,7 +222,7 @@ function refuseOverLimits(table: string, key: Key, writes: readonly TransactItem
       `${writes.length} writes for one event: at most ${MAX_TEAM_ITEMS} fit beside the marker`,
     );
   }
-  const bytes = utf8Length(JSON.stringify(writes));
+  const bytes = utf8(JSON.stringify(writes)).length;
   if (bytes > MAX_TRANSACTION_BYTES) {
     throw new TransactionLimitError(
       `the writes for one event are about ${bytes} bytes: a transaction holds 4 MB`,
@@ -254,14 +254,4 @@ function describe(error: unknown): string {
     return `transaction cancelled [${(error.CancellationReasons ?? []).map((r) => r.Code ?? 'None').join(', ')}]`;
   }
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-}
-
-/** Bytes of the text as UTF-8, as DynamoDB sizes it. */
-function utf8Length(text: string): number {
-  let bytes = 0;
-  for (const char of text) {
-    const code = char.codePointAt(0) ?? 0;
-    bytes += code < 0x80 ? 1 : code < 0x800 ? 2 : code < 0x10000 ? 3 : 4;
-  }
-  return bytes;
 }

@@ -15,8 +15,8 @@ export interface EntryUpsertOptions<E extends ConsumerEvent> {
   readonly entryKey?: (event: NoInfer<E>, record: SQSRecord) => Record<string, string | number>;
   /** @default {@link parseEvent} */
   readonly parse?: ParseEvent<E>;
-  /** @default a hash of the event as canonical JSON */
-  readonly fingerprint?: (event: NoInfer<E>) => string;
+  /** @default SHA-256 of the event as canonical JSON, without its `createdAt` */
+  readonly fingerprint?: (event: NoInfer<E>) => string | Promise<string>;
   /** @default JSON lines on the console */
   readonly logger?: ConsumerLogger;
   readonly signals?: {
@@ -59,7 +59,7 @@ export function createEntryUpsertHandler<E extends ConsumerEvent = ConsumerEvent
     const event = await parse(record.body, record);
     const key = entryKey(event, record);
     const attributes = Object.entries(options.entryOf(event));
-    const hash = fingerprint(event);
+    const hash = await fingerprint(event);
     try {
       const { Attributes } = await options.ddb.send(
         new UpdateCommand({

@@ -1,11 +1,13 @@
+import { sha256Hex } from './runtime.js';
+
 /**
- * What tells a redelivery (the same payload) from a reused event id (another payload): a hash of
+ * What tells a redelivery (the same payload) from a reused event id (another payload): SHA-256 of
  * the event as canonical JSON, so field order does not matter, without its `createdAt`, so a
  * producer that stamps a re-send anew is not refused for it.
  */
-export function fingerprintOf(event: { readonly createdAt?: string }): string {
+export function fingerprintOf(event: { readonly createdAt?: string }): Promise<string> {
   const { createdAt: _, ...payload } = event;
-  return hash106(canonicalJson(payload));
+  return sha256Hex(canonicalJson(payload));
 }
 
 /** JSON with object keys sorted: the same event gives the same text whatever its field order. */
@@ -16,26 +18,6 @@ function canonicalJson(value: unknown): string {
     return `{${entries.map(([name, inner]) => `${JSON.stringify(name)}:${canonicalJson(inner)}`).join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
-}
-
-/**
- * Two 53-bit string hashes (cyrb53, differently seeded): a fingerprint, not a secret. It only has
- * to tell two payloads of one event id apart, and needs no Node API, so the folder runs anywhere.
- */
-function hash106(text: string): string {
-  const cyrb53 = (seed: number): string => {
-    let h1 = 0xdeadbeef ^ seed;
-    let h2 = 0x41c6ce57 ^ seed;
-    for (let index = 0; index < text.length; index += 1) {
-      const code = text.charCodeAt(index);
-      h1 = Math.imul(h1 ^ code, 2654435761);
-      h2 = Math.imul(h2 ^ code, 1597334677);
-    }
-    h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-    h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-    return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(16).padStart(14, '0');
-  };
-  return cyrb53(1) + cyrb53(2);
 }
 
 /**
