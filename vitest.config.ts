@@ -41,16 +41,27 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
  */
 const RUNS = [
   'test/integration/experiment.test.ts',
-  'test/integration/faults.test.ts',
   'test/integration/fault-properties.test.ts',
   'test/integration/powertools-idempotency.test.ts',
   'test/integration/html-report.test.ts',
   'test/integration/proofs.test.ts',
   'test/integration/cli.test.ts',
-  'test/integration/bench.test.ts',
   'test/integration/new-mode.test.ts',
   'test/integration/redrive.test.ts',
 ];
+
+/**
+ * The long runs, kept out of `npm test` and CI (`npm run test:soak`, docs/testing.md says when to
+ * run it): the fault matrix, the bench's quick run, and the fault property test's further random
+ * schedules (in `npm test` it runs one: the pinned outage runbook, on a fresh crash seed).
+ */
+const SOAK = [
+  'test/integration/faults.test.ts',
+  'test/integration/bench.test.ts',
+  'test/integration/fault-properties.test.ts',
+];
+/** The property test's schedules under test:soak: the runbook and four random ones. */
+const SOAK_PROPERTY_RUNS = '5';
 
 /**
  * Three files at a time on the (2-core) machines this runs on: component files spend most of their
@@ -66,7 +77,7 @@ const CHEAP = { groupOrder: 0, maxWorkers: 3 } as const;
  * run alone at the end; the many short unit files go last, to fill the gaps. Within a project,
  * Vitest's order stands (longest first once it has timings, largest file first before).
  */
-const PROJECT_ORDER = ['infra', 'component', 'unit', 'runs'];
+const PROJECT_ORDER = ['infra', 'component', 'unit', 'runs', 'soak'];
 
 class InfraFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
@@ -108,7 +119,7 @@ export default defineConfig({
           // verifier and the deployed driver against the emulators, kill cleanup, the CLI's options.
           name: 'component',
           include: ['test/integration/**/*.test.ts'],
-          exclude: RUNS,
+          exclude: [...RUNS, ...SOAK],
           testTimeout: 240_000,
           hookTimeout: 120_000,
           maxWorkers: CHEAP.maxWorkers,
@@ -123,6 +134,17 @@ export default defineConfig({
           hookTimeout: 120_000,
           fileParallelism: false,
           sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        test: {
+          name: 'soak',
+          include: SOAK,
+          env: { FAULT_PROPERTY_RUNS: process.env.FAULT_PROPERTY_RUNS ?? SOAK_PROPERTY_RUNS },
+          testTimeout: 240_000,
+          hookTimeout: 120_000,
+          fileParallelism: false,
+          sequence: { groupOrder: 2 },
         },
       },
     ],
