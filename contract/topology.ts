@@ -100,9 +100,10 @@ export interface ModeSettings {
    *   single UpdateItem (appliedOnBalanceAttribute, contract/ledger-keys.ts), in the same write and
    *   under the same condition: the modes whose production shape is one write with no item of its
    *   own per event.
-   * @default 'records'
+   *
+   * Required: the verifier reads the wrong items if it is wrong, so every mode says it.
    */
-  readonly evidence?: 'records' | 'balance';
+  readonly evidence: 'records' | 'balance';
   /**
    * The mode's queue and DLQ:
    * - `standard` — at-least-once delivery, no order;
@@ -183,6 +184,7 @@ export const MODES = {
   },
   'effectively-once': {
     ...consumerDefaults,
+    evidence: 'records',
     summary:
       'applies each message in one TransactWriteItems with a conditional processed-marker, then Lambda deletes the batch',
     crashPoint: 'the event had been applied, the batch not yet acknowledged',
@@ -211,6 +213,7 @@ export const MODES = {
   },
   'powertools-idempotency': {
     ...consumerDefaults,
+    evidence: 'records',
     summary:
       'applies each message inside a Powertools makeIdempotent call keyed on the event id (INPROGRESS, work, COMPLETED), then Lambda deletes the batch',
     crashPoint: 'the credit was durable, the idempotency record not yet COMPLETED',
@@ -233,6 +236,7 @@ export const MODES = {
   },
   'powertools-message-id': {
     ...consumerDefaults,
+    evidence: 'records',
     summary:
       "applies each message inside a Powertools makeIdempotent call keyed on the SQS messageId, as Powertools' SQS batch example is (INPROGRESS, work, COMPLETED), then Lambda deletes the batch",
     crashPoint: 'the credit was durable, the idempotency record of the message id not yet COMPLETED',
@@ -263,6 +267,7 @@ export const MODES = {
   },
   'entry-upsert': {
     ...consumerDefaults,
+    evidence: 'records',
     summary:
       'writes one ledger entry per event keyed on the event id (one UpdateItem that SETs it: a repeat writes the same entry) and derives the balance on read, as the sum of the entries; then Lambda deletes the batch',
     crashPoint: 'the entry had been written, the batch not yet acknowledged',
@@ -280,6 +285,7 @@ export const MODES = {
   },
   'state-upsert': {
     ...consumerDefaults,
+    evidence: 'records',
     summary:
       "writes the account's state: one conditional UpdateItem SETs the balance after the event and its seq as the version, only if the stored version is older (else a newer state is there: superseded), and records the event for the verifier; then Lambda deletes the batch",
     crashPoint:
@@ -349,6 +355,7 @@ export const MODES = {
   },
   'charge-no-key': {
     ...consumerDefaults,
+    evidence: 'records',
     summary:
       "charges each event at the payment provider WITHOUT an idempotency key, then records the charge in effectively-once's marker transaction (charge id on the marker, and the credit); then Lambda deletes the batch",
     crashPoint: 'the card had been charged at the provider, the charge not yet recorded',
@@ -368,6 +375,7 @@ export const MODES = {
   },
   'charge-with-key': {
     ...consumerDefaults,
+    evidence: 'records',
     summary:
       "charges each event at the payment provider with the event's id as the Idempotency-Key, then records the charge in effectively-once's marker transaction (charge id on the marker, and the credit); then Lambda deletes the batch",
     crashPoint: 'the card had been charged at the provider, the charge not yet recorded',
@@ -414,12 +422,12 @@ export function chargeOf(mode: Mode): ModeSettings['charge'] {
 /** Lambda's limit for an SQS FIFO event source: at most 10 records per batch, and no batching window. */
 export const FIFO_MAX_BATCH_SIZE = 10;
 
-/** Whether the mode's queue and DLQ are FIFO queues. */
 /** Where the verifier finds the mode's applications ({@link ModeSettings.evidence}). */
-export function evidenceOf(mode: Mode): NonNullable<ModeSettings['evidence']> {
-  return (MODES[mode] as ModeSettings).evidence ?? 'records';
+export function evidenceOf(mode: Mode): ModeSettings['evidence'] {
+  return MODES[mode].evidence;
 }
 
+/** Whether the mode's queue and DLQ are FIFO queues. */
 export function isFifoMode(mode: Mode): boolean {
   return (MODES[mode] as ModeSettings).queue === 'fifo';
 }

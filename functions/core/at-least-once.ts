@@ -24,7 +24,7 @@ export interface AtLeastOnceOptions<E extends ConsumerEvent> {
  * ```ts
  * const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({}));
  * const Event = v.looseObject({ ...EventSchema.entries, accountId: v.string(), amountCents: v.number() });
- * // The event type given: TypeScript does not infer it from `parse`.
+ * // The event type given: TypeScript infers it from a `parse` variable, not from an inline call.
  * export const handler = createAtLeastOnceHandler<v.InferOutput<typeof Event>>({
  *   parse: parseWith(Event),
  *   work: async (event) => {

@@ -104,11 +104,15 @@ describe('createEffectivelyOnceHandler', () => {
 
   it('skips a redelivery whose marker holds the same payload, and signals the duplicate', async () => {
     const hash = await fingerprintOf(event());
-    ddb
-      .on(TransactWriteCommand)
-      .rejects(
-        cancelled({ Code: 'ConditionalCheckFailed', Item: { payloadHash: { S: hash } } }, { Code: 'None' }),
-      );
+    ddb.on(TransactWriteCommand).rejects(
+      cancelled(
+        {
+          Code: 'ConditionalCheckFailed',
+          Item: { payloadHash: { S: hash }, dedupeUntil: { N: '9999999999' } },
+        },
+        { Code: 'None' },
+      ),
+    );
     const duplicates: string[] = [];
 
     const response = await handler({ signals: { duplicate: (e) => void duplicates.push(e.eventId) } })(
@@ -121,11 +125,15 @@ describe('createEffectivelyOnceHandler', () => {
 
   it('fails a reused event id whose marker holds another payload, and signals it', async () => {
     const hash = await fingerprintOf(event({ amountCents: 999 }));
-    ddb
-      .on(TransactWriteCommand)
-      .rejects(
-        cancelled({ Code: 'ConditionalCheckFailed', Item: { payloadHash: { S: hash } } }, { Code: 'None' }),
-      );
+    ddb.on(TransactWriteCommand).rejects(
+      cancelled(
+        {
+          Code: 'ConditionalCheckFailed',
+          Item: { payloadHash: { S: hash }, dedupeUntil: { N: '9999999999' } },
+        },
+        { Code: 'None' },
+      ),
+    );
     const reused: string[] = [];
     const failing = record(event());
 
@@ -207,6 +215,18 @@ describe('createEffectivelyOnceHandler', () => {
         },
       ],
     ],
+    ['two writes on one item', [...credit(event()), ...credit(event())]],
+    [
+      'a Put on the marker’s own item, its table named by ARN',
+      [
+        {
+          Put: {
+            TableName: 'arn:aws:dynamodb:eu-west-1:123456789012:table/ledger',
+            Item: { pk: 'EVENT#evt-1', x: 1 },
+          },
+        },
+      ],
+    ],
     [
       'over 4 MB',
       Array.from({ length: 5 }, (_, i) => ({
@@ -220,6 +240,87 @@ describe('createEffectivelyOnceHandler', () => {
 
     expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: failing.messageId }] });
     expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
+  });
+
+  it('sizes writes the document client accepts (a bigint, a set, bytes) and sends them', async () => {
+    const writes: TransactItem[] = [
+      {
+        Put: {
+          TableName: 'ledger',
+          Item: { pk: 'n', big: 2n ** 70n, tags: new Set(['a']), raw: new Uint8Array(3) },
+        },
+      },
+    ];
+
+    const response = await handler({ writesFor: () => writes })(batch(record(event())));
+
+    expect(response).toEqual({ batchItemFailures: [] });
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(1);
+  });
+
+  it("fails an event whose marker key holds another entity's item (no expiry), without calling it a duplicate", async () => {
+    ddb
+      .on(TransactWriteCommand)
+      .rejects(
+        cancelled({ Code: 'ConditionalCheckFailed', Item: { pk: { S: 'EVENT#evt-1' } } }, { Code: 'None' }),
+      );
+    const duplicates: string[] = [];
+    const logger = memoryLogger();
+    const failing = record(event());
+
+    const response = await handler({
+      logger,
+      signals: { duplicate: (e) => void duplicates.push(e.eventId) },
+    })(batch(failing));
+
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: failing.messageId }] });
+    expect(duplicates).toEqual([]);
+    expect(logger.lines.at(-1)?.attributes.error).toMatch(/^MarkerKeyInUseError/);
+  });
+
+  it('fails, once and typed, an event whose own write is refused by its condition, naming the write', async () => {
+    ddb
+      .on(TransactWriteCommand)
+      .rejects(
+        cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed', Item: { balanceCents: { N: '3' } } }),
+      );
+    const logger = memoryLogger();
+    const failing = record(event());
+
+    const response = await handler({ logger })(batch(failing));
+
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: failing.messageId }] });
+    // A business refusal is not transient: no retry inside the invocation.
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(1);
+    expect(logger.lines.at(-1)?.attributes.error).toMatch(
+      /^WriteRefusedError: event evt-1: write 0 of its writes/,
+    );
+  });
+
+  it('acknowledges a duplicate whose signal throws: a metric outage never dead-letters an applied event', async () => {
+    const hash = await fingerprintOf(event());
+    ddb.on(TransactWriteCommand).rejects(
+      cancelled(
+        {
+          Code: 'ConditionalCheckFailed',
+          Item: { payloadHash: { S: hash }, dedupeUntil: { N: '9999999999' } },
+        },
+        { Code: 'None' },
+      ),
+    );
+    const logger = memoryLogger();
+
+    const response = await handler({
+      logger,
+      signals: {
+        duplicate: () => {
+          throw new Error('metrics unavailable');
+        },
+      },
+    })(batch(record(event(), { receiveCount: 2 })));
+
+    expect(response).toEqual({ batchItemFailures: [] });
+    expect(logger.lines.some((line) => line.message.startsWith('a signal failed'))).toBe(true);
   });
 
   it('keeps unknown fields and fails a body without an event id', async () => {

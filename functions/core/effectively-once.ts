@@ -5,13 +5,15 @@ import { type AgeGuard, ageGuardFor, checkAge } from './age-guard.js';
 import { processInOrder } from './batch.js';
 import {
   ConflictingReuseError,
+  MarkerKeyInUseError,
   TooOldToDedupeError,
   TransactionLimitError,
   WriteFailedError,
+  WriteRefusedError,
 } from './errors.js';
 import { type ConsumerEvent, type ParseEvent, parseEvent } from './event.js';
 import { fingerprintOf, storedFingerprint } from './fingerprint.js';
-import { type ConsumerLogger, jsonLogger } from './logger.js';
+import { type ConsumerLogger, guardedSignals, jsonLogger } from './logger.js';
 import { sleep, utf8 } from './runtime.js';
 
 /** One item of a document client's TransactWriteItems. */
@@ -89,7 +91,7 @@ const TRANSIENT = new Set(['TransactionConflict', 'ThrottlingError', 'Provisione
  * ```ts
  * const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({}));
  * const Event = v.looseObject({ ...EventSchema.entries, accountId: v.string(), amountCents: v.number() });
- * // The event type given: TypeScript does not infer it from `parse`.
+ * // The event type given: TypeScript infers it from a `parse` variable, not from an inline call.
  * export const handler = createEffectivelyOnceHandler<v.InferOutput<typeof Event>>({
  *   ddb,
  *   markerTable: 'ledger',
@@ -118,7 +120,7 @@ export function createEffectivelyOnceHandler<E extends ConsumerEvent = ConsumerE
   const clock = options.clock ?? Date.now;
   const logger = options.logger ?? jsonLogger;
   const retry = options.retry ?? { attempts: 3, baseDelayMs: 50 };
-  const signals = options.signals ?? {};
+  const signals = guardedSignals(options.signals, logger);
 
   async function applyOnce(record: SQSRecord): Promise<void> {
     const event = await parse(record.body, record);
@@ -155,6 +157,10 @@ export function createEffectivelyOnceHandler<E extends ConsumerEvent = ConsumerE
               eventId: event.eventId,
             });
           }
+          // Every marker has an expiry: an item without one is another entity's, on the same key.
+          if (reasons[0].Item !== undefined && !('dedupeUntil' in reasons[0].Item)) {
+            throw new MarkerKeyInUseError(event.eventId);
+          }
           const stored = storedFingerprint(reasons[0].Item);
           // A marker without a fingerprint (written before there was one) counts as the same payload.
           if (stored !== undefined && stored !== hash) {
@@ -168,6 +174,13 @@ export function createEffectivelyOnceHandler<E extends ConsumerEvent = ConsumerE
           });
           await signals.duplicate?.(event, record);
           return;
+        }
+        // Reasons come in the order of the items: the marker, then the team's writes.
+        const refused = reasons.findIndex(
+          (reason, index) => index > 0 && reason.Code === 'ConditionalCheckFailed',
+        );
+        if (refused > 0) {
+          throw new WriteRefusedError(event.eventId, refused - 1, reasons[refused]?.Item, { cause: error });
         }
         // A cancelled transaction wrote nothing: trying again cannot apply twice.
         if (attempt >= retry.attempts || !reasons.some((reason) => TRANSIENT.has(reason.Code ?? ''))) {
@@ -222,23 +235,48 @@ function refuseOverLimits(table: string, key: Key, writes: readonly TransactItem
       `${writes.length} writes for one event: at most ${MAX_TEAM_ITEMS} fit beside the marker`,
     );
   }
-  const bytes = utf8(JSON.stringify(writes)).length;
+  // An estimate on the request's JSON (bigints, sets and bytes sized as written), not DynamoDB's item sizes.
+  const bytes = utf8(JSON.stringify(writes, sizedValue)).length;
   if (bytes > MAX_TRANSACTION_BYTES) {
     throw new TransactionLimitError(
       `the writes for one event are about ${bytes} bytes: a transaction holds 4 MB`,
     );
   }
-  const onMarker = writes.some((write) => {
+  // One transaction cannot act on one item twice (AWS: "no two actions can target the same item").
+  // A Put names its whole item, so it is compared on the keys the other writes name.
+  const keyed = [{ table: tableName(table), key }];
+  for (const write of writes) {
     const target = write.Put ?? write.Update ?? write.Delete ?? write.ConditionCheck;
-    const itemKey: Record<string, unknown> | undefined = write.Put?.Item ?? (target as { Key?: Key })?.Key;
-    return (
-      target?.TableName === table && Object.entries(key).every(([name, value]) => itemKey?.[name] === value)
+    const name = tableName(target?.TableName ?? '');
+    const own: Key | undefined = write.Put ? undefined : ((target as { Key?: Key }).Key ?? {});
+    const clash = keyed.find(
+      (other) =>
+        other.table === name &&
+        Object.entries(other.key).every(
+          ([attribute, value]) => (own ?? write.Put?.Item)?.[attribute] === value,
+        ) &&
+        (own === undefined || Object.keys(own).length === Object.keys(other.key).length),
     );
-  });
-  if (onMarker)
-    throw new TransactionLimitError(
-      'a write targets the marker item: one transaction cannot write an item twice',
-    );
+    if (clash !== undefined) {
+      throw new TransactionLimitError(
+        `${clash === keyed[0] ? 'a write targets the marker item' : 'two writes target one item'}: one transaction cannot write an item twice`,
+      );
+    }
+    if (own !== undefined) keyed.push({ table: name, key: own });
+  }
+}
+
+/** A table's name, given as a name or an ARN (`arn:…:table/<name>`). */
+function tableName(table: string): string {
+  const at = table.indexOf(':table/');
+  return at === -1 ? table : table.slice(at + ':table/'.length);
+}
+
+function sizedValue(_: string, value: unknown): unknown {
+  if (typeof value === 'bigint') return value.toString();
+  if (value instanceof Set) return [...value];
+  if (value instanceof Uint8Array) return 'x'.repeat(value.byteLength);
+  return value;
 }
 
 /**

@@ -4,7 +4,7 @@ import { processInOrder } from './batch.js';
 import { ConflictingReuseError, WriteFailedError } from './errors.js';
 import { type ConsumerEvent, type ParseEvent, parseEvent } from './event.js';
 import { fingerprintOf } from './fingerprint.js';
-import { type ConsumerLogger, describeError, jsonLogger } from './logger.js';
+import { type ConsumerLogger, describeError, guardedSignals, jsonLogger } from './logger.js';
 
 export interface EntryUpsertOptions<E extends ConsumerEvent> {
   readonly ddb: DynamoDBDocumentClient;
@@ -37,7 +37,7 @@ export interface EntryUpsertOptions<E extends ConsumerEvent> {
  * @example
  * ```ts
  * const Event = v.looseObject({ ...EventSchema.entries, accountId: v.string(), amountCents: v.number() });
- * // The event type given: TypeScript does not infer it from `parse`.
+ * // The event type given: TypeScript infers it from a `parse` variable, not from an inline call.
  * export const handler = createEntryUpsertHandler<v.InferOutput<typeof Event>>({
  *   ddb: DynamoDBDocumentClient.from(new DynamoDBClient({})),
  *   table: 'ledger',
@@ -53,7 +53,7 @@ export function createEntryUpsertHandler<E extends ConsumerEvent = ConsumerEvent
   const entryKey = options.entryKey ?? ((event: NoInfer<E>) => ({ pk: `ENTRY#${event.eventId}` }));
   const fingerprint = options.fingerprint ?? fingerprintOf;
   const logger = options.logger ?? jsonLogger;
-  const signals = options.signals ?? {};
+  const signals = guardedSignals(options.signals, logger);
 
   async function upsert(record: SQSRecord): Promise<void> {
     const event = await parse(record.body, record);

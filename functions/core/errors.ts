@@ -60,3 +60,33 @@ export class WriteFailedError extends ConsumerError {
 export class TransactionLimitError extends ConsumerError {
   override readonly name = 'TransactionLimitError';
 }
+
+/**
+ * One of the team's own writes failed its condition (a business refusal, such as insufficient
+ * funds): nothing was written, and the record fails. `index` is its place in the writes given.
+ */
+export class WriteRefusedError extends ConsumerError {
+  override readonly name = 'WriteRefusedError';
+  constructor(
+    readonly eventId: string,
+    readonly index: number,
+    /** The item as it was, when the write asked for it (ReturnValuesOnConditionCheckFailure), marshalled. */
+    readonly item: Record<string, unknown> | undefined,
+    options?: ErrorOptions,
+  ) {
+    super(
+      `event ${eventId}: write ${index} of its writes failed its condition; nothing was written`,
+      options,
+    );
+  }
+}
+
+/** The marker's key holds an item that is not a marker: another entity shares the key space. */
+export class MarkerKeyInUseError extends ConsumerError {
+  override readonly name = 'MarkerKeyInUseError';
+  constructor(readonly eventId: string) {
+    super(
+      `event ${eventId}: its marker key holds an item that is not a marker; give markerKey a prefix of its own`,
+    );
+  }
+}

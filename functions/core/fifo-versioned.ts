@@ -1,11 +1,11 @@
 import { ChangeMessageVisibilityBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { processInOrder } from './batch.js';
+import { isFifoRecord, processInOrder } from './batch.js';
 import { ConsumerError, WriteFailedError } from './errors.js';
 import { type ConsumerEvent, type ParseEvent, parseEvent } from './event.js';
-import { type ConsumerLogger, describeError, jsonLogger } from './logger.js';
-import { storedVersion } from './version.js';
+import { type ConsumerLogger, describeError, guardedSignals, jsonLogger } from './logger.js';
+import { positionOf, storedVersion } from './version.js';
 
 /** The event's predecessor is not applied: on a FIFO queue it was dead-lettered, so this one waits. */
 export class SequenceGapError extends ConsumerError {
@@ -54,7 +54,7 @@ export interface FifoVersionedOptions<E extends ConsumerEvent> {
  * @example
  * ```ts
  * const Event = v.looseObject({ ...EventSchema.entries, accountId: v.string(), seq: v.number(), amountCents: v.number() });
- * // The event type given: TypeScript does not infer it from `parse`.
+ * // The event type given: TypeScript infers it from a `parse` variable, not from an inline call.
  * export const handler = createFifoVersionedHandler<v.InferOutput<typeof Event>>({
  *   ddb: DynamoDBDocumentClient.from(new DynamoDBClient({})),
  *   table: 'accounts',
@@ -72,11 +72,11 @@ export function createFifoVersionedHandler<E extends ConsumerEvent = ConsumerEve
 ): (event: SQSEvent) => Promise<SQSBatchResponse> {
   const parse = options.parse ?? (parseEvent as ParseEvent<E>);
   const logger = options.logger ?? jsonLogger;
-  const signals = options.signals ?? {};
+  const signals = guardedSignals(options.signals, logger);
 
   async function creditInOrder(record: SQSRecord): Promise<void> {
     const event = await parse(record.body, record);
-    const seq = options.seqOf(event);
+    const seq = positionOf(options.seqOf(event), 'seq');
     const deltas = Object.entries(options.deltasOf(event));
     const first = seq === 1;
     try {
@@ -116,7 +116,9 @@ export function createFifoVersionedHandler<E extends ConsumerEvent = ConsumerEve
         try {
           await creditInOrder(record);
         } catch (error) {
-          if (error instanceof SequenceGapError) gaps.add(record);
+          // Only a FIFO queue holds the rest of the group back: on a standard one a release would
+          // only spend the records' receives.
+          if (error instanceof SequenceGapError && isFifoRecord(record)) gaps.add(record);
           throw error;
         }
       },

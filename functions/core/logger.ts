@@ -18,6 +18,25 @@ export const jsonLogger: ConsumerLogger = {
     consoleOut.error(JSON.stringify({ level: 'ERROR', message, ...attributes })),
 };
 
+/**
+ * The team's signals, each awaited as before, but one that throws (a metrics outage) is logged and
+ * never fails its record: a duplicate already applied must not be dead-lettered for a metric.
+ */
+export function guardedSignals<S extends object>(signals: S | undefined, logger: ConsumerLogger): S {
+  const guarded: Record<string, (...args: unknown[]) => Promise<void>> = {};
+  for (const [name, signal] of Object.entries(signals ?? {})) {
+    if (typeof signal !== 'function') continue;
+    guarded[name] = async (...args) => {
+      try {
+        await signal(...args);
+      } catch (error) {
+        logger.warn('a signal failed; the record goes on', { signal: name, error: describeError(error) });
+      }
+    };
+  }
+  return guarded as S;
+}
+
 /** The error as a log field: its name and message, not its stack or its cause's payload. */
 export function describeError(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);

@@ -3,8 +3,8 @@ import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { processInOrder } from './batch.js';
 import { WriteFailedError } from './errors.js';
 import { type ConsumerEvent, type ParseEvent, parseEvent } from './event.js';
-import { type ConsumerLogger, describeError, jsonLogger } from './logger.js';
-import { storedVersion } from './version.js';
+import { type ConsumerLogger, describeError, guardedSignals, jsonLogger } from './logger.js';
+import { positionOf, storedVersion } from './version.js';
 
 export interface StateUpsertOptions<E extends ConsumerEvent> {
   readonly ddb: DynamoDBDocumentClient;
@@ -38,7 +38,7 @@ export interface StateUpsertOptions<E extends ConsumerEvent> {
  * @example
  * ```ts
  * const Event = v.looseObject({ ...EventSchema.entries, accountId: v.string(), seq: v.number(), balanceAfterCents: v.number() });
- * // The event type given: TypeScript does not infer it from `parse`.
+ * // The event type given: TypeScript infers it from a `parse` variable, not from an inline call.
  * export const handler = createStateUpsertHandler<v.InferOutput<typeof Event>>({
  *   ddb: DynamoDBDocumentClient.from(new DynamoDBClient({})),
  *   table: 'accounts',
@@ -54,11 +54,11 @@ export function createStateUpsertHandler<E extends ConsumerEvent = ConsumerEvent
 ): (event: SQSEvent) => Promise<SQSBatchResponse> {
   const parse = options.parse ?? (parseEvent as ParseEvent<E>);
   const logger = options.logger ?? jsonLogger;
-  const signals = options.signals ?? {};
+  const signals = guardedSignals(options.signals, logger);
 
   async function upsert(record: SQSRecord): Promise<void> {
     const event = await parse(record.body, record);
-    const version = options.versionOf(event);
+    const version = positionOf(options.versionOf(event), 'version');
     const state = Object.entries(options.stateOf(event));
     try {
       await options.ddb.send(

@@ -161,4 +161,16 @@ describe('createFifoVersionedHandler', () => {
       [behind.receiptHandle, 0],
     ]);
   });
+
+  it.each([0, -1, 1.5])(
+    'fails a seq of %s before any write: a stream position is a whole number from 1',
+    async (seq) => {
+      const invalid = record(event(seq), { group: 'a-1' });
+
+      const response = await handler()(batch(invalid));
+
+      expect(response.batchItemFailures).toEqual([{ itemIdentifier: invalid.messageId }]);
+      expect(ddb.commandCalls(UpdateCommand)).toHaveLength(0);
+    },
+  );
 });

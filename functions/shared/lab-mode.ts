@@ -60,22 +60,25 @@ export interface LabMode<M extends Mode> {
 }
 
 /**
- * A mode's definition, with its Lambda handler. The handler builds its deps from the environment
- * on its first invocation, once per execution environment, not at import: importing a mode reads
- * nothing, so the floor bench and the tests can import any mode and give it deps of their own.
+ * A mode's definition, with its Lambda handler. The deps are built from the environment at import,
+ * once per execution environment, in Lambda's init phase. If that fails (a setting missing), the
+ * import still succeeds and every invocation fails with the reason: so the floor bench and the
+ * tests can import any mode without its environment and give it deps of their own.
  */
 export function labMode<M extends Mode>(
   definition: LabMode<M>,
 ): LabMode<M> & { readonly handler: BatchHandler } {
-  let deps: ModeDeps<M> | undefined;
-  const build = (): ModeDeps<M> => {
+  let deps: ModeDeps<M> | Error;
+  try {
     const common = createConsumerDeps(readConsumerConfig(definition.mode));
-    return { ...common, ...definition.needsFromEnvironment(common) };
-  };
+    deps = { ...common, ...definition.needsFromEnvironment(common) };
+  } catch (error) {
+    deps = error instanceof Error ? error : new Error(String(error));
+  }
   return {
     ...definition,
-    handler: (event, context) => {
-      deps ??= build();
+    handler: async (event, context) => {
+      if (deps instanceof Error) throw deps;
       deps.logger.addContext(context);
       return definition.processBatch(event, context, deps);
     },

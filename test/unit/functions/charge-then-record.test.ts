@@ -150,7 +150,10 @@ describe('charge modes: charge at the provider, then record in the marker transa
         message: 'Transaction cancelled',
         $metadata: {},
         CancellationReasons: [
-          { Code: 'ConditionalCheckFailed', Item: { payloadHash: { S: payloadHash(body) } } },
+          {
+            Code: 'ConditionalCheckFailed',
+            Item: { payloadHash: { S: payloadHash(body) }, dedupeUntil: { N: '9999999999' } },
+          },
           { Code: 'None' },
         ],
       }),

@@ -26,7 +26,10 @@ function markerExists(existing: { accountId: string; amountCents: number }): Tra
     message: 'Transaction cancelled',
     $metadata: {},
     CancellationReasons: [
-      { Code: 'ConditionalCheckFailed', Item: { payloadHash: { S: payloadHash(existing) } } },
+      {
+        Code: 'ConditionalCheckFailed',
+        Item: { payloadHash: { S: payloadHash(existing) }, dedupeUntil: { N: '9999999999' } },
+      },
       { Code: 'None' },
     ],
   });

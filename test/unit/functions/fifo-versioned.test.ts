@@ -139,6 +139,19 @@ describe('fifo-versioned consumer', () => {
     ]);
   });
 
+  it('on a standard queue, fails a gap without releasing it: a release there would only spend its receives', async () => {
+    ddb.on(UpdateCommand, { Key: { sk: 'BAL#acct-1' } }).rejects(conditionFailedAtVersion(2));
+    const gap = sqsRecord(messageBody({ seq: 4 }));
+
+    const result = await processBatch(sqsEvent(gap), lambdaContext, {
+      ...consumerDeps('fifo-versioned'),
+      queueUrl: QUEUE_URL,
+    });
+
+    expect(result).toEqual({ batchItemFailures: [{ itemIdentifier: gap.messageId }] });
+    expect(sqs.commandCalls(ChangeMessageVisibilityBatchCommand)).toHaveLength(0);
+  });
+
   it('fails an invalid body and every later record of its group, as a FIFO batch must', async () => {
     const later = inGroup(sqsRecord(messageBody({ seq: 1 })));
     // An unreadable body in the same group (the group is the message's, not its body's).
