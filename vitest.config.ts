@@ -48,6 +48,7 @@ const RUNS = [
   'test/integration/cli.test.ts',
   'test/integration/new-mode.test.ts',
   'test/integration/redrive.test.ts',
+  'test/integration/script-runs.test.ts',
 ];
 
 /**

@@ -1,0 +1,69 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../../lib/bundling.js';
+import { runNpmScript } from '../support/cli.js';
+
+/**
+ * Every command a user can run is run by the suite: each script in package.json names the test
+ * that runs it (or, for the few that need what this machine lacks, why none can). A script added
+ * without a test fails here; the small runs below are the smoke tests no other file gives.
+ */
+const RUN_BY: Record<string, string> = {
+  postinstall: 'npm ci itself (.ci/run), before any test',
+  build: 'this file',
+  typecheck: 'npm test',
+  lint: 'npm test',
+  format: 'npm test (lint checks the formatting it writes)',
+  test: '.ci/run',
+  'test:fast': 'npm test runs the same projects',
+  'test:unit': 'npm test runs the same project',
+  'test:infra': 'npm test runs the same project',
+  'test:component': 'npm test runs the same project',
+  'test:runs': 'npm test runs the same project',
+  'test:soak':
+    'by hand before resolving a change to faults, the runtime, the verifier, the cores or the bench (docs/testing.md); not CI',
+  'test:node24': '.ci/run',
+  synth: 'test/infra/synth.test.ts (cdk synth --quiet through the CLI)',
+  experiment: 'test/integration/cli.test.ts, test/integration/experiment.test.ts',
+  redrive: 'test/integration/cli-options.test.ts (a missing run, a missing stack)',
+  bench: 'test/integration/bench.test.ts (test:soak)',
+  'bench:verifier': 'this file',
+  'bench:default-run': 'test/integration/script-runs.test.ts',
+  'localstack:up': 'none: needs a Docker engine, which this machine lacks (localstack/README.md)',
+  'localstack:down': 'none: needs a Docker engine',
+  'deploy:local': 'none: needs LocalStack running',
+  'destroy:local': 'none: needs LocalStack running',
+  proofs: 'test/integration/proofs.test.ts',
+  sweep: 'test/integration/script-runs.test.ts',
+  'docs:options': 'test/unit/harness/options/docs.test.ts (its output), test/integration/cli-options.test.ts',
+};
+
+describe('every package.json script', () => {
+  it('is run by a named test, or says why it cannot be', () => {
+    const { scripts } = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as {
+      scripts: Record<string, string>;
+    };
+    expect(Object.keys(scripts).sort()).toEqual(Object.keys(RUN_BY).sort());
+    for (const where of Object.values(RUN_BY)) {
+      const file = /test\/\S+\.test\.ts/.exec(where)?.[0];
+      if (file) expect(existsSync(join(PROJECT_ROOT, file)), file).toBe(true);
+    }
+  });
+
+  it('npm run bench:verifier -- --events 200: seeds, verifies and finds the counts it seeded', async () => {
+    const result = await runNpmScript('bench:verifier', ['--events', '200']);
+
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/verifier over 200 events × \d+ modes .*peak RSS \d+ MB/);
+  }, 120_000);
+
+  it('npm run build: type-checks, then bundles every handler into dist/functions/', async () => {
+    const result = await runNpmScript('build', []);
+
+    expect(result.code, result.stderr).toBe(0);
+    for (const name of ['at-least-once', 'effectively-once', 'verifier']) {
+      expect(existsSync(join(PROJECT_ROOT, 'dist/functions', `${name}.mjs`)), name).toBe(true);
+    }
+  }, 180_000);
+});
