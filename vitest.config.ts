@@ -1,6 +1,7 @@
 import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { MODE_NAMES } from './contract/topology.js';
+import { TimeBudgets } from './test/support/time-budgets.js';
 
 // The verifier reads its configuration at module scope, and a test may invoke a mode's handler
 // (which reads its own when first invoked): unit tests provide a complete, valid environment.
@@ -61,6 +62,26 @@ const SOAK = [
   'test/integration/bench.test.ts',
   'test/integration/fault-properties.test.ts',
 ];
+/**
+ * Seconds each whole-run file may take, by project and file (the property test runs once in `runs`,
+ * five times in `soak`), measured on the 2-core machine with some room (a fresh
+ * clone's .ci/run at 656ca72). Printed against the real times at the end; never a failure.
+ */
+const TIME_BUDGETS_SECONDS = {
+  'runs test/integration/experiment.test.ts': 50,
+  'runs test/integration/fault-properties.test.ts': 90,
+  'runs test/integration/powertools-idempotency.test.ts': 45,
+  'runs test/integration/html-report.test.ts': 45,
+  'runs test/integration/proofs.test.ts': 60,
+  'runs test/integration/cli.test.ts': 45,
+  'runs test/integration/new-mode.test.ts': 35,
+  'runs test/integration/redrive.test.ts': 60,
+  'runs test/integration/script-runs.test.ts': 40,
+  'soak test/integration/faults.test.ts': 120,
+  'soak test/integration/bench.test.ts': 80,
+  'soak test/integration/fault-properties.test.ts': 450,
+};
+
 /** The property test's schedules under test:soak: the runbook and four random ones. */
 const SOAK_PROPERTY_RUNS = '5';
 
@@ -93,6 +114,7 @@ class InfraFirst extends BaseSequencer {
 export default defineConfig({
   test: {
     sequence: { sequencer: InfraFirst },
+    reporters: ['default', new TimeBudgets(TIME_BUDGETS_SECONDS)],
     projects: [
       {
         test: {
