@@ -78,7 +78,7 @@ const TIME_BUDGETS_SECONDS = {
   'runs test/integration/redrive.test.ts': 60,
   'runs test/integration/script-runs.test.ts': 40,
   'soak test/integration/faults.test.ts': 120,
-  'soak test/integration/bench.test.ts': 80,
+  'soak test/integration/bench.test.ts': 140,
   'soak test/integration/fault-properties.test.ts': 450,
 };
 
