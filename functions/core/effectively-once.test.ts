@@ -55,6 +55,13 @@ const cancelled = (...reasons: CancellationReason[]) =>
     CancellationReasons: reasons,
   });
 
+/** The cancellation of a transaction whose marker already holds the payload fingerprinted `hash`. */
+const markerHolds = (hash: string) =>
+  cancelled(
+    { Code: 'ConditionalCheckFailed', Item: { payloadHash: { S: hash }, dedupeUntil: { N: '9999999999' } } },
+    { Code: 'None' },
+  );
+
 /** The fingerprint the core stored for `stored`, read back from the marker it sent. */
 async function fingerprintOf(stored: Credit): Promise<string> {
   ddb.reset();
@@ -104,15 +111,7 @@ describe('createEffectivelyOnceHandler', () => {
 
   it('skips a redelivery whose marker holds the same payload, and signals the duplicate', async () => {
     const hash = await fingerprintOf(event());
-    ddb.on(TransactWriteCommand).rejects(
-      cancelled(
-        {
-          Code: 'ConditionalCheckFailed',
-          Item: { payloadHash: { S: hash }, dedupeUntil: { N: '9999999999' } },
-        },
-        { Code: 'None' },
-      ),
-    );
+    ddb.on(TransactWriteCommand).rejects(markerHolds(hash));
     const duplicates: string[] = [];
 
     const response = await handler({ signals: { duplicate: (e) => void duplicates.push(e.eventId) } })(
@@ -125,15 +124,7 @@ describe('createEffectivelyOnceHandler', () => {
 
   it('fails a reused event id whose marker holds another payload, and signals it', async () => {
     const hash = await fingerprintOf(event({ amountCents: 999 }));
-    ddb.on(TransactWriteCommand).rejects(
-      cancelled(
-        {
-          Code: 'ConditionalCheckFailed',
-          Item: { payloadHash: { S: hash }, dedupeUntil: { N: '9999999999' } },
-        },
-        { Code: 'None' },
-      ),
-    );
+    ddb.on(TransactWriteCommand).rejects(markerHolds(hash));
     const reused: string[] = [];
     const failing = record(event());
 
@@ -299,15 +290,7 @@ describe('createEffectivelyOnceHandler', () => {
 
   it('acknowledges a duplicate whose signal throws: a metric outage never dead-letters an applied event', async () => {
     const hash = await fingerprintOf(event());
-    ddb.on(TransactWriteCommand).rejects(
-      cancelled(
-        {
-          Code: 'ConditionalCheckFailed',
-          Item: { payloadHash: { S: hash }, dedupeUntil: { N: '9999999999' } },
-        },
-        { Code: 'None' },
-      ),
-    );
+    ddb.on(TransactWriteCommand).rejects(markerHolds(hash));
     const logger = memoryLogger();
 
     const response = await handler({

@@ -13,7 +13,7 @@ import {
 } from './errors.js';
 import { type ConsumerEvent, type ParseEvent, parseEvent } from './event.js';
 import { fingerprintOf, storedFingerprint } from './fingerprint.js';
-import { type ConsumerLogger, guardedSignals, jsonLogger } from './logger.js';
+import { type ConsumerLogger, describeError, guardedSignals, jsonLogger } from './logger.js';
 import { sleep, utf8 } from './runtime.js';
 
 /** One item of a document client's TransactWriteItems. */
@@ -291,5 +291,5 @@ function describe(error: unknown): string {
   if (isCancellation(error)) {
     return `transaction cancelled [${(error.CancellationReasons ?? []).map((r) => r.Code ?? 'None').join(', ')}]`;
   }
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return describeError(error);
 }
