@@ -1,4 +1,5 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { createAtMostOnceHandler } from './core/at-most-once.js';
 import { appliedOnBalanceClient, creditUpdate } from './shared/applied-on-balance.js';
@@ -13,7 +14,9 @@ import { parseMessageBody, receiveCountOf, recordAttribution, runIdOf } from './
  * application added to that write from outside (appliedOnBalanceClient). The crash "after the batch
  * was deleted, before applying the message" is drawn for each deleted record as the core reads it
  * (through the parse it is given), so a poison record can draw it too: everything not yet applied
- * is lost.
+ * is lost. Its work writes with a client that makes one attempt (`workDdb`): with the SDK's
+ * default retries, a credit whose response was lost is sent again and applied twice, and the
+ * pattern would not even be at most once (`npm run explore` shows the cells).
  */
 export async function processBatch(
   event: SQSEvent,
@@ -21,7 +24,7 @@ export async function processBatch(
   deps: ModeDeps<'at-most-once'>,
 ): Promise<SQSBatchResponse> {
   await countDeliveries(deps, event.Records);
-  const credits = appliedOnBalanceClient(deps.ledger, context, event.Records);
+  const credits = appliedOnBalanceClient({ ...deps.ledger, ddb: deps.workDdb }, context, event.Records);
   const core = createAtMostOnceHandler({
     sqs: deps.sqs,
     queueUrl: deps.queueUrl,
@@ -47,7 +50,11 @@ export async function processBatch(
 
 export const consumer = labMode({
   mode: 'at-most-once',
-  needsFromEnvironment: () => ({ queueUrl: requireEnv('QUEUE_URL') }),
+  needsFromEnvironment: () => ({
+    queueUrl: requireEnv('QUEUE_URL'),
+    // One attempt per write: the SDK's retry of a credit whose answer was lost would credit twice.
+    workDdb: DynamoDBDocumentClient.from(new DynamoDBClient({ maxAttempts: 1 })),
+  }),
   processBatch,
 });
 export const { handler } = consumer;

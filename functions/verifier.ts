@@ -450,18 +450,28 @@ export function sweepWaitOf(raw: string | undefined): { sweepWaitSeconds?: numbe
 }
 
 const logger = createLogger('verifier');
-const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({}));
-const providerTableName = process.env.PROVIDER_TABLE_NAME;
-const deps: VerifierDeps = {
-  reader: { ddb, tableName: requireEnv('TABLE_NAME') },
-  ...(providerTableName ? { charges: providerCharges(ddb, providerTableName) } : {}),
-  sqs: new SQSClient({}),
-  deadLetterQueueUrls: parseDeadLetterQueueUrls(requireEnv('DEAD_LETTER_QUEUE_URLS')),
-  ...sweepWaitOf(process.env.DLQ_SWEEP_WAIT_SECONDS),
-};
+let lambdaDeps: VerifierDeps | undefined;
+
+/**
+ * The Lambda's deps, from its environment, at its first invocation rather than at import: the
+ * harness (the explorer) imports verifyMode in a process without that environment.
+ */
+function depsFromEnvironment(): VerifierDeps {
+  if (lambdaDeps !== undefined) return lambdaDeps;
+  const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({}));
+  const providerTableName = process.env.PROVIDER_TABLE_NAME;
+  lambdaDeps = {
+    reader: { ddb, tableName: requireEnv('TABLE_NAME') },
+    ...(providerTableName ? { charges: providerCharges(ddb, providerTableName) } : {}),
+    sqs: new SQSClient({}),
+    deadLetterQueueUrls: parseDeadLetterQueueUrls(requireEnv('DEAD_LETTER_QUEUE_URLS')),
+    ...sweepWaitOf(process.env.DLQ_SWEEP_WAIT_SECONDS),
+  };
+  return lambdaDeps;
+}
 
 /** The provider's ledger of one run, one mode's charges: its stand-in for Stripe's search by metadata. */
-function providerCharges(client: DynamoDBDocumentClient, tableName: string): ChargeReader {
+export function providerCharges(client: DynamoDBDocumentClient, tableName: string): ChargeReader {
   return async function* (runId, mode) {
     for await (const charge of listCharges(client, tableName, runId)) if (charge.mode === mode) yield charge;
   };
@@ -477,7 +487,7 @@ export const handler = async (
     Math.max(30, Math.ceil(context.getRemainingTimeInMillis() / 1000)),
   );
   const result = await verifyRun(
-    { ...deps, sweepVisibilitySeconds, warn: (message, details) => logger.warn(message, details) },
+    { ...depsFromEnvironment(), sweepVisibilitySeconds, warn: (message, details) => logger.warn(message, details) },
     event,
   );
   // Counts only: the per-event detail can be megabytes, too much for a log line.

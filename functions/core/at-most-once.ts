@@ -29,7 +29,9 @@ export class DeleteFailedError extends ConsumerError {
  * a crash (or a failed write) after the delete loses every record not yet applied, since SQS no
  * longer has them and nothing retries them. Nor does it apply each event at most once: SQS can
  * deliver a message again after it was deleted (a stale receipt handle deletes nothing, yet
- * succeeds), and a re-send is a new message. Turn ReportBatchItemFailures off for it.
+ * succeeds), a re-send is a new message, and a write the SDK retries after its response was lost
+ * is applied twice: give `work` a client with `maxAttempts: 1` if it must not repeat. Turn
+ * ReportBatchItemFailures off for it.
  *
  * @example
  * ```ts

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
 /** A command as the document client sends it (tell them apart with instanceof: bundles rename classes). */
@@ -12,6 +13,22 @@ export interface ClientHooks {
   readonly after?: (command: SentCommand, error?: unknown) => Promise<void>;
 }
 
+const coreSends = new AsyncLocalStorage<true>();
+
+/**
+ * Runs `send` as a request of the consumer's own (a core's, or the work a team gives it), so the
+ * explorer (harness/explore/) can tell it from the lab's counters and evidence records, which are
+ * not steps of the consumer: every send through {@link instrumentClient} is one.
+ */
+export function asCoreSend<T>(send: () => Promise<T>): Promise<T> {
+  return coreSends.run(true, send);
+}
+
+/** Whether the request being made now was sent by the consumer itself ({@link asCoreSend}). */
+export function isCoreSend(): boolean {
+  return coreSends.getStore() === true;
+}
+
 /**
  * The lab's seam into a core: the client the core is given, with hooks around each send. The
  * core's code is untouched; what it sends reaches the same client (its middleware, its retries,
@@ -23,10 +40,8 @@ export function instrumentClient(base: DynamoDBDocumentClient, hooks: ClientHook
     const sent = hooks.before?.(command) ?? command;
     let answer: unknown;
     try {
-      answer = await (base.send as (command: unknown, ...rest: unknown[]) => Promise<unknown>).call(
-        base,
-        sent,
-        ...rest,
+      answer = await asCoreSend(() =>
+        (base.send as (command: unknown, ...rest: unknown[]) => Promise<unknown>).call(base, sent, ...rest),
       );
     } catch (error) {
       await hooks.after?.(sent, error);

@@ -10,6 +10,14 @@ export interface QueueNeeds {
   readonly queueUrl: string;
 }
 
+/**
+ * at-most-once's needs: its queue, and the client its work writes with, which must not retry: an
+ * UpdateItem ADD whose answer was lost is applied again by the SDK's retry (the explorer shows it).
+ */
+export interface AtMostOnceNeeds extends QueueNeeds {
+  readonly workDdb: import('@aws-sdk/lib-dynamodb').DynamoDBDocumentClient;
+}
+
 /** A charge mode's payment client and its lost-response fault. */
 export interface ChargeNeeds {
   readonly charge: ChargeDeps;
@@ -27,7 +35,7 @@ export interface PowertoolsNeeds {
  * and whoever builds its deps (the Lambda entry, the floor bench, a test) must give them.
  */
 export interface ModeNeeds {
-  'at-most-once': QueueNeeds;
+  'at-most-once': AtMostOnceNeeds;
   'at-least-once': object;
   'effectively-once': object;
   'powertools-idempotency': PowertoolsNeeds;

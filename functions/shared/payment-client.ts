@@ -56,6 +56,8 @@ export interface PaymentClientOptions {
   readonly credentials?: SigningCredentials;
   /** The first retry's backoff ceiling; each next one doubles it (full jitter). @default 100 */
   readonly baseDelayMs?: number;
+  /** Sends each attempt (the explorer faults attempts through it). @default the global fetch */
+  readonly fetch?: typeof fetch;
 }
 
 type SigningCredentials = ConstructorParameters<typeof SignatureV4>[0]['credentials'];
@@ -121,6 +123,7 @@ export function createPaymentClient(options: PaymentClientOptions): PaymentClien
   const timeoutMs = options.timeoutMs ?? DEFAULTS.timeoutMs;
   const attempts = options.attempts ?? DEFAULTS.attempts;
   const baseDelayMs = options.baseDelayMs ?? DEFAULTS.baseDelayMs;
+  const send = options.fetch ?? fetch;
   if (!(Number.isInteger(attempts) && attempts >= 1)) {
     throw new RangeError(`attempts must be a whole number, at least 1 (got ${attempts})`);
   }
@@ -142,7 +145,7 @@ export function createPaymentClient(options: PaymentClientOptions): PaymentClien
     let response: Response;
     let text: string;
     try {
-      response = await fetch(endpoint, {
+      response = await send(endpoint, {
         method: 'POST',
         headers: signed,
         body,

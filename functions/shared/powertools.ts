@@ -17,6 +17,7 @@ import {
   REPORTED_AS_FAILED,
 } from './consumer.js';
 import { type BatchHandler, type LabMode, labMode } from './lab-mode.js';
+import { asCoreSend } from './instrumented-client.js';
 import { addToCounter, type CreditOutcome, creditAccount } from './ledger.js';
 import { type MessageBody, parseMessageBody } from './message.js';
 
@@ -103,7 +104,10 @@ export function createIdempotency(
 export function idempotentCredit(deps: ConsumerDeps, idempotency: Idempotency): IdempotentCredit {
   return makeIdempotent(
     async (_record: SQSRecord, message: MessageBody, delivery: Delivery): Promise<CreditResult> => {
-      const outcome = await creditAccount(deps.ledger, message, delivery, { idempotent: false });
+      // The team's work inside Powertools' two writes: a step of the consumer (instrumented-client.ts).
+      const outcome = await asCoreSend(() =>
+        creditAccount(deps.ledger, message, delivery, { idempotent: false }),
+      );
       await deps.crash.maybeCrash({
         runId: message.runId,
         key: message.eventId,

@@ -74,7 +74,12 @@ const FLOOR_QUEUE_URL = 'http://127.0.0.1:1/floor/never-called';
  * Typed per mode (functions/shared/lab-mode.ts): a new mode states here how the floor feeds it.
  */
 const FLOOR_NEEDS: { readonly [M in Mode]: (target: FloorTarget) => Promise<() => ModeNeeds[M]> } = {
-  'at-most-once': async () => () => ({ queueUrl: FLOOR_QUEUE_URL }),
+  'at-most-once': async (target) => {
+    const workDdb = DynamoDBDocumentClient.from(
+      new DynamoDBClient({ ...clientConfig(target), maxAttempts: 1 }),
+    );
+    return () => ({ queueUrl: FLOOR_QUEUE_URL, workDdb });
+  },
   'at-least-once': async () => () => ({}),
   'effectively-once': async () => () => ({}),
   'powertools-idempotency': async (target) =>
@@ -87,6 +92,10 @@ const FLOOR_NEEDS: { readonly [M in Mode]: (target: FloorTarget) => Promise<() =
   'charge-no-key': chargeNeeds,
   'charge-with-key': chargeNeeds,
 };
+
+function clientConfig(target: FloorTarget) {
+  return { region: target.region, credentials: CREDENTIALS, endpoint: target.endpoint };
+}
 
 async function powertoolsNeeds(
   target: FloorTarget,

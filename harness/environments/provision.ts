@@ -23,9 +23,10 @@ export interface ProvisionedQueues {
 export async function createModeQueues(
   sqs: SQSClient,
   mode: Mode,
-  settings: EffectiveModeSettings,
+  settings: Pick<EffectiveModeSettings, 'visibilityTimeoutSeconds' | 'maxReceiveCount'>,
+  /** @default the stack's names (queueNames); the explorer's cells each have their own. */
+  names = queueNames(mode),
 ): Promise<ProvisionedQueues> {
-  const names = queueNames(mode);
   const fifo = isFifoMode(mode) ? FIFO_ATTRIBUTES : {};
   const dlq = await sqs.send(
     new CreateQueueCommand({

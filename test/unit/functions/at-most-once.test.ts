@@ -1,3 +1,4 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -8,6 +9,8 @@ import { consumerDeps, Killed } from '../../support/consumer-deps.js';
 import { lambdaContext, messageBody, sqsEvent, sqsRecord } from '../../support/sqs-events.js';
 
 const QUEUE_URL = 'https://sqs.eu-west-1.amazonaws.com/123456789012/at-most-once';
+/** The work's single-attempt client: mocked like every document client here. */
+const WORK_DDB = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'eu-west-1', maxAttempts: 1 }));
 
 /** The events credited, in order: each credit's application attribute (`APP#<eventId>`) names it. */
 const creditedEvents = (ddb: ReturnType<typeof mockClient>): string[] =>
@@ -40,7 +43,7 @@ describe('at-most-once consumer', () => {
   it('deletes the batch before the first ledger write', async () => {
     const event = sqsEvent(sqsRecord(messageBody()), sqsRecord(messageBody()));
 
-    await processBatch(event, lambdaContext, { ...consumerDeps('at-most-once'), queueUrl: QUEUE_URL });
+    await processBatch(event, lambdaContext, { ...consumerDeps('at-most-once'), queueUrl: QUEUE_URL, workDdb: WORK_DDB });
 
     expect(calls).toEqual(['count', 'delete', 'write', 'write']);
     const [deleteCall] = sqs.commandCalls(DeleteMessageBatchCommand);
@@ -59,6 +62,7 @@ describe('at-most-once consumer', () => {
     await processBatch(sqsEvent(...records), lambdaContext, {
       ...consumerDeps('at-most-once'),
       queueUrl: QUEUE_URL,
+      workDdb: WORK_DDB,
     });
 
     const sizes = sqs
@@ -82,6 +86,7 @@ describe('at-most-once consumer', () => {
     const result = processBatch(sqsEvent(sqsRecord(applied), notDeleted), lambdaContext, {
       ...consumerDeps('at-most-once'),
       queueUrl: QUEUE_URL,
+      workDdb: WORK_DDB,
     });
 
     await expect(result).rejects.toThrow(DeleteFailedError);
@@ -101,6 +106,7 @@ describe('at-most-once consumer', () => {
     const result = processBatch(sqsEvent(...bodies.map((body) => sqsRecord(body))), lambdaContext, {
       ...consumerDeps('at-most-once'),
       queueUrl: QUEUE_URL,
+      workDdb: WORK_DDB,
     });
 
     await expect(result).rejects.toThrow(DeleteFailedError);
@@ -112,7 +118,7 @@ describe('at-most-once consumer', () => {
     const result = await processBatch(
       sqsEvent(sqsRecord(JSON.stringify({ ...messageBody(), amountCents: 1.5 })), sqsRecord(valid)),
       lambdaContext,
-      { ...consumerDeps('at-most-once'), queueUrl: QUEUE_URL },
+      { ...consumerDeps('at-most-once'), queueUrl: QUEUE_URL, workDdb: WORK_DDB },
     );
 
     expect(result).toEqual({ batchItemFailures: [] });
@@ -127,6 +133,7 @@ describe('at-most-once consumer', () => {
         processBatch(sqsEvent(sqsRecord(messageBody()), sqsRecord(messageBody())), lambdaContext, {
           ...deps,
           queueUrl: QUEUE_URL,
+          workDdb: WORK_DDB,
         }),
       ),
     ).rejects.toThrow(Killed);
@@ -147,7 +154,7 @@ describe('at-most-once consumer', () => {
     };
 
     await expect(
-      deps.untilKilled(processBatch(sqsEvent(poison), lambdaContext, { ...deps, queueUrl: QUEUE_URL })),
+      deps.untilKilled(processBatch(sqsEvent(poison), lambdaContext, { ...deps, queueUrl: QUEUE_URL, workDdb: WORK_DDB })),
     ).rejects.toThrow(Killed);
 
     const keys = ddb.commandCalls(UpdateCommand).map((call) => call.args[0].input.Key?.sk);
@@ -158,7 +165,7 @@ describe('at-most-once consumer', () => {
     await processBatch(
       sqsEvent(sqsRecord(messageBody({ runId: 'run-a' })), sqsRecord(messageBody({ runId: 'run-a' }))),
       lambdaContext,
-      { ...consumerDeps('at-most-once'), queueUrl: QUEUE_URL },
+      { ...consumerDeps('at-most-once'), queueUrl: QUEUE_URL, workDdb: WORK_DDB },
     );
 
     const [count] = ddb.commandCalls(UpdateCommand);

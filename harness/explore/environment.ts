@@ -1,0 +1,60 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { chargeOf, type Mode } from '../../contract/topology.js';
+import { PROVIDER_TTL_ATTRIBUTE } from '../../functions/payment-provider/charges.js';
+import { providerCharges } from '../../functions/verifier.js';
+import { startEmulators } from '../emulators/index.js';
+import { startPaymentProvider } from '../emulators/payment-provider.js';
+import { createIdempotencyTable, createLedgerTable, createPkSkTable } from '../environments/provision.js';
+import { Teardown } from '../environments/teardown.js';
+import type { ExploreEnvironment } from './cell.js';
+import { CREDENTIALS } from './mode-deps.js';
+
+const REGION = 'us-east-1';
+const TABLES = { ledger: 'ledger', idempotency: 'idempotency', provider: 'payment-provider' } as const;
+
+export interface RunningExploreEnvironment extends ExploreEnvironment {
+  stop(): Promise<void>;
+}
+
+/**
+ * The emulators every cell shares (fauxqs in this process, DynamoDB Local), the stack's tables,
+ * and the payment provider when a charge mode is explored. Cells keep apart by run id and queue.
+ */
+export async function startExploreEnvironment(modes: readonly Mode[]): Promise<RunningExploreEnvironment> {
+  const teardown = new Teardown('the explorer could not stop its environment cleanly');
+  try {
+    const emulators = await teardown.whenStarted(startEmulators());
+    const dynamodb = new DynamoDBClient({
+      region: REGION,
+      credentials: CREDENTIALS,
+      endpoint: emulators.dynamodbEndpoint,
+    });
+    await createLedgerTable(dynamodb, TABLES.ledger);
+    await createIdempotencyTable(dynamodb, TABLES.idempotency);
+    let provider: { readonly url: string } | undefined;
+    if (modes.some((mode) => chargeOf(mode) !== undefined)) {
+      await createPkSkTable(dynamodb, TABLES.provider, { ttlAttribute: PROVIDER_TTL_ATTRIBUTE });
+      provider = await teardown.whenStarted(
+        startPaymentProvider({ dynamodbEndpoint: emulators.dynamodbEndpoint, tableName: TABLES.provider }),
+      );
+    }
+    return {
+      region: REGION,
+      sqsEndpoint: emulators.sqsEndpoint,
+      dynamodbEndpoint: emulators.dynamodbEndpoint,
+      tableName: TABLES.ledger,
+      idempotencyTableName: TABLES.idempotency,
+      ...(provider
+        ? {
+            providerUrl: provider.url,
+            charges: providerCharges(DynamoDBDocumentClient.from(dynamodb), TABLES.provider),
+          }
+        : {}),
+      stop: () => teardown.run(),
+    };
+  } catch (error) {
+    await teardown.run().catch(() => undefined);
+    throw error;
+  }
+}

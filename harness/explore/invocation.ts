@@ -1,0 +1,249 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { Readable } from 'node:stream';
+import { ACKNOWLEDGE, type Fault, type Service, type Step, stepKey } from './steps.js';
+
+/**
+ * One invocation of a consumer in a cell, in this process: the steps it takes, each traced, and
+ * the one fault the plan puts at a step. A kill is a process's death seen from outside: the step
+ * never leaves (or its answer never arrives), nothing the invocation does afterwards reaches
+ * another system (each later request never settles and is never sent), and its return value is
+ * never delivered. Requests are attributed to their invocation through async context, so an
+ * abandoned invocation's stragglers can never pass for the next one's.
+ */
+export class Invocation {
+  readonly trace: Step[] = [];
+  private dead = false;
+  private markKilled!: () => void;
+  /** Resolves when the invocation is killed. */
+  readonly killed = new Promise<void>((resolve) => {
+    this.markKilled = resolve;
+  });
+  /** Per `event|operation`: sends seen so far. */
+  private readonly occurrences = new Map<string, number>();
+  /** Per send (the SDK's invocation id, or the charge's body): its occurrence, and whether it is refused. */
+  private readonly sends = new Map<string, { occurrence: number; refused: boolean }>();
+
+  constructor(
+    /** Which delivery of the scenario's batch this is: 1, 2, … */
+    readonly delivery: number,
+    /** Step key → its fault, for this delivery. */
+    private readonly faults: ReadonlyMap<string, Fault>,
+    /** The event a request names, from its text: an id, `batch` (several) or `-` (none). */
+    private readonly eventOf: (text: string) => string,
+  ) {}
+
+  /** Runs the handler as this invocation: what it returned or threw, or that it was killed. */
+  async run<T>(
+    handler: () => Promise<T>,
+  ): Promise<
+    | { readonly kind: 'returned'; readonly value: T }
+    | { readonly kind: 'threw'; readonly error: unknown }
+    | { readonly kind: 'killed' }
+  > {
+    const outcome = invocations.run(this, async () => {
+      try {
+        return { kind: 'returned' as const, value: await handler() };
+      } catch (error) {
+        return { kind: 'threw' as const, error };
+      }
+    });
+    const killed = this.killed.then(() => ({ kind: 'killed' as const }));
+    return Promise.race([outcome, killed]);
+  }
+
+  /**
+   * The acknowledgement, a step of its own: killed before it (the return never reaches the
+   * mapping), or not applied (the mapping's delete never happens); else the mapping deletes what
+   * the response says.
+   */
+  acknowledge(): 'delivered' | 'killed' | 'not-applied' {
+    const step: Step = {
+      key: stepKey('batch', ACKNOWLEDGE, 1, 1),
+      service: 'mapping',
+      event: 'batch',
+      operation: ACKNOWLEDGE,
+      occurrence: 1,
+      attempt: 1,
+    };
+    this.trace.push(step);
+    const fault = this.faults.get(step.key);
+    if (fault === 'killed-before') this.die();
+    return fault === undefined ? 'delivered' : fault === 'killed-before' ? 'killed' : 'not-applied';
+  }
+
+  /**
+   * One attempt of a request: traced, then sent or faulted as the plan says. `send` makes the
+   * attempt and yields its answer; `apply` makes it and discards the answer (a response lost);
+   * `lost` is the answer a lost response gets (a 500).
+   */
+  async step<R>(request: {
+    readonly service: Service;
+    readonly operation: string;
+    readonly text: string;
+    readonly sendId: string;
+    readonly attempt: number;
+    readonly send: () => Promise<R>;
+    readonly apply?: () => Promise<unknown>;
+    readonly lost: () => R;
+  }): Promise<R> {
+    if (this.dead) return never();
+    const event = this.eventOf(request.text);
+    let send = this.sends.get(request.sendId);
+    if (send === undefined) {
+      const name = `${event}|${request.operation}`;
+      const occurrence = (this.occurrences.get(name) ?? 0) + 1;
+      this.occurrences.set(name, occurrence);
+      send = { occurrence, refused: false };
+      this.sends.set(request.sendId, send);
+    }
+    // A refused attempt never leaves: it is the fault's consequence, not a step.
+    if (send.refused) return request.lost();
+    const step: Step = {
+      key: stepKey(event, request.operation, send.occurrence, request.attempt),
+      service: request.service,
+      event,
+      operation: request.operation,
+      occurrence: send.occurrence,
+      attempt: request.attempt,
+    };
+    this.trace.push(step);
+    const apply = request.apply ?? request.send;
+    switch (this.faults.get(step.key)) {
+      case undefined:
+        return request.send();
+      case 'killed-before':
+        this.die();
+        return never();
+      case 'response-lost':
+        await apply();
+        return request.lost();
+      case 'lost-then-killed':
+        await apply();
+        this.die();
+        return never();
+      case 'lost-error-seen':
+        await apply();
+        send.refused = true;
+        return request.lost();
+      case 'ack-not-applied':
+        return request.send();
+    }
+  }
+
+  private die(): void {
+    this.dead = true;
+    this.markKilled();
+  }
+}
+
+const invocations = new AsyncLocalStorage<Invocation>();
+
+/** The invocation whose request is being made now, if any (the mapping's and the lab's own are in none). */
+export function currentInvocation(): Invocation | undefined {
+  return invocations.getStore();
+}
+
+/** Never settles: what a dead process's request is. */
+function never<T>(): Promise<T> {
+  return new Promise<T>(() => undefined);
+}
+
+interface RequestLike {
+  readonly headers: Record<string, string | undefined>;
+  readonly body?: unknown;
+}
+
+interface HandlerLike {
+  handle(request: RequestLike, options?: unknown): Promise<{ response: unknown }>;
+}
+
+/**
+ * Makes every attempt an SDK client sends within an invocation a step of it: the client's own
+ * retries run as deployed, each attempt traced and faultable. `isStep` tells the consumer's
+ * requests from the lab's (counters, evidence records), which pass untraced.
+ */
+export function interceptClient(
+  client: { readonly config: { readonly requestHandler: unknown } },
+  service: 'dynamodb' | 'sqs',
+  isStep: () => boolean,
+): void {
+  const handler = client.config.requestHandler as HandlerLike;
+  if (typeof handler?.handle !== 'function') {
+    throw new TypeError(`the ${service} client has no request handler to intercept`);
+  }
+  const original = handler.handle.bind(handler);
+  handler.handle = (request, options) => {
+    const invocation = currentInvocation();
+    if (invocation === undefined || !isStep()) return original(request, options);
+    const target = header(request, 'x-amz-target') ?? '';
+    return invocation.step({
+      service,
+      operation: target.slice(target.lastIndexOf('.') + 1) || 'request',
+      text: textOf(request.body),
+      sendId: header(request, 'amz-sdk-invocation-id') ?? String(Math.random()),
+      attempt: Number(/attempt=(\d+)/.exec(header(request, 'amz-sdk-request') ?? '')?.[1] ?? 1),
+      send: () => original(request, options),
+      apply: async () => drain((await original(request, options)).response),
+      lost: () => ({ response: lostResponse(service) }),
+    });
+  };
+}
+
+/**
+ * The payment client's fetch, each attempt a step. Attempts of one charge share its body (with a
+ * key, the same key): counted per invocation to number them.
+ */
+export function interceptFetch(base: typeof fetch = fetch): typeof fetch {
+  const attempts = new WeakMap<Invocation, Map<string, number>>();
+  return (input, init) => {
+    const invocation = currentInvocation();
+    if (invocation === undefined) return base(input, init);
+    const body = typeof init?.body === 'string' ? init.body : '';
+    const seen = attempts.get(invocation) ?? new Map<string, number>();
+    attempts.set(invocation, seen);
+    const attempt = (seen.get(body) ?? 0) + 1;
+    seen.set(body, attempt);
+    return invocation.step({
+      service: 'provider',
+      operation: 'Charge',
+      text: body,
+      sendId: body,
+      attempt,
+      send: () => base(input, init),
+      apply: async () => (await base(input, init)).arrayBuffer(),
+      lost: () =>
+        new Response(JSON.stringify({ error: { type: 'api_error', message: 'the explorer lost this response' } }), {
+          status: 500,
+          headers: { 'content-type': 'application/json' },
+        }),
+    });
+  };
+}
+
+function header(request: RequestLike, name: string): string | undefined {
+  for (const [key, value] of Object.entries(request.headers)) if (key.toLowerCase() === name) return value;
+  return undefined;
+}
+
+/** A 500 as a lost connection gets: the SDK counts it transient and retries. */
+function lostResponse(service: 'dynamodb' | 'sqs') {
+  const type = service === 'dynamodb' ? 'InternalServerError' : 'InternalError';
+  return {
+    statusCode: 500,
+    reason: 'Internal Server Error',
+    headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': 'explorer-lost' },
+    body: Readable.from([Buffer.from(JSON.stringify({ __type: type, message: 'the explorer lost this response' }))]),
+  };
+}
+
+async function drain(response: unknown): Promise<void> {
+  const body = (response as { body?: unknown }).body;
+  if (body instanceof Readable) for await (const _ of body);
+}
+
+function textOf(body: unknown): string {
+  if (typeof body === 'string') return body;
+  // The SDK's JSON protocols hand over bytes (a Uint8Array whose string methods warn): read them as bytes.
+  if (body instanceof Uint8Array) return Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
+  return '';
+}
