@@ -487,7 +487,11 @@ export const handler = async (
     Math.max(30, Math.ceil(context.getRemainingTimeInMillis() / 1000)),
   );
   const result = await verifyRun(
-    { ...depsFromEnvironment(), sweepVisibilitySeconds, warn: (message, details) => logger.warn(message, details) },
+    {
+      ...depsFromEnvironment(),
+      sweepVisibilitySeconds,
+      warn: (message, details) => logger.warn(message, details),
+    },
     event,
   );
   // Counts only: the per-event detail can be megabytes, too much for a log line.

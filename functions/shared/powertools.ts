@@ -16,8 +16,8 @@ import {
   logRecordFailure,
   REPORTED_AS_FAILED,
 } from './consumer.js';
-import { type BatchHandler, type LabMode, labMode } from './lab-mode.js';
 import { asCoreSend } from './instrumented-client.js';
+import { type BatchHandler, type LabMode, labMode } from './lab-mode.js';
 import { addToCounter, type CreditOutcome, creditAccount } from './ledger.js';
 import { type MessageBody, parseMessageBody } from './message.js';
 

@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
   ChangeMessageVisibilityBatchCommand,
   type Message,
@@ -6,22 +7,26 @@ import {
   SendMessageBatchCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSRecord } from 'aws-lambda';
 import { isFifoMode, MODES, type Mode, type ModeSettings } from '../../contract/topology.js';
 import { deleteRecords } from '../../functions/core/delete-records.js';
+import type { ChargeReader } from '../../functions/shared/charge-outcome.js';
 import type { ManifestEvent } from '../../functions/shared/manifest.js';
 import { writeManifestEvents, writeManifestSummary } from '../../functions/shared/manifest.js';
-import { EVENT_ID_ATTRIBUTE, fifoIdsOf, type MessageBody, RUN_ID_ATTRIBUTE } from '../../functions/shared/message.js';
+import {
+  EVENT_ID_ATTRIBUTE,
+  fifoIdsOf,
+  type MessageBody,
+  RUN_ID_ATTRIBUTE,
+} from '../../functions/shared/message.js';
 import type { ModeOutcome } from '../../functions/shared/outcome.js';
-import type { ChargeReader } from '../../functions/shared/charge-outcome.js';
 import { verifyMode } from '../../functions/verifier.js';
 import { syntheticBodies } from '../benchmarks/floor.js';
 import { createModeQueues } from '../environments/provision.js';
 import { receiveCountOf, recordsToDelete, toSqsRecord } from '../lambda-runtime/sqs-event.js';
 import { Invocation } from './invocation.js';
-import { CREDENTIALS, type CellTarget, cellHandler } from './mode-deps.js';
+import { type CellTarget, CREDENTIALS, cellHandler } from './mode-deps.js';
 import type { Fault, PlannedFault, Step } from './steps.js';
 
 /** The scenario every cell of a mode runs: one batch, by construction. */

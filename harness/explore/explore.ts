@@ -144,6 +144,7 @@ export async function exploreMode(
 
 /** In plan order, so that the report reads the same on every run. */
 function sortCells(cells: ExploredCell[]): ExploredCell[] {
-  const key = (cell: ExploredCell) => cell.plan.map((fault) => `${fault.delivery}@${fault.step}@${fault.fault}`).join(',');
+  const key = (cell: ExploredCell) =>
+    cell.plan.map((fault) => `${fault.delivery}@${fault.step}@${fault.fault}`).join(',');
   return [...cells].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
 }

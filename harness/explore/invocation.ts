@@ -212,10 +212,13 @@ export function interceptFetch(base: typeof fetch = fetch): typeof fetch {
       send: () => base(input, init),
       apply: async () => (await base(input, init)).arrayBuffer(),
       lost: () =>
-        new Response(JSON.stringify({ error: { type: 'api_error', message: 'the explorer lost this response' } }), {
-          status: 500,
-          headers: { 'content-type': 'application/json' },
-        }),
+        new Response(
+          JSON.stringify({ error: { type: 'api_error', message: 'the explorer lost this response' } }),
+          {
+            status: 500,
+            headers: { 'content-type': 'application/json' },
+          },
+        ),
     });
   };
 }
@@ -232,7 +235,9 @@ function lostResponse(service: 'dynamodb' | 'sqs') {
     statusCode: 500,
     reason: 'Internal Server Error',
     headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': 'explorer-lost' },
-    body: Readable.from([Buffer.from(JSON.stringify({ __type: type, message: 'the explorer lost this response' }))]),
+    body: Readable.from([
+      Buffer.from(JSON.stringify({ __type: type, message: 'the explorer lost this response' })),
+    ]),
   };
 }
 
@@ -244,6 +249,7 @@ async function drain(response: unknown): Promise<void> {
 function textOf(body: unknown): string {
   if (typeof body === 'string') return body;
   // The SDK's JSON protocols hand over bytes (a Uint8Array whose string methods warn): read them as bytes.
-  if (body instanceof Uint8Array) return Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
+  if (body instanceof Uint8Array)
+    return Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
   return '';
 }

@@ -46,7 +46,9 @@ interface NeedsInputs {
  * stateful per invocation). Typed per mode: a new mode states here how the explorer feeds it.
  */
 const CELL_NEEDS: { readonly [M in Mode]: (inputs: NeedsInputs) => Promise<() => ModeNeeds[M]> } = {
-  'at-most-once': async ({ target, workDdb }) => () => ({ queueUrl: target.queueUrl, workDdb }),
+  'at-most-once':
+    async ({ target, workDdb }) =>
+    () => ({ queueUrl: target.queueUrl, workDdb }),
   'at-least-once': async () => () => ({}),
   'effectively-once': async () => () => ({}),
   'powertools-idempotency': async (inputs) =>
@@ -55,7 +57,9 @@ const CELL_NEEDS: { readonly [M in Mode]: (inputs: NeedsInputs) => Promise<() =>
     powertoolsNeeds(inputs, (await import('../../functions/powertools-message-id.js')).consumer),
   'entry-upsert': async () => () => ({}),
   'state-upsert': async () => () => ({}),
-  'fifo-versioned': async ({ target }) => () => ({ queueUrl: target.queueUrl }),
+  'fifo-versioned':
+    async ({ target }) =>
+    () => ({ queueUrl: target.queueUrl }),
   'charge-no-key': chargeNeeds,
   'charge-with-key': chargeNeeds,
 };
@@ -70,7 +74,8 @@ async function powertoolsNeeds(
 }
 
 async function chargeNeeds({ target }: NeedsInputs): Promise<() => ModeNeeds['charge-no-key']> {
-  if (target.providerUrl === undefined) throw new Error('a charge mode is explored with the payment provider');
+  if (target.providerUrl === undefined)
+    throw new Error('a charge mode is explored with the payment provider');
   // Few, quick retries, as deployed in shape (the same client), shorter in time.
   const payments = createPaymentClient({
     url: target.providerUrl,
@@ -96,7 +101,11 @@ export async function cellHandler<M extends Mode>(mode: M, target: CellTarget): 
   interceptClient(ledgerClient, 'dynamodb', isCoreSend);
   const idempotencyClient = new DynamoDBClient(clientConfig);
   interceptClient(idempotencyClient, 'dynamodb', () => true);
-  const sqs = new SQSClient({ region: target.region, credentials: CREDENTIALS, endpoint: target.sqsEndpoint });
+  const sqs = new SQSClient({
+    region: target.region,
+    credentials: CREDENTIALS,
+    endpoint: target.sqsEndpoint,
+  });
   interceptClient(sqs, 'sqs', () => true);
   const ddb = DynamoDBDocumentClient.from(ledgerClient);
   const singleAttempt = new DynamoDBClient({ ...clientConfig, maxAttempts: 1 });

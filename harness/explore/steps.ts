@@ -27,7 +27,8 @@ export const FAULTS = {
   'killed-before': 'the process dies just before the attempt leaves',
   'response-lost': 'applied, answered 500 (a timed-out connection); the client retries as deployed',
   'lost-then-killed': 'applied, and the process dies before it sees the answer',
-  'lost-error-seen': "applied, answered 500, every later attempt of the send refused: the handler's error path",
+  'lost-error-seen':
+    "applied, answered 500, every later attempt of the send refused: the handler's error path",
   'ack-not-applied': "the mapping's delete never happens: the batch comes back with receiveCount + 1",
 } as const;
 

@@ -257,7 +257,10 @@ export const OPTIONS = {
     placeholder: 'K',
     group: 'run',
     help: 'accounts the amounts are spread over',
-    entryPoints: { experiment: { default: 10 } },
+    entryPoints: {
+      experiment: { default: 10 },
+      explore: { defaultText: '2 (1 at --depth 2)', help: "accounts the scenario's events take turns on" },
+    },
   },
   'crash-rate': {
     kind: 'rate',
@@ -300,6 +303,7 @@ export const OPTIONS = {
         help: 'modes to measure; a mode with a production shape gets its production row too',
       },
       proofs: { ...ALL_MODES, help: 'modes to prove' },
+      explore: { ...ALL_MODES, help: 'modes to explore' },
       redrive: { help: 'modes to redrive', defaultText: "the run's (its manifest in the ledger says which)" },
     },
   },
@@ -316,6 +320,10 @@ export const OPTIONS = {
     entryPoints: {
       experiment: {
         defaultText: `${LOCAL_MAX_CONCURRENCY}; deployed stacks: ${topology('maxConcurrency').text}`,
+      },
+      explore: {
+        default: 8,
+        help: 'cells run side by side (each its own run and queues; most of a cell is waiting out a visibility timeout)',
       },
     },
   },
@@ -622,7 +630,10 @@ export const OPTIONS = {
     placeholder: 'N',
     group: 'run',
     help: 'events per mode in the seeded ledger',
-    entryPoints: { 'bench:verifier': { default: 100_000 } },
+    entryPoints: {
+      'bench:verifier': { default: 100_000 },
+      explore: { defaultText: '3 (2 at --depth 2)', help: "events in the scenario's one batch" },
+    },
   },
   runs: {
     kind: 'integer',
@@ -655,6 +666,37 @@ export const OPTIONS = {
       'happens makes every verdict NOT PROVED',
     entryPoints: { proofs: { default: crashTarget('evt-000000', 1) } },
   },
+  depth: {
+    kind: 'integer',
+    min: 1,
+    max: 2,
+    placeholder: 'D',
+    group: 'run',
+    help:
+      'faults per cell: 1, each step once; 2, every ordered pair, the second fault at a step of the ' +
+      "redelivery's own trace (cells grow as the square: a smaller default scenario)",
+    entryPoints: { explore: { default: 1 } },
+  },
+  cell: {
+    kind: 'text',
+    pattern: /^[a-z-]+@[1-9]:[^,\s]+(,[a-z-]+@[1-9]:[^,\s]+)?$/,
+    shape: 'FAULT@DELIVERY:STEP[,FAULT@DELIVERY:STEP], as a replay command prints it',
+    placeholder: 'PLAN',
+    group: 'run',
+    help: 'run only this cell, and print its trace: the replay command of a cell gives it',
+    entryPoints: { explore: { defaultText: 'every cell' } },
+  },
+  core: {
+    kind: 'text',
+    pattern: /\S/,
+    shape: 'a directory',
+    placeholder: 'DIR',
+    group: 'run',
+    help:
+      'explore the cores in DIR instead of functions/core/: a copy of that folder (every file), changed the ' +
+      'way your service changes it; the lab runs its modes with them',
+    entryPoints: { explore: { defaultText: 'functions/core/' } },
+  },
   check: {
     kind: 'flag',
     group: 'run',
@@ -665,7 +707,7 @@ export const OPTIONS = {
     kind: 'flag',
     group: 'general',
     help: 'print the report as JSON on stdout, nothing else',
-    entryPoints: { experiment: {}, redrive: {} },
+    entryPoints: { experiment: {}, redrive: {}, explore: {} },
   },
   open: {
     kind: 'flag',

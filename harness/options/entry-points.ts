@@ -99,6 +99,22 @@ runs.`,
     exitCodes:
       '0 done, 1 the redrive failed (or the run is not in the stack), 2 invalid options, 129/130/143 hung up/interrupted/terminated.',
   },
+  explore: {
+    command: 'npm run explore --',
+    summary:
+      'every crash point: each consumer faulted at every step it takes, its promise checked in every cell',
+    description: `Explores each mode's consumer at every step it takes. A clean run of a small scenario (one batch)
+records the trace: every attempt of every request to DynamoDB, SQS and the payment provider, and
+the acknowledgement. Then one cell per step and fault, with exactly that one fault (killed before
+the attempt, its response lost, lost and then killed, lost with the error seen by the handler, the
+acknowledgement not applied), drained through redeliveries and the DLQ, and counted by the
+verifier by event id. The consumers run in this process against fauxqs and DynamoDB Local.`,
+    footer: `Prints a matrix per mode (steps down, faults across) and writes reports/explore-<timestamp>.json
+and .html (each cell's trace and replay command on hover). With --core DIR the lab's modes run
+the cores in DIR (a copy of functions/core/, changed) instead of functions/core/.`,
+    exitCodes:
+      "0 every mode's promise held in every cell, 1 one broke (or the exploration failed), 2 invalid options.",
+  },
   'docs:options': {
     command: 'npm run docs:options --',
     summary: 'writes docs/options.md from the option declaration (harness/options/)',

@@ -43,7 +43,11 @@ describe('at-most-once consumer', () => {
   it('deletes the batch before the first ledger write', async () => {
     const event = sqsEvent(sqsRecord(messageBody()), sqsRecord(messageBody()));
 
-    await processBatch(event, lambdaContext, { ...consumerDeps('at-most-once'), queueUrl: QUEUE_URL, workDdb: WORK_DDB });
+    await processBatch(event, lambdaContext, {
+      ...consumerDeps('at-most-once'),
+      queueUrl: QUEUE_URL,
+      workDdb: WORK_DDB,
+    });
 
     expect(calls).toEqual(['count', 'delete', 'write', 'write']);
     const [deleteCall] = sqs.commandCalls(DeleteMessageBatchCommand);
@@ -154,7 +158,9 @@ describe('at-most-once consumer', () => {
     };
 
     await expect(
-      deps.untilKilled(processBatch(sqsEvent(poison), lambdaContext, { ...deps, queueUrl: QUEUE_URL, workDdb: WORK_DDB })),
+      deps.untilKilled(
+        processBatch(sqsEvent(poison), lambdaContext, { ...deps, queueUrl: QUEUE_URL, workDdb: WORK_DDB }),
+      ),
     ).rejects.toThrow(Killed);
 
     const keys = ddb.commandCalls(UpdateCommand).map((call) => call.args[0].input.Key?.sk);

@@ -1,0 +1,113 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { PROJECT_ROOT } from '../../lib/bundling.js';
+import type { ParsedOptions } from '../options/parse.js';
+import type { Finished } from '../options/run.js';
+import { UsageError } from '../options/usage-error.js';
+import type { Scenario } from './cell.js';
+import { startExploreEnvironment } from './environment.js';
+import { exploreMode, type ModeExploration } from './explore.js';
+import { cellText, type ExploreReport, formatExploration, renderExplorePage } from './report.js';
+import { FAULT_NAMES, type Fault, type PlannedFault, stepLabel } from './steps.js';
+
+/** The default scenarios: depth 1 in about a minute for every mode, depth 2 (the square) smaller. */
+export const DEFAULT_SCENARIOS: Readonly<Record<1 | 2, Scenario>> = {
+  1: { events: 3, accounts: 2 },
+  2: { events: 2, accounts: 1 },
+};
+
+/** `--cell killed-before@1:evt-0000000:UpdateItem:1:1[,…]` as the faults it plans. */
+export function parseCell(text: string): PlannedFault[] {
+  return text.split(',').map((part) => {
+    const at = part.indexOf('@');
+    const colon = part.indexOf(':', at);
+    const fault = part.slice(0, at);
+    if (!FAULT_NAMES.includes(fault as Fault)) {
+      throw new UsageError(`--cell: "${fault}" is not a fault (${FAULT_NAMES.join(', ')})`);
+    }
+    return {
+      fault: fault as Fault,
+      delivery: Number(part.slice(at + 1, colon)),
+      step: part.slice(colon + 1),
+    };
+  });
+}
+
+export async function explore({ values }: ParsedOptions<'explore'>): Promise<Finished> {
+  const depth = values.depth === 2 ? 2 : 1;
+  const scenario: Scenario = {
+    events: values.events ?? DEFAULT_SCENARIOS[depth].events,
+    accounts: values.accounts ?? DEFAULT_SCENARIOS[depth].accounts,
+  };
+  if (scenario.events > 10) {
+    throw new UsageError(`--events ${scenario.events}: the scenario is one batch, at most 10 events`);
+  }
+  const only = values.cell === undefined ? undefined : [parseCell(values.cell)];
+  const say = (message: string) => process.stderr.write(`• ${message}\n`);
+  say(`starting the emulators for ${values.modes.join(', ')}`);
+  const env = await startExploreEnvironment(values.modes);
+  const started = performance.now();
+  const modes: ModeExploration[] = [];
+  try {
+    for (const mode of values.modes) {
+      say(`${mode}: a clean run records the trace, then one cell per step and fault`);
+      let lastShown = 0;
+      modes.push(
+        await exploreMode(env, mode, {
+          scenario,
+          depth,
+          concurrency: values.concurrency ?? 8,
+          ...(only ? { only } : {}),
+          onCell: (_, done, total) => {
+            if (done === total || performance.now() - lastShown > 5_000) {
+              lastShown = performance.now();
+              say(`${mode}: ${done}/${total} cells`);
+            }
+          },
+        }),
+      );
+    }
+  } finally {
+    await env.stop();
+  }
+  const cells = modes.reduce((sum, mode) => sum + mode.cells.length, 0);
+  const broken = modes.reduce((sum, mode) => sum + mode.cells.filter((cell) => !cell.promiseHeld).length, 0);
+  const report: ExploreReport = {
+    scenario,
+    depth,
+    ...(values.core !== undefined ? { core: values.core } : {}),
+    modes,
+    cells,
+    broken,
+    seconds: Math.round((performance.now() - started) / 100) / 10,
+  };
+  const dir = join(PROJECT_ROOT, 'reports');
+  mkdirSync(dir, { recursive: true });
+  const name = `explore-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+  const reportPath = join(dir, `${name}.json`);
+  const pagePath = join(dir, `${name}.html`);
+  const json = JSON.stringify(report, null, 2);
+  writeFileSync(reportPath, `${json}\n`);
+  writeFileSync(pagePath, renderExplorePage(report));
+  const exitCode = broken > 0 ? 1 : 0;
+  if (values.json) {
+    process.stdout.write(`${json}\n`);
+    return { exitCode };
+  }
+  if (only) {
+    for (const exploration of modes) {
+      for (const cell of exploration.cells) {
+        process.stdout.write(`${exploration.mode}: ${cellText(cell)}\n`);
+        for (const delivery of cell.deliveries) {
+          process.stdout.write(
+            `  delivery ${delivery.delivery} (receive ${delivery.receiveCount}, ${delivery.ended}${delivery.acknowledged ? ', acknowledged' : ''}): ${delivery.trace.map(stepLabel).join(' → ')}\n`,
+          );
+        }
+      }
+    }
+  } else {
+    process.stdout.write(`${formatExploration(report)}\n`);
+  }
+  say(`written: ${relative(process.cwd(), reportPath)}`);
+  return { exitCode, report: reportPath, page: pagePath };
+}
