@@ -393,6 +393,46 @@ export const MODES = {
       expected: "the crash to land after the charge and the redelivery to get the first charge's replay",
     },
   },
+  'marker-then-credit': {
+    ...consumerDefaults,
+    summary:
+      'TEACHING, do not copy: a conditional PutItem of a processed-marker, then the credit as a second write (two writes, not one transaction); then Lambda deletes the batch',
+    crashPoint: 'the marker had been written, the credit not yet sent',
+    reportBatchItemFailures: true,
+    deletesOwnBatch: false,
+    // Its application rides on the credit: a marker alone is not evidence of a credit.
+    evidence: 'balance',
+    inDefaultRun: false,
+    // Loses an event stopped between its two writes (its redelivery finds the marker), and one whose
+    // marker's response is lost (the SDK's retry fails the put's own condition); duplicates a credit
+    // whose response is lost (an UpdateItem carries no token). `npm run explore` shows each cell.
+    promises: { noLoss: false, noDuplicates: false },
+    proof: {
+      counts: { crashes: 1, lost: 1, appliedOnce: 0, duplicated: 0 },
+      story:
+        'had its marker written, the process was killed before the credit, and the redelivery found the marker and skipped it: never credited',
+      expected: 'the crash to land after the marker and the redelivery to skip the event',
+    },
+  },
+  'credit-then-marker': {
+    ...consumerDefaults,
+    summary:
+      'TEACHING, do not copy: reads the processed-marker, credits, then puts the marker as a second write (two writes, not one transaction); then Lambda deletes the batch',
+    crashPoint: 'the credit had been written, the marker not yet',
+    reportBatchItemFailures: true,
+    deletesOwnBatch: false,
+    evidence: 'balance',
+    inDefaultRun: false,
+    // Duplicates an event stopped between the credit and the marker, and a credit whose response is
+    // lost; loses nothing (deleted only after both writes).
+    promises: { noLoss: true, noDuplicates: false },
+    proof: {
+      counts: { crashes: 1, duplicated: 1, extraApplications: 1, lost: 0 },
+      story:
+        'was credited, the process was killed before its marker was written, and the redelivery found no marker and credited it again',
+      expected: 'the crash to land after the credit and the redelivery to credit again',
+    },
+  },
 } as const satisfies Record<string, ModeSettings>;
 
 export type Mode = keyof typeof MODES;

@@ -19,4 +19,6 @@ export const LAB_MODES: { readonly [M in Mode]: () => Promise<LabMode<M>> } = {
   'fifo-versioned': async () => (await import('./fifo-versioned.js')).consumer,
   'charge-no-key': async () => (await import('./charge-no-key.js')).consumer,
   'charge-with-key': async () => (await import('./charge-with-key.js')).consumer,
+  'marker-then-credit': async () => (await import('./marker-then-credit.js')).consumer,
+  'credit-then-marker': async () => (await import('./credit-then-marker.js')).consumer,
 };

@@ -45,6 +45,8 @@ export interface ModeNeeds {
   'fifo-versioned': QueueNeeds;
   'charge-no-key': ChargeNeeds;
   'charge-with-key': ChargeNeeds;
+  'marker-then-credit': object;
+  'credit-then-marker': object;
 }
 
 /** Fails to compile if a topology mode has no needs above, or the needs name a mode it lacks. */

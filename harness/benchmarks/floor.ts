@@ -91,6 +91,8 @@ const FLOOR_NEEDS: { readonly [M in Mode]: (target: FloorTarget) => Promise<() =
   'fifo-versioned': async () => () => ({ queueUrl: FLOOR_QUEUE_URL }),
   'charge-no-key': chargeNeeds,
   'charge-with-key': chargeNeeds,
+  'marker-then-credit': async () => () => ({}),
+  'credit-then-marker': async () => () => ({}),
 };
 
 function clientConfig(target: FloorTarget) {

@@ -56,7 +56,7 @@ export async function explore({ values }: ParsedOptions<'explore'>): Promise<Fin
         await exploreMode(env, mode, {
           scenario,
           depth,
-          concurrency: values.concurrency ?? 8,
+          concurrency: values.parallel,
           ...(only ? { only } : {}),
           onCell: (_, done, total) => {
             if (done === total || performance.now() - lastShown > 5_000) {

@@ -62,6 +62,8 @@ const CELL_NEEDS: { readonly [M in Mode]: (inputs: NeedsInputs) => Promise<() =>
     () => ({ queueUrl: target.queueUrl }),
   'charge-no-key': chargeNeeds,
   'charge-with-key': chargeNeeds,
+  'marker-then-credit': async () => () => ({}),
+  'credit-then-marker': async () => () => ({}),
 };
 
 async function powertoolsNeeds(

@@ -321,10 +321,6 @@ export const OPTIONS = {
       experiment: {
         defaultText: `${LOCAL_MAX_CONCURRENCY}; deployed stacks: ${topology('maxConcurrency').text}`,
       },
-      explore: {
-        default: 8,
-        help: 'cells run side by side (each its own run and queues; most of a cell is waiting out a visibility timeout)',
-      },
     },
   },
   'visibility-timeout': {
@@ -677,6 +673,15 @@ export const OPTIONS = {
       "redelivery's own trace (cells grow as the square: a smaller default scenario)",
     entryPoints: { explore: { default: 1 } },
   },
+  parallel: {
+    kind: 'integer',
+    min: 1,
+    max: 64,
+    placeholder: 'N',
+    group: 'run',
+    help: 'cells run side by side, each its own run and queues (most of a cell is waiting out a visibility timeout)',
+    entryPoints: { explore: { default: 8 } },
+  },
   cell: {
     kind: 'text',
     pattern: /^[a-z-]+@[1-9]:[^,\s]+(,[a-z-]+@[1-9]:[^,\s]+)?$/,
@@ -722,6 +727,7 @@ export const OPTIONS = {
     help: 'show this help',
     entryPoints: {
       experiment: {},
+      explore: {},
       sweep: {},
       bench: {},
       'bench:verifier': {},
