@@ -2,10 +2,11 @@
  * `npm run explore`: every crash point of each mode's consumer (harness/explore/). With --core DIR
  * the cores are resolved from DIR before any of them is loaded (harness/explore/core-hooks.mjs).
  */
-import { existsSync, statSync } from 'node:fs';
+import { cpSync, existsSync, rmSync, statSync } from 'node:fs';
 import { register } from 'node:module';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { PROJECT_ROOT } from '../../lib/bundling.js';
 import type { ParsedOptions } from '../options/parse.js';
 import { runEntryPoint } from '../options/run.js';
 import { UsageError } from '../options/usage-error.js';
@@ -19,7 +20,11 @@ async function main(options: ParsedOptions<'explore'>) {
   return explore(options);
 }
 
-/** Resolves functions/core/* from `dir` from now on. */
+/**
+ * Resolves functions/core/* from a copy of `dir` from now on. The copy is made inside the project
+ * (.explore/, removed at exit), so the team's files import this project's packages and are ES
+ * modules wherever `dir` is.
+ */
 function useCores(dir: string): void {
   const path = resolve(dir);
   if (!existsSync(path) || !statSync(path).isDirectory()) {
@@ -32,12 +37,12 @@ function useCores(dir: string): void {
       );
     }
   }
+  const copy = join(PROJECT_ROOT, '.explore', `core-${process.pid}`);
+  rmSync(copy, { recursive: true, force: true });
+  cpSync(path, copy, { recursive: true });
+  process.on('exit', () => rmSync(copy, { recursive: true, force: true }));
   register(new URL('../explore/core-hooks.mjs', import.meta.url), {
-    data: {
-      from: CORE_DIR.href,
-      to: pathToFileURL(`${path}/`).href,
-      anchor: new URL('effectively-once.ts', CORE_DIR).href,
-    },
+    data: { from: CORE_DIR.href, to: pathToFileURL(`${copy}/`).href },
   });
 }
 

@@ -1,0 +1,144 @@
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { ExploredCell } from '../../harness/explore/explore.js';
+import type { ExploreReport } from '../../harness/explore/report.js';
+import { PROJECT_ROOT } from '../../lib/bundling.js';
+import { runNpmScript } from '../support/cli.js';
+
+/**
+ * `npm run explore` as the README gives it, on the smallest scenario that still has an event
+ * before and after each step (2 events, 1 account, one batch): effectively-once exact in every
+ * cell, and the two teaching modes broken in exactly the cells their order predicts. Then a copied
+ * core (`--core`), as a team would explore its change: exact as copied, failing cells once its
+ * marker's condition is dropped.
+ */
+const SCENARIO = ['--events', '2', '--accounts', '1'];
+
+async function explore(
+  args: string[],
+): Promise<{ code: number | null; report: ExploreReport; stderr: string }> {
+  const run = await runNpmScript('explore', [...SCENARIO, '--json', ...args]);
+  const json = run.stdout.slice(run.stdout.indexOf('{'));
+  return { code: run.code, report: JSON.parse(json) as ExploreReport, stderr: run.stderr };
+}
+
+/** Each depth-1 cell as `fault@operation#event`: what it showed. */
+function shown(report: ExploreReport, mode: string): Record<string, string> {
+  const exploration = report.modes.find((each) => each.mode === mode);
+  if (exploration === undefined) throw new Error(`${mode} was not explored`);
+  const steps = new Map(exploration.steps.map((step) => [step.key, step]));
+  return Object.fromEntries(
+    exploration.cells.map((cell: ExploredCell) => {
+      const [fault] = cell.plan;
+      const step = steps.get(fault?.step ?? '');
+      const name = `${fault?.fault}@${step?.operation}#${step?.event}`;
+      const { counts } = cell;
+      const what = cell.exact
+        ? 'exact'
+        : [
+            counts.lost > 0 ? `lost ${counts.lost}` : '',
+            counts.duplicated > 0 ? `dup ${counts.duplicated}` : '',
+          ]
+            .filter(Boolean)
+            .join(', ');
+      return [name, what];
+    }),
+  );
+}
+
+/** What every cell of `faults` at `operation` (both events) must show; every other cell exact. */
+function expectPattern(cells: Record<string, string>, broken: Record<string, string>): void {
+  for (const [cell, what] of Object.entries(cells)) {
+    const [faultAt] = cell.split('#');
+    expect({ cell, what }).toEqual({ cell, what: broken[faultAt ?? ''] ?? 'exact' });
+  }
+}
+
+describe('npm run explore', () => {
+  const temporary: string[] = [];
+  afterAll(async () => {
+    for (const dir of temporary) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('finds effectively-once exact in every cell, and each teaching mode broken exactly between its two writes', async () => {
+    const { code, report } = await explore([
+      '--modes',
+      'effectively-once,marker-then-credit,credit-then-marker',
+    ]);
+
+    expect(Object.values(shown(report, 'effectively-once')).every((what) => what === 'exact')).toBe(true);
+    // Two events × (PutItem, UpdateItem) × 4 faults + the acknowledgement's 2.
+    expect(Object.keys(shown(report, 'marker-then-credit'))).toHaveLength(18);
+    expectPattern(shown(report, 'marker-then-credit'), {
+      // From "marker applied" to "credit not yet sent": the redelivery (or the SDK's retry of the
+      // put) finds the marker and skips the credit.
+      'response-lost@PutItem': 'lost 1',
+      'lost-then-killed@PutItem': 'lost 1',
+      'lost-error-seen@PutItem': 'lost 1',
+      'killed-before@UpdateItem': 'lost 1',
+      // The credit's response lost: the SDK sends the UpdateItem again, which has no token.
+      'response-lost@UpdateItem': 'dup 1',
+    });
+    expectPattern(shown(report, 'credit-then-marker'), {
+      // From "credit applied" to "marker not yet sent": the redelivery finds no marker.
+      'response-lost@UpdateItem': 'dup 1',
+      'lost-then-killed@UpdateItem': 'dup 1',
+      'lost-error-seen@UpdateItem': 'dup 1',
+      'killed-before@PutItem': 'dup 1',
+    });
+    // Their promises (contract/topology.ts) say what they do not promise: every promise held.
+    expect(report.broken).toBe(0);
+    expect(code).toBe(0);
+  });
+
+  it('explores a copied core with --core: exact as copied, failing cells once the marker condition is dropped', async () => {
+    const copy = await mkdtemp(join(tmpdir(), 'team-core-'));
+    temporary.push(copy);
+    await cp(join(PROJECT_ROOT, 'functions/core'), copy, { recursive: true });
+
+    const asCopied = await explore(['--modes', 'effectively-once', '--core', copy]);
+    expect(asCopied.report.core).toBe(copy);
+    expect(asCopied.report.broken).toBe(0);
+    expect(asCopied.code).toBe(0);
+
+    const file = join(copy, 'effectively-once.ts');
+    const source = await readFile(file, 'utf8');
+    const condition = "ConditionExpression: 'attribute_not_exists(#pk) OR #dedupeUntil < :now',";
+    expect(source).toContain(condition);
+    // Always true, and every name and value still used (DynamoDB refuses unused ones).
+    await writeFile(
+      file,
+      source.replace(
+        condition,
+        "ConditionExpression: 'attribute_not_exists(#pk) OR #dedupeUntil < :now OR attribute_exists(#pk)',",
+      ),
+    );
+    const broken = await explore(['--modes', 'effectively-once', '--core', copy]);
+
+    const cells = shown(broken.report, 'effectively-once');
+    // Whatever is redelivered after a write that was applied is applied again.
+    expect(cells['killed-before@acknowledge#batch']).toBe('dup 2');
+    expect(cells['lost-then-killed@TransactWriteItems#evt-0000000']).toBe('dup 1');
+    expect(broken.report.broken).toBeGreaterThan(0);
+    expect(broken.code).toBe(1);
+  });
+
+  it('replays one cell from its command, and prints its trace', async () => {
+    const run = await runNpmScript('explore', [
+      ...SCENARIO,
+      '--modes',
+      'marker-then-credit',
+      '--cell',
+      'killed-before@1:evt-0000001:UpdateItem:1:1',
+    ]);
+
+    expect(run.stdout).toContain('marker-then-credit: lost 1');
+    expect(run.stdout).toMatch(
+      /delivery 1 \(receive 1, killed\): PutItem evt-0000000 → UpdateItem evt-0000000 → PutItem evt-0000001 → UpdateItem evt-0000001\n/,
+    );
+    expect(run.stdout).toMatch(/delivery 2 \(receive 2, returned, acknowledged\)/);
+    expect(run.code).toBe(0);
+  });
+});

@@ -1,0 +1,99 @@
+import { describe, expect, it } from 'vitest';
+import { Invocation } from '../../../../harness/explore/invocation.js';
+import { type Fault, stepKey } from '../../../../harness/explore/steps.js';
+
+const KEY = stepKey('evt-1', 'UpdateItem', 1, 1);
+
+/** One invocation that sends `attempts` attempts of one request, as an SDK retrying a 500 does. */
+async function sendWithRetries(fault: Fault | undefined, attempts = 3) {
+  const applied: number[] = [];
+  const invocation = new Invocation(1, new Map(fault ? [[KEY, fault]] : []), () => 'evt-1');
+  const outcome = await invocation.run(async () => {
+    for (let attempt = 1; attempt <= attempts; attempt += 1) {
+      const answer = await invocation.step({
+        service: 'dynamodb',
+        operation: 'UpdateItem',
+        text: '{"evt-1"}',
+        sendId: 'send-1',
+        attempt,
+        send: async () => {
+          applied.push(attempt);
+          return 200;
+        },
+        lost: () => 500,
+      });
+      if (answer === 200) return 'ok';
+    }
+    throw new Error('every attempt failed');
+  });
+  return { applied, outcome, trace: invocation.trace.map((step) => step.key) };
+}
+
+describe('an invocation under a planned fault', () => {
+  it('sends every step as is without a fault, and traces it', async () => {
+    const { applied, outcome, trace } = await sendWithRetries(undefined);
+
+    expect(applied).toEqual([1]);
+    expect(outcome).toEqual({ kind: 'returned', value: 'ok' });
+    expect(trace).toEqual([KEY]);
+  });
+
+  it('killed before: the attempt never leaves, and the invocation never returns', async () => {
+    const { applied, outcome } = await sendWithRetries('killed-before');
+
+    expect(applied).toEqual([]);
+    expect(outcome).toEqual({ kind: 'killed' });
+  });
+
+  it('response lost: applied, answered 500, and the retry goes out as deployed', async () => {
+    const { applied, outcome, trace } = await sendWithRetries('response-lost');
+
+    expect(applied).toEqual([1, 2]);
+    expect(outcome).toEqual({ kind: 'returned', value: 'ok' });
+    expect(trace).toEqual([KEY, stepKey('evt-1', 'UpdateItem', 1, 2)]);
+  });
+
+  it('lost, then killed: applied, and nothing after it happens', async () => {
+    const { applied, outcome } = await sendWithRetries('lost-then-killed');
+
+    expect(applied).toEqual([1]);
+    expect(outcome).toEqual({ kind: 'killed' });
+  });
+
+  it('lost, error seen: applied once, every later attempt refused, the handler sees the error', async () => {
+    const { applied, outcome, trace } = await sendWithRetries('lost-error-seen');
+
+    expect(applied).toEqual([1]);
+    expect(outcome.kind).toBe('threw');
+    expect(trace).toEqual([KEY]);
+  });
+
+  it('the acknowledgement: killed before it, or not applied', () => {
+    const ack = stepKey('batch', 'acknowledge', 1, 1);
+    expect(new Invocation(1, new Map(), () => 'batch').acknowledge()).toBe('delivered');
+    expect(new Invocation(1, new Map([[ack, 'killed-before']]), () => 'batch').acknowledge()).toBe('killed');
+    expect(new Invocation(1, new Map([[ack, 'ack-not-applied']]), () => 'batch').acknowledge()).toBe(
+      'not-applied',
+    );
+  });
+
+  it('numbers the sends of one operation per event: a second send is occurrence 2', async () => {
+    const invocation = new Invocation(1, new Map(), () => 'evt-1');
+    for (const sendId of ['a', 'b']) {
+      await invocation.step({
+        service: 'dynamodb',
+        operation: 'PutItem',
+        text: '',
+        sendId,
+        attempt: 1,
+        send: async () => 200,
+        lost: () => 500,
+      });
+    }
+
+    expect(invocation.trace.map((step) => step.key)).toEqual([
+      stepKey('evt-1', 'PutItem', 1, 1),
+      stepKey('evt-1', 'PutItem', 2, 1),
+    ]);
+  });
+});
