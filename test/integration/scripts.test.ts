@@ -39,6 +39,7 @@ const RUN_BY: Record<string, string> = {
   'deploy:local': 'none: needs LocalStack running',
   'destroy:local': 'none: needs LocalStack running',
   proofs: 'test/integration/proofs.test.ts',
+  explore: 'test/integration/explore.test.ts',
   sweep: 'test/integration/script-runs.test.ts',
   'docs:options': 'test/unit/harness/options/docs.test.ts (its output), test/integration/cli-options.test.ts',
 };
