@@ -47,9 +47,12 @@ const RUNS = [
   'test/integration/html-report.test.ts',
   'test/integration/proofs.test.ts',
   'test/integration/cli.test.ts',
-  'test/integration/new-mode.test.ts',
   'test/integration/redrive.test.ts',
   'test/integration/script-runs.test.ts',
+  // In process, but CPU-bound (cells side by side on the one DynamoDB Local): beside the
+  // component files they would slow those past their timeouts.
+  'test/integration/explore.test.ts',
+  'test/integration/cores.test.ts',
 ];
 
 /**
@@ -61,6 +64,9 @@ const SOAK = [
   'test/integration/faults.test.ts',
   'test/integration/bench.test.ts',
   'test/integration/fault-properties.test.ts',
+  // A mode added on a copy of the project, type-checked and proved (the component layer,
+  // cores.test.ts, runs every mode's cells in npm test).
+  'test/integration/new-mode.test.ts',
 ];
 /**
  * Seconds each whole-run file may take, by project and file (the property test runs once in `runs`,
@@ -74,12 +80,14 @@ const TIME_BUDGETS_SECONDS = {
   'runs test/integration/html-report.test.ts': 45,
   'runs test/integration/proofs.test.ts': 60,
   'runs test/integration/cli.test.ts': 45,
-  'runs test/integration/new-mode.test.ts': 35,
   'runs test/integration/redrive.test.ts': 60,
   'runs test/integration/script-runs.test.ts': 40,
+  'runs test/integration/explore.test.ts': 60,
+  'runs test/integration/cores.test.ts': 60,
   'soak test/integration/faults.test.ts': 120,
   'soak test/integration/bench.test.ts': 140,
   'soak test/integration/fault-properties.test.ts': 450,
+  'soak test/integration/new-mode.test.ts': 40,
 };
 
 /** The property test's schedules under test:soak: the runbook and four random ones. */

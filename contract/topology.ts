@@ -39,6 +39,12 @@ export interface ModeSettings {
    * crashed event, the docs). The handler calls `maybeCrash` at exactly this point.
    */
   readonly crashPoint: string;
+  /**
+   * The step of one event's trace (`npm run explore`) that the crash point comes just before: the
+   * operation of the request it precedes, or `acknowledge`. The explorer's cell "killed before
+   * this step" is the crash point, and the component layer checks the proof's counts there.
+   */
+  readonly crashStep: 'acknowledge' | 'UpdateItem' | 'TransactWriteItems' | 'PutItem';
   /** SQS event source mapping batch size. */
   readonly batchSize: number;
   /** Batching window in seconds; AWS requires > 0 when batchSize > 10. */
@@ -151,6 +157,7 @@ export const MODES = {
     ...consumerDefaults,
     summary: 'deletes the received batch from SQS, then applies each message',
     crashPoint: 'the batch had been deleted, the event not yet applied',
+    crashStep: 'UpdateItem',
     reportBatchItemFailures: false,
     deletesOwnBatch: true,
     evidence: 'balance',
@@ -165,6 +172,7 @@ export const MODES = {
     ...consumerDefaults,
     summary: 'applies each message, then Lambda deletes the batch on success',
     crashPoint: 'the event had been applied, the batch not yet acknowledged',
+    crashStep: 'acknowledge',
     reportBatchItemFailures: true,
     deletesOwnBatch: false,
     evidence: 'balance',
@@ -188,6 +196,7 @@ export const MODES = {
     summary:
       'applies each message in one TransactWriteItems with a conditional processed-marker, then Lambda deletes the batch',
     crashPoint: 'the event had been applied, the batch not yet acknowledged',
+    crashStep: 'acknowledge',
     reportBatchItemFailures: true,
     deletesOwnBatch: false,
     promises: { noLoss: true, noDuplicates: true },
@@ -217,6 +226,7 @@ export const MODES = {
     summary:
       'applies each message inside a Powertools makeIdempotent call keyed on the event id (INPROGRESS, work, COMPLETED), then Lambda deletes the batch',
     crashPoint: 'the credit was durable, the idempotency record not yet COMPLETED',
+    crashStep: 'UpdateItem',
     reportBatchItemFailures: true,
     deletesOwnBatch: false,
     idempotencyTable: true,
@@ -240,6 +250,7 @@ export const MODES = {
     summary:
       "applies each message inside a Powertools makeIdempotent call keyed on the SQS messageId, as Powertools' SQS batch example is (INPROGRESS, work, COMPLETED), then Lambda deletes the batch",
     crashPoint: 'the credit was durable, the idempotency record of the message id not yet COMPLETED',
+    crashStep: 'UpdateItem',
     reportBatchItemFailures: true,
     deletesOwnBatch: false,
     idempotencyTable: true,
@@ -271,6 +282,7 @@ export const MODES = {
     summary:
       'writes one ledger entry per event keyed on the event id (one UpdateItem that SETs it: a repeat writes the same entry) and derives the balance on read, as the sum of the entries; then Lambda deletes the batch',
     crashPoint: 'the entry had been written, the batch not yet acknowledged',
+    crashStep: 'acknowledge',
     reportBatchItemFailures: true,
     deletesOwnBatch: false,
     balance: 'entries',
@@ -290,6 +302,7 @@ export const MODES = {
       "writes the account's state: one conditional UpdateItem SETs the balance after the event and its seq as the version, only if the stored version is older (else a newer state is there: superseded), and records the event for the verifier; then Lambda deletes the batch",
     crashPoint:
       'the state had been written (or found superseded) and the event recorded, the batch not yet acknowledged',
+    crashStep: 'acknowledge',
     reportBatchItemFailures: true,
     deletesOwnBatch: false,
     balance: 'state',
@@ -323,6 +336,7 @@ export const MODES = {
     summary:
       'credits on a FIFO queue (one group per run and account) with one conditional UpdateItem: ADD the amount and SET version = seq, only if the stored version is seq − 1 (a repeat finds its own or a newer version and writes nothing; a gap fails the record until its predecessor is there); then Lambda deletes the batch',
     crashPoint: 'the credit had been written (or found already there), the batch not yet acknowledged',
+    crashStep: 'acknowledge',
     queue: 'fifo',
     evidence: 'balance',
     reportBatchItemFailures: true,
@@ -359,6 +373,7 @@ export const MODES = {
     summary:
       "charges each event at the payment provider WITHOUT an idempotency key, then records the charge in effectively-once's marker transaction (charge id on the marker, and the credit); then Lambda deletes the batch",
     crashPoint: 'the card had been charged at the provider, the charge not yet recorded',
+    crashStep: 'TransactWriteItems',
     reportBatchItemFailures: true,
     deletesOwnBatch: false,
     charge: { idempotencyKey: false },
@@ -379,6 +394,7 @@ export const MODES = {
     summary:
       "charges each event at the payment provider with the event's id as the Idempotency-Key, then records the charge in effectively-once's marker transaction (charge id on the marker, and the credit); then Lambda deletes the batch",
     crashPoint: 'the card had been charged at the provider, the charge not yet recorded',
+    crashStep: 'TransactWriteItems',
     reportBatchItemFailures: true,
     deletesOwnBatch: false,
     charge: { idempotencyKey: true },
@@ -398,6 +414,7 @@ export const MODES = {
     summary:
       'TEACHING, do not copy: a conditional PutItem of a processed-marker, then the credit as a second write (two writes, not one transaction); then Lambda deletes the batch',
     crashPoint: 'the marker had been written, the credit not yet sent',
+    crashStep: 'UpdateItem',
     reportBatchItemFailures: true,
     deletesOwnBatch: false,
     // Its application rides on the credit: a marker alone is not evidence of a credit.
@@ -419,6 +436,7 @@ export const MODES = {
     summary:
       'TEACHING, do not copy: reads the processed-marker, credits, then puts the marker as a second write (two writes, not one transaction); then Lambda deletes the batch',
     crashPoint: 'the credit had been written, the marker not yet',
+    crashStep: 'PutItem',
     reportBatchItemFailures: true,
     deletesOwnBatch: false,
     evidence: 'balance',

@@ -21,11 +21,11 @@ import { isFifoMode, type Mode } from '../../contract/topology.js';
 import { LAB_MODES } from '../../functions/lab-modes.js';
 import type { ConsumerDeps } from '../../functions/shared/consumer.js';
 import { createCrashInjector } from '../../functions/shared/crash.js';
-import type { ChargeNeeds, LabMode, ModeNeeds, PowertoolsNeeds } from '../../functions/shared/lab-mode.js';
+import type { LabMode, ModeNeeds } from '../../functions/shared/lab-mode.js';
 import type { MessageBody } from '../../functions/shared/message.js';
 import { createPaymentClient } from '../../functions/shared/payment-client.js';
-import type { PowertoolsMode } from '../../functions/shared/powertools.js';
 import { forEachConcurrently } from '../experiment/concurrently.js';
+import { MODE_NEEDS, type NeedsInputs } from '../modes/needs.js';
 
 export interface FloorTarget {
   readonly endpoint: string;
@@ -68,57 +68,21 @@ function acceptingSqsClient(region: string): SQSClient {
 const FLOOR_QUEUE_URL = 'http://127.0.0.1:1/floor/never-called';
 
 /**
- * Per mode, what its processBatch needs beyond the common deps, as the floor gives it: set up once
- * per measurement, then made per batch (a Powertools BatchProcessor is stateful per invocation, and
- * the floor runs several batches at once in one process, as several execution environments would).
- * Typed per mode (functions/shared/lab-mode.ts): a new mode states here how the floor feeds it.
+ * What the floor gives a mode's needs (harness/modes/needs.ts): an SQS client that accepts every
+ * delete, its own Powertools client, at-most-once's single-attempt work client, and the payment
+ * provider when the bench environment runs one.
  */
-const FLOOR_NEEDS: { readonly [M in Mode]: (target: FloorTarget) => Promise<() => ModeNeeds[M]> } = {
-  'at-most-once': async (target) => {
-    const workDdb = DynamoDBDocumentClient.from(
-      new DynamoDBClient({ ...clientConfig(target), maxAttempts: 1 }),
-    );
-    return () => ({ queueUrl: FLOOR_QUEUE_URL, workDdb });
-  },
-  'at-least-once': async () => () => ({}),
-  'effectively-once': async () => () => ({}),
-  'powertools-idempotency': async (target) =>
-    powertoolsNeeds(target, (await import('../../functions/powertools-idempotency.js')).consumer),
-  'powertools-message-id': async (target) =>
-    powertoolsNeeds(target, (await import('../../functions/powertools-message-id.js')).consumer),
-  'entry-upsert': async () => () => ({}),
-  'state-upsert': async () => () => ({}),
-  'fifo-versioned': async () => () => ({ queueUrl: FLOOR_QUEUE_URL }),
-  'charge-no-key': chargeNeeds,
-  'charge-with-key': chargeNeeds,
-  'marker-then-credit': async () => () => ({}),
-  'credit-then-marker': async () => () => ({}),
-};
-
-function clientConfig(target: FloorTarget) {
-  return { region: target.region, credentials: CREDENTIALS, endpoint: target.endpoint };
-}
-
-async function powertoolsNeeds(
-  target: FloorTarget,
-  mode: Pick<PowertoolsMode<'powertools-idempotency' | 'powertools-message-id'>, 'createIdempotency'>,
-): Promise<() => PowertoolsNeeds> {
-  const { BatchProcessor, EventType } = await import('@aws-lambda-powertools/batch');
-  const idempotency = mode.createIdempotency(
-    target.idempotencyTableName,
-    new DynamoDBClient({ region: target.region, credentials: CREDENTIALS, endpoint: target.endpoint }),
-  );
-  return () => ({ idempotency, processor: new BatchProcessor(EventType.SQS) });
-}
-
-async function chargeNeeds(target: FloorTarget): Promise<() => ChargeNeeds> {
-  if (target.providerUrl === undefined) {
-    throw new Error(
-      'the floor of a charge mode needs the payment provider: start the bench environment with that mode',
-    );
-  }
-  const payments = createPaymentClient({ url: target.providerUrl, sign: false });
-  return () => ({ charge: { payments, lostResponseRate: 0 } });
+function floorNeedsInputs(target: FloorTarget): NeedsInputs {
+  const config = { region: target.region, credentials: CREDENTIALS, endpoint: target.endpoint };
+  return {
+    queueUrl: FLOOR_QUEUE_URL,
+    idempotencyTableName: target.idempotencyTableName,
+    idempotencyClient: new DynamoDBClient(config),
+    workDdb: DynamoDBDocumentClient.from(new DynamoDBClient({ ...config, maxAttempts: 1 })),
+    ...(target.providerUrl !== undefined
+      ? { payments: createPaymentClient({ url: target.providerUrl, sign: false }) }
+      : {}),
+  };
 }
 
 /** Per mode: its handler's processBatch with deps that write to `target`. */
@@ -142,7 +106,9 @@ async function loadHandler<M extends Mode>(mode: M, target: FloorTarget): Promis
     crash: createCrashInjector({ rate: 0, seed: 'floor', record: async () => undefined }),
   };
   const definition: LabMode<M> = await (LAB_MODES[mode] as () => Promise<LabMode<M>>)();
-  const needs = await (FLOOR_NEEDS[mode] as (target: FloorTarget) => Promise<() => ModeNeeds[M]>)(target);
+  const needs = await (MODE_NEEDS[mode] as (inputs: NeedsInputs) => Promise<() => ModeNeeds[M]>)(
+    floorNeedsInputs(target),
+  );
   return (event, context) => definition.processBatch(event, context, { ...deps, ...needs() });
 }
 

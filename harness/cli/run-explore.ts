@@ -2,7 +2,7 @@
  * `npm run explore`: every crash point of each mode's consumer (harness/explore/). With --core DIR
  * the cores are resolved from DIR before any of them is loaded (harness/explore/core-hooks.mjs).
  */
-import { cpSync, existsSync, rmSync, statSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { register } from 'node:module';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -30,19 +30,24 @@ function useCores(dir: string): void {
   if (!existsSync(path) || !statSync(path).isDirectory()) {
     throw new UsageError(`--core ${dir}: no such directory (give a copy of functions/core/, every file)`);
   }
-  for (const file of ['effectively-once.ts', 'batch.ts', 'errors.ts']) {
-    if (!existsSync(resolve(path, file))) {
-      throw new UsageError(
-        `--core ${dir} has no ${file}: give a copy of the whole of functions/core/, changed`,
-      );
-    }
+  const missing = readdirSync(CORE_DIR)
+    .filter((file) => file.endsWith('.ts') && !file.endsWith('.test.ts'))
+    .filter((file) => !existsSync(resolve(path, file)));
+  if (missing.length > 0) {
+    throw new UsageError(
+      `--core ${dir} has no ${missing.join(', ')}: give a copy of the whole of functions/core/, changed (the lab imports every core by its file name)`,
+    );
   }
   const copy = join(PROJECT_ROOT, '.explore', `core-${process.pid}`);
   rmSync(copy, { recursive: true, force: true });
   cpSync(path, copy, { recursive: true });
   process.on('exit', () => rmSync(copy, { recursive: true, force: true }));
   register(new URL('../explore/core-hooks.mjs', import.meta.url), {
-    data: { from: CORE_DIR.href, to: pathToFileURL(`${copy}/`).href },
+    data: {
+      from: CORE_DIR.href,
+      to: pathToFileURL(`${copy}/`).href,
+      harness: new URL('../', import.meta.url).href,
+    },
   });
 }
 

@@ -50,14 +50,20 @@ export interface DeliveryRecord {
   readonly delivery: number;
   readonly receiveCount: number;
   readonly records: number;
-  /** returned / threw / killed, and whether the mapping deleted what the response said. */
-  readonly ended: 'returned' | 'threw' | 'killed';
+  /**
+   * returned / threw / killed, or timed out: still running at the function timeout, ended there as
+   * Lambda ends it. A timed-out delivery is not the cell that was planned (the machine was too
+   * slow): the cell says so (`timedOut`), and the explorer runs fewer cells at once (`--parallel`).
+   */
+  readonly ended: 'returned' | 'threw' | 'killed' | 'timed-out';
   readonly acknowledged: boolean;
   readonly trace: readonly Step[];
 }
 
 export interface CellRun {
   readonly runId: string;
+  /** A delivery ran into its function timeout. */
+  readonly timedOut: boolean;
   readonly outcome: ModeOutcome;
   readonly deliveries: readonly DeliveryRecord[];
 }
@@ -68,7 +74,7 @@ export interface CellRun {
  * whose visibility timeout is at least the function timeout does (AWS's requirement): the
  * shortest wait that keeps a redelivery from overlapping the invocation it follows.
  */
-export const FUNCTION_TIMEOUT_MS = 1_500;
+export const FUNCTION_TIMEOUT_MS = 2_000;
 
 /** Deliveries a cell makes at most: every receive SQS allows, and one that finds the queue empty. */
 function maxDeliveries(mode: Mode): number {
@@ -114,20 +120,27 @@ export async function runCell(
     }),
   );
   const target: CellTarget = { ...env, queueUrl: queues.queueUrl };
-  const handler = await cellHandler(mode, target);
+  let environment = await cellHandler(mode, target);
   const identifiers = new Identifiers(bodies);
+  const order = new Map(bodies.map((body, index) => [body.eventId, index]));
   const deliveries: DeliveryRecord[] = [];
   for (let delivery = 1; delivery <= maxDeliveries(mode); delivery += 1) {
     const messages = await receiveAll(sqs, queues.queueUrl, scenario.events);
     if (messages.length === 0) break;
-    const records = messages.map((message) => toSqsRecord(message, queues.queueArn, env.region));
+    // In the scenario's order whatever order SQS returns them in: the same trace on every run.
+    const records = messages
+      .map((message) => toSqsRecord(message, queues.queueArn, env.region))
+      .sort((a, b) => (order.get(eventIdOf(a)) ?? 0) - (order.get(eventIdOf(b)) ?? 0));
     identifiers.add(records);
     const faults = new Map<string, Fault>(
       plan.filter((fault) => fault.delivery === delivery).map((fault) => [fault.step, fault.fault]),
     );
     const invocation = new Invocation(delivery, faults, (text) => identifiers.eventOf(text));
     const deadline = Date.now() + FUNCTION_TIMEOUT_MS;
-    const result = await invocation.run(() => handler({ Records: records }, lambdaContext(mode, deadline)));
+    const result = await invocation.run(
+      () => environment.handler({ Records: records }, lambdaContext(mode, deadline)),
+      deadline,
+    );
     const acknowledgement = result.kind === 'returned' ? invocation.acknowledge() : undefined;
     let deleted: SQSRecord[] = [];
     if (result.kind === 'returned' && acknowledgement === 'delivered') {
@@ -142,6 +155,11 @@ export async function runCell(
       acknowledged: acknowledgement === 'delivered',
       trace: invocation.trace,
     });
+    if (result.kind === 'killed' || result.kind === 'timed-out' || acknowledgement === 'killed') {
+      // Lambda replaces an execution environment that died: new clients, a new Powertools utility.
+      environment.destroy();
+      environment = await cellHandler(mode, target);
+    }
     const remaining = records.filter((record) => !deleted.includes(record));
     if (remaining.length === 0) continue;
     // The visibility timeout: never before the invocation's own deadline.
@@ -168,7 +186,8 @@ export async function runCell(
     },
   );
   sqs.destroy();
-  return { runId, outcome, deliveries };
+  environment.destroy();
+  return { runId, outcome, deliveries, timedOut: deliveries.some((each) => each.ended === 'timed-out') };
 }
 
 async function writeManifest(
@@ -193,6 +212,10 @@ async function writeManifest(
     modes: [mode],
   });
   store.ddb.destroy();
+}
+
+function eventIdOf(record: SQSRecord): string {
+  return record.messageAttributes[EVENT_ID_ATTRIBUTE]?.stringValue ?? '';
 }
 
 function documentClient(env: ExploreEnvironment): DynamoDBDocumentClient {

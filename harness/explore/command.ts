@@ -4,10 +4,16 @@ import { PROJECT_ROOT } from '../../lib/bundling.js';
 import type { ParsedOptions } from '../options/parse.js';
 import type { Finished } from '../options/run.js';
 import { UsageError } from '../options/usage-error.js';
-import type { Scenario } from './cell.js';
+import { FUNCTION_TIMEOUT_MS, type Scenario } from './cell.js';
 import { startExploreEnvironment } from './environment.js';
-import { exploreMode, type ModeExploration } from './explore.js';
-import { cellText, type ExploreReport, formatExploration, renderExplorePage } from './report.js';
+import { exploreMode, type ModeExploration, PlanError } from './explore.js';
+import {
+  cellText,
+  type ExploreReport,
+  formatExploration,
+  renderExplorePage,
+  replayCommand,
+} from './report.js';
 import { FAULT_NAMES, type Fault, type PlannedFault, stepLabel } from './steps.js';
 
 /** The default scenarios: depth 1 in about a minute for every mode, depth 2 (the square) smaller. */
@@ -52,26 +58,40 @@ export async function explore({ values }: ParsedOptions<'explore'>): Promise<Fin
     for (const mode of values.modes) {
       say(`${mode}: a clean run records the trace, then one cell per step and fault`);
       let lastShown = 0;
-      modes.push(
-        await exploreMode(env, mode, {
-          scenario,
-          depth,
-          concurrency: values.parallel,
-          ...(only ? { only } : {}),
-          onCell: (_, done, total) => {
-            if (done === total || performance.now() - lastShown > 5_000) {
-              lastShown = performance.now();
-              say(`${mode}: ${done}/${total} cells`);
-            }
-          },
-        }),
-      );
+      const exploration = await exploreMode(env, mode, {
+        scenario,
+        depth,
+        concurrency: values.parallel,
+        ...(only ? { only } : {}),
+        onCell: (_, done, total) => {
+          if (done === total || performance.now() - lastShown > 5_000) {
+            lastShown = performance.now();
+            say(`${mode}: ${done}/${total} cells`);
+          }
+        },
+      }).catch((error: unknown) => {
+        throw error instanceof PlanError ? new UsageError(error.message) : error;
+      });
+      // Every cell with the command that replays it.
+      modes.push({
+        ...exploration,
+        cells: exploration.cells.map((cell) => ({
+          ...cell,
+          replay: replayCommand(mode, scenario, cell.plan, values.core),
+        })),
+      });
     }
   } finally {
     await env.stop();
   }
   const cells = modes.reduce((sum, mode) => sum + mode.cells.length, 0);
   const broken = modes.reduce((sum, mode) => sum + mode.cells.filter((cell) => !cell.promiseHeld).length, 0);
+  const timedOut = modes.reduce((sum, mode) => sum + mode.cells.filter((cell) => cell.timedOut).length, 0);
+  if (timedOut > 0) {
+    say(
+      `${timedOut} cell(s) ran into the ${FUNCTION_TIMEOUT_MS} ms function timeout: not the cells planned (marked "timed out"); run fewer at once (--parallel)`,
+    );
+  }
   const report: ExploreReport = {
     scenario,
     depth,
@@ -91,7 +111,8 @@ export async function explore({ values }: ParsedOptions<'explore'>): Promise<Fin
   writeFileSync(pagePath, renderExplorePage(report));
   const exitCode = broken > 0 ? 1 : 0;
   if (values.json) {
-    process.stdout.write(`${json}\n`);
+    // Written whole before the process exits: a pipe takes hundreds of kB in pieces.
+    await new Promise<void>((resolve) => process.stdout.write(`${json}\n`, () => resolve()));
     return { exitCode };
   }
   if (only) {

@@ -1,6 +1,7 @@
-import { chargeOf, MODES, type Mode } from '../../contract/topology.js';
+import { chargeOf, type Mode } from '../../contract/topology.js';
 import type { ModeOutcome } from '../../functions/shared/outcome.js';
 import { forEachConcurrently } from '../experiment/concurrently.js';
+import { violations } from '../report/terminal.js';
 import { type CellRun, type ExploreEnvironment, runCell, type Scenario } from './cell.js';
 import { type Fault, faultsAt, type PlannedFault, type Step } from './steps.js';
 
@@ -21,13 +22,19 @@ export interface ExploredCell {
   /** The faults, in order: one at depth 1, the second in the redelivery at depth 2. */
   readonly plan: readonly PlannedFault[];
   readonly counts: CellCounts;
+  /** The verifier's whole outcome of the cell's run. */
+  readonly outcome: ModeOutcome;
   /** Every event applied once, nothing lost, dead-lettered or charged twice, the money exact. */
   readonly exact: boolean;
   /** What the mode promises (contract/topology.ts) held in this cell. */
   readonly promiseHeld: boolean;
+  /** A delivery ran into the function timeout: the machine was too slow for the cell as planned. */
+  readonly timedOut: boolean;
   /** Each delivery's trace, as the cell ran. */
   readonly deliveries: CellRun['deliveries'];
   readonly runId: string;
+  /** The command that runs this cell alone (the explorer's report adds it). */
+  readonly replay?: string;
 }
 
 export interface ModeExploration {
@@ -73,18 +80,15 @@ export function isExact(counts: CellCounts, events: number): boolean {
 }
 
 /**
- * The mode's promise in one cell: what contract/topology.ts says it never does (lose, duplicate),
- * a charge with an idempotency key never taken twice, and the ledger agreeing with its balances,
- * which every mode keeps.
+ * The mode's promise in one cell: the counts the run's table marks with `!` (report/terminal.ts:
+ * what contract/topology.ts says it never does, lose or duplicate, and what no correct run shows,
+ * unexpected applications, payloads unlike the manifest, a ledger that does not add up), and a
+ * charge with an idempotency key never taken twice.
  */
-export function promiseHeld(mode: Mode, counts: CellCounts): boolean {
-  const { promises } = MODES[mode];
+export function promiseHeld(mode: Mode, outcome: ModeOutcome): boolean {
   const charge = chargeOf(mode);
   return (
-    counts.consistent &&
-    (!promises.noLoss || counts.lost === 0) &&
-    (!promises.noDuplicates || counts.duplicated === 0) &&
-    (!charge?.idempotencyKey || (counts.chargedTwice ?? 0) === 0)
+    violations(mode, outcome).size === 0 && (!charge?.idempotencyKey || (outcome.doubleCharged ?? 0) === 0)
   );
 }
 
@@ -113,8 +117,10 @@ export async function exploreMode(
     const cell: ExploredCell = {
       plan,
       counts,
+      outcome: result.outcome,
       exact: isExact(counts, scenario.events),
-      promiseHeld: promiseHeld(mode, counts),
+      promiseHeld: promiseHeld(mode, result.outcome),
+      timedOut: result.timedOut,
       deliveries: result.deliveries,
       runId: result.runId,
     };
@@ -139,7 +145,30 @@ export async function exploreMode(
       await run(plan);
     });
   }
+  if (options.only !== undefined) for (const cell of cells) assertPlanned(cell);
   return { mode, steps, cells: sortCells(cells), seconds: (performance.now() - started) / 1000 };
+}
+
+/** A replayed cell's every fault landed: its step is in that delivery's trace, and takes that fault. */
+function assertPlanned(cell: ExploredCell): void {
+  for (const fault of cell.plan) {
+    const trace = cell.deliveries[fault.delivery - 1]?.trace ?? [];
+    const step = trace.find((each) => each.key === fault.step);
+    if (step === undefined || !faultsAt(step).includes(fault.fault)) {
+      throw new PlanError(
+        `--cell ${fault.fault}@${fault.delivery}:${fault.step}: ${
+          step === undefined
+            ? 'no such step in delivery'
+            : `that step does not take ${fault.fault} in delivery`
+        } ${fault.delivery}, whose steps are: ${trace.map((each) => each.key).join(', ') || 'none (no such delivery)'}`,
+      );
+    }
+  }
+}
+
+/** A `--cell` that names a step the consumer never takes, or a fault the step cannot take. */
+export class PlanError extends Error {
+  override readonly name = 'PlanError';
 }
 
 /** In plan order, so that the report reads the same on every run. */

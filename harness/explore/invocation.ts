@@ -13,10 +13,10 @@ import { ACKNOWLEDGE, type Fault, type Service, type Step, stepKey } from './ste
 export class Invocation {
   readonly trace: Step[] = [];
   private dead = false;
-  private markKilled!: () => void;
-  /** Resolves when the invocation is killed. */
-  readonly killed = new Promise<void>((resolve) => {
-    this.markKilled = resolve;
+  private markEnded!: (how: { readonly kind: 'killed' | 'timed-out' }) => void;
+  /** Resolves when the invocation is killed, or ended at its deadline. */
+  private readonly ended = new Promise<{ readonly kind: 'killed' | 'timed-out' }>((resolve) => {
+    this.markEnded = resolve;
   });
   /** Per `event|operation`: sends seen so far. */
   private readonly occurrences = new Map<string, number>();
@@ -32,13 +32,19 @@ export class Invocation {
     private readonly eventOf: (text: string) => string,
   ) {}
 
-  /** Runs the handler as this invocation: what it returned or threw, or that it was killed. */
+  /**
+   * Runs the handler as this invocation: what it returned or threw, or that it was killed. At
+   * `deadline` (the function timeout) it is ended as Lambda ends it, like a kill: nothing it does
+   * afterwards reaches another system.
+   */
   async run<T>(
     handler: () => Promise<T>,
+    deadline: number,
   ): Promise<
     | { readonly kind: 'returned'; readonly value: T }
     | { readonly kind: 'threw'; readonly error: unknown }
     | { readonly kind: 'killed' }
+    | { readonly kind: 'timed-out' }
   > {
     const outcome = invocations.run(this, async () => {
       try {
@@ -47,8 +53,12 @@ export class Invocation {
         return { kind: 'threw' as const, error };
       }
     });
-    const killed = this.killed.then(() => ({ kind: 'killed' as const }));
-    return Promise.race([outcome, killed]);
+    const timer = setTimeout(() => this.die('timed-out'), Math.max(0, deadline - Date.now()));
+    try {
+      return await Promise.race([outcome, this.ended]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /**
@@ -130,9 +140,10 @@ export class Invocation {
     }
   }
 
-  private die(): void {
+  private die(kind: 'killed' | 'timed-out' = 'killed'): void {
+    if (this.dead) return;
     this.dead = true;
-    this.markKilled();
+    this.markEnded({ kind });
   }
 }
 

@@ -28,7 +28,8 @@ export interface ExploreReport {
 }
 
 /** A cell in a few words: `exact`, or what went wrong (`dup 1, lost 2`), `!` where the promise broke. */
-export function cellText(cell: Pick<ExploredCell, 'counts' | 'exact' | 'promiseHeld'>): string {
+export function cellText(cell: Pick<ExploredCell, 'counts' | 'exact' | 'promiseHeld' | 'timedOut'>): string {
+  if (cell.timedOut) return 'timed out';
   if (cell.exact) return 'exact';
   const { counts } = cell;
   const parts = [

@@ -21,6 +21,7 @@ const ENTRY = `  '${MODE}': {
     ...consumerDefaults,
     summary: 'credits like at-least-once; added by a test to show what a new mode takes',
     crashPoint: 'the event had been applied, the batch not yet acknowledged',
+    crashStep: 'acknowledge',
     reportBatchItemFailures: true,
     deletesOwnBatch: false,
     evidence: 'balance',
@@ -66,7 +67,7 @@ describe('adding a mode', () => {
       handler.replace("mode: 'at-least-once'", `mode: '${MODE}'`),
     );
     // One line in each typed table the compiler asks for: the mode's needs (none), its entry in the
-    // registry, and how the floor bench feeds it.
+    // registry, and how the harness (the floor bench, the explorer) feeds it.
     await addLineAfter(
       join(copy, 'functions/shared/lab-mode.ts'),
       "  'at-least-once': object;",
@@ -78,7 +79,7 @@ describe('adding a mode', () => {
       `  '${MODE}': async () => (await import('./${MODE}.js')).consumer,`,
     );
     await addLineAfter(
-      join(copy, 'harness/benchmarks/floor.ts'),
+      join(copy, 'harness/modes/needs.ts'),
       "  'at-least-once': async () => () => ({}),",
       `  '${MODE}': async () => () => ({}),`,
     );

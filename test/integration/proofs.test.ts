@@ -37,6 +37,13 @@ describe('npm run proofs (single-message demonstrations, real SIGKILLs, counted 
       expect.stringMatching(
         /^PROVED charge-with-key: .*replayed the first charge, recorded once, charged once \(.*1 applied \(1 applications\), 0 lost, 0 skipped as duplicates, 1 charge\(s\) at the provider\)$/,
       ),
+      // The teaching modes: two writes, and the order decides which way they break.
+      expect.stringMatching(
+        /^PROVED marker-then-credit: .*found the marker and skipped it: never credited \(.*0 applied \(0 applications\), 1 lost/,
+      ),
+      expect.stringMatching(
+        /^PROVED credit-then-marker: .*found no marker and credited it again \(.*1 applied \(2 applications\), 0 lost/,
+      ),
       // The redrive proof: applied, killed at the last allowed receive, dead-lettered, redriven.
       expect.stringMatching(
         /^PROVED at-least-once after a redrive: evt-000000 was applied, .*dead-lettered it, and its redriven copy .*applied a second time \(before the redrive: 1 applied, 1 dead-lettered although applied, 1 redriven; after: 1 produced, 2 deliveries, 1 crash\(es\), 1 applied \(2 applications\), 0 lost, 0 skipped as duplicates, 0 in the DLQ\)$/,

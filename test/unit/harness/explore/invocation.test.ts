@@ -25,7 +25,7 @@ async function sendWithRetries(fault: Fault | undefined, attempts = 3) {
       if (answer === 200) return 'ok';
     }
     throw new Error('every attempt failed');
-  });
+  }, Date.now() + 10_000);
   return { applied, outcome, trace: invocation.trace.map((step) => step.key) };
 }
 
@@ -66,6 +66,33 @@ describe('an invocation under a planned fault', () => {
     expect(applied).toEqual([1]);
     expect(outcome.kind).toBe('threw');
     expect(trace).toEqual([KEY]);
+  });
+
+  it('ends an invocation still running at its deadline as Lambda does: nothing after it is sent', async () => {
+    const sent: string[] = [];
+    const invocation = new Invocation(1, new Map(), () => 'evt-1');
+    const step = (sendId: string) =>
+      invocation.step({
+        service: 'dynamodb',
+        operation: 'UpdateItem',
+        text: '',
+        sendId,
+        attempt: 1,
+        send: async () => {
+          sent.push(sendId);
+          return 200;
+        },
+        lost: () => 500,
+      });
+    const outcome = await invocation.run(async () => {
+      await step('before');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await step('after');
+    }, Date.now() + 20);
+
+    expect(outcome).toEqual({ kind: 'timed-out' });
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(sent).toEqual(['before']);
   });
 
   it('the acknowledgement: killed before it, or not applied', () => {
