@@ -168,9 +168,8 @@ export function record(body: MessageBody, index: number): SQSRecord {
   };
 }
 
-/** A Lambda context with 30 s left, named after `mode`. */
-export function context(mode: Mode): Context {
-  const deadline = Date.now() + 30_000;
+/** A Lambda context named after `mode`, its time up at `deadline` (30 s from now by default). */
+export function context(mode: Mode, deadline = Date.now() + 30_000): Context {
   return {
     callbackWaitsForEmptyEventLoop: false,
     functionName: mode,

@@ -8,7 +8,7 @@ import {
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { Context, SQSRecord } from 'aws-lambda';
+import type { SQSRecord } from 'aws-lambda';
 import { isFifoMode, MODES, type Mode, type ModeSettings } from '../../contract/topology.js';
 import { deleteRecords } from '../../functions/core/delete-records.js';
 import type { ChargeReader } from '../../functions/shared/charge-outcome.js';
@@ -22,7 +22,7 @@ import {
 } from '../../functions/shared/message.js';
 import type { ModeOutcome } from '../../functions/shared/outcome.js';
 import { verifyMode } from '../../functions/verifier.js';
-import { syntheticBodies } from '../benchmarks/floor.js';
+import { context, syntheticBodies } from '../benchmarks/floor.js';
 import { createModeQueues } from '../environments/provision.js';
 import { receiveCountOf, recordsToDelete, toSqsRecord } from '../lambda-runtime/sqs-event.js';
 import { Invocation } from './invocation.js';
@@ -138,7 +138,7 @@ export async function runCell(
     const invocation = new Invocation(delivery, faults, (text) => identifiers.eventOf(text));
     const deadline = Date.now() + FUNCTION_TIMEOUT_MS;
     const result = await invocation.run(
-      () => environment.handler({ Records: records }, lambdaContext(mode, deadline)),
+      () => environment.handler({ Records: records }, context(mode, deadline)),
       deadline,
     );
     const acknowledgement = result.kind === 'returned' ? invocation.acknowledge() : undefined;
@@ -262,23 +262,6 @@ async function releaseAll(sqs: SQSClient, queueUrl: string, records: readonly SQ
 async function sleepUntil(time: number): Promise<void> {
   const wait = time - Date.now();
   if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-}
-
-function lambdaContext(mode: Mode, deadline: number): Context {
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName: mode,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:us-east-1:000000000000:function:${mode}`,
-    memoryLimitInMB: '256',
-    awsRequestId: randomUUID(),
-    logGroupName: `/aws/lambda/${mode}`,
-    logStreamName: 'explore',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  };
 }
 
 /**
