@@ -53,7 +53,7 @@ export interface FloorResult extends FloorRun {
 
 type BatchHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
 
-const CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
+export const CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
 
 /** An SQS client that answers every request as a complete success, locally. */
 function acceptingSqsClient(region: string): SQSClient {

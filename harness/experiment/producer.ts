@@ -169,7 +169,8 @@ export async function produce(
   });
 }
 
-function entryOf(
+/** One SendMessageBatch entry: the body, the run and event attributes, and a FIFO queue's ids. */
+export function entryOf(
   runId: string,
   message: OutgoingMessage,
   index: number,

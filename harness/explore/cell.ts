@@ -1,32 +1,27 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
   ChangeMessageVisibilityBatchCommand,
   type Message,
   ReceiveMessageCommand,
   SendMessageBatchCommand,
-  SQSClient,
+  type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { SQSRecord } from 'aws-lambda';
 import { isFifoMode, MODES, type Mode, type ModeSettings } from '../../contract/topology.js';
 import { deleteRecords } from '../../functions/core/delete-records.js';
 import type { ChargeReader } from '../../functions/shared/charge-outcome.js';
-import type { ManifestEvent } from '../../functions/shared/manifest.js';
+import type { ManifestEvent, ManifestSummary } from '../../functions/shared/manifest.js';
 import { writeManifestEvents, writeManifestSummary } from '../../functions/shared/manifest.js';
-import {
-  EVENT_ID_ATTRIBUTE,
-  fifoIdsOf,
-  type MessageBody,
-  RUN_ID_ATTRIBUTE,
-} from '../../functions/shared/message.js';
+import { EVENT_ID_ATTRIBUTE, type MessageBody } from '../../functions/shared/message.js';
 import type { ModeOutcome } from '../../functions/shared/outcome.js';
 import { verifyMode } from '../../functions/verifier.js';
 import { context, syntheticBodies } from '../benchmarks/floor.js';
 import { createModeQueues } from '../environments/provision.js';
+import { entryOf } from '../experiment/producer.js';
 import { receiveCountOf, recordsToDelete, toSqsRecord } from '../lambda-runtime/sqs-event.js';
 import { Invocation } from './invocation.js';
-import { type CellTarget, CREDENTIALS, cellHandler } from './mode-deps.js';
+import { type CellTarget, cellHandler } from './mode-deps.js';
 import type { Fault, PlannedFault, Step } from './steps.js';
 
 /** The scenario every cell of a mode runs: one batch, by construction. */
@@ -38,6 +33,9 @@ export interface Scenario {
 /** What the cells of one exploration share: the emulators, the tables, the provider. */
 export interface ExploreEnvironment {
   readonly region: string;
+  /** One client each for what every cell sends outside its consumer: queues, manifest, verifier. */
+  readonly sqs: SQSClient;
+  readonly ddb: DynamoDBDocumentClient;
   readonly sqsEndpoint: string;
   readonly dynamodbEndpoint: string;
   readonly tableName: string;
@@ -94,7 +92,7 @@ export async function runCell(
   plan: readonly PlannedFault[],
 ): Promise<CellRun> {
   const runId = `explore-${randomUUID().slice(0, 12)}`;
-  const sqs = new SQSClient({ region: env.region, credentials: CREDENTIALS, endpoint: env.sqsEndpoint });
+  const { sqs } = env;
   const settings = MODES[mode] as ModeSettings;
   const suffix = isFifoMode(mode) ? '.fifo' : '';
   const queues = await createModeQueues(
@@ -104,19 +102,19 @@ export async function runCell(
     { queue: `${runId}-${mode}${suffix}`, deadLetterQueue: `${runId}-${mode}-dlq${suffix}` },
   );
   const bodies = syntheticBodies(runId, scenario.events, scenario.accounts);
-  await writeManifest(env, runId, mode, bodies);
+  const summary = await writeManifest(env, runId, mode, bodies);
+  const fifo = isFifoMode(mode);
   await sqs.send(
     new SendMessageBatchCommand({
       QueueUrl: queues.queueUrl,
-      Entries: bodies.map((body, index) => ({
-        Id: String(index),
-        MessageBody: JSON.stringify(body),
-        MessageAttributes: {
-          [RUN_ID_ATTRIBUTE]: { DataType: 'String', StringValue: runId },
-          [EVENT_ID_ATTRIBUTE]: { DataType: 'String', StringValue: body.eventId },
-        },
-        ...(isFifoMode(mode) ? fifoIdsOf(runId, body.accountId, body.eventId) : {}),
-      })),
+      Entries: bodies.map((body, index) =>
+        entryOf(
+          runId,
+          { eventId: body.eventId, accountId: body.accountId, body: JSON.stringify(body) },
+          index,
+          fifo,
+        ),
+      ),
     }),
   );
   const target: CellTarget = { ...env, queueUrl: queues.queueUrl };
@@ -168,7 +166,7 @@ export async function runCell(
   }
   const outcome = await verifyMode(
     {
-      reader: { ddb: documentClient(env), tableName: env.tableName },
+      reader: { ddb: env.ddb, tableName: env.tableName },
       sqs,
       deadLetterQueueUrls: new Proxy({} as Record<Mode, string>, { get: () => queues.deadLetterQueueUrl }),
       sweepWaitSeconds: 0,
@@ -177,51 +175,40 @@ export async function runCell(
     },
     runId,
     mode,
-    {
-      produced: bodies.length,
-      poison: 0,
-      producerDuplicates: 0,
-      expectedCents: bodies.reduce((sum, body) => sum + body.amountCents, 0),
-      modes: [mode],
-    },
+    summary,
   );
-  sqs.destroy();
   environment.destroy();
   return { runId, outcome, deliveries, timedOut: deliveries.some((each) => each.ended === 'timed-out') };
 }
 
+/** The producer's manifest of the scenario, and its summary. */
 async function writeManifest(
   env: ExploreEnvironment,
   runId: string,
   mode: Mode,
   bodies: readonly MessageBody[],
-): Promise<void> {
-  const store = { ddb: documentClient(env), tableName: env.tableName };
+): Promise<ManifestSummary> {
+  const store = { ddb: env.ddb, tableName: env.tableName };
   const events: ManifestEvent[] = bodies.map(({ eventId, accountId, amountCents, seq }) => ({
     eventId,
     accountId,
     amountCents,
     ...(seq !== undefined ? { seq } : {}),
   }));
-  await writeManifestEvents(store, runId, events);
-  await writeManifestSummary(store, runId, {
+  const summary: ManifestSummary = {
     produced: events.length,
     poison: 0,
     producerDuplicates: 0,
     expectedCents: events.reduce((sum, event) => sum + event.amountCents, 0),
     modes: [mode],
-  });
-  store.ddb.destroy();
+  };
+  await writeManifestEvents(store, runId, events);
+  await writeManifestSummary(store, runId, summary);
+  return summary;
 }
 
 function eventIdOf(record: SQSRecord): string {
   return record.messageAttributes[EVENT_ID_ATTRIBUTE]?.stringValue ?? '';
-}
-
-function documentClient(env: ExploreEnvironment): DynamoDBDocumentClient {
-  return DynamoDBDocumentClient.from(
-    new DynamoDBClient({ region: env.region, credentials: CREDENTIALS, endpoint: env.dynamodbEndpoint }),
-  );
 }
 
 /** Every visible message, up to `limit`: the mapping's one batch. */

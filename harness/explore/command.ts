@@ -9,12 +9,13 @@ import { startExploreEnvironment } from './environment.js';
 import { exploreMode, type ModeExploration, PlanError } from './explore.js';
 import {
   cellText,
+  deliveryLine,
   type ExploreReport,
   formatExploration,
   renderExplorePage,
   replayCommand,
 } from './report.js';
-import { FAULT_NAMES, type Fault, type PlannedFault, stepLabel } from './steps.js';
+import { FAULT_NAMES, type Fault, type PlannedFault } from './steps.js';
 
 /** The default scenarios: depth 1 in about a minute for every mode, depth 2 (the square) smaller. */
 export const DEFAULT_SCENARIOS: Readonly<Record<1 | 2, Scenario>> = {
@@ -119,11 +120,7 @@ export async function explore({ values }: ParsedOptions<'explore'>): Promise<Fin
     for (const exploration of modes) {
       for (const cell of exploration.cells) {
         process.stdout.write(`${exploration.mode}: ${cellText(cell)}\n`);
-        for (const delivery of cell.deliveries) {
-          process.stdout.write(
-            `  delivery ${delivery.delivery} (receive ${delivery.receiveCount}, ${delivery.ended}${delivery.acknowledged ? ', acknowledged' : ''}): ${delivery.trace.map(stepLabel).join(' → ')}\n`,
-          );
-        }
+        for (const delivery of cell.deliveries) process.stdout.write(`  ${deliveryLine(delivery)}\n`);
       }
     }
   } else {

@@ -1,14 +1,15 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { chargeOf, type Mode } from '../../contract/topology.js';
 import { PROVIDER_TTL_ATTRIBUTE } from '../../functions/payment-provider/charges.js';
 import { providerCharges } from '../../functions/verifier.js';
+import { CREDENTIALS } from '../benchmarks/floor.js';
 import { startEmulators } from '../emulators/index.js';
 import { startPaymentProvider } from '../emulators/payment-provider.js';
 import { createIdempotencyTable, createLedgerTable, createPkSkTable } from '../environments/provision.js';
 import { Teardown } from '../environments/teardown.js';
 import type { ExploreEnvironment } from './cell.js';
-import { CREDENTIALS } from './mode-deps.js';
 
 const REGION = 'us-east-1';
 const TABLES = { ledger: 'ledger', idempotency: 'idempotency', provider: 'payment-provider' } as const;
@@ -39,8 +40,16 @@ export async function startExploreEnvironment(modes: readonly Mode[]): Promise<R
         startPaymentProvider({ dynamodbEndpoint: emulators.dynamodbEndpoint, tableName: TABLES.provider }),
       );
     }
+    const sqs = new SQSClient({ region: REGION, credentials: CREDENTIALS, endpoint: emulators.sqsEndpoint });
+    const ddb = DynamoDBDocumentClient.from(dynamodb);
+    teardown.add(async () => {
+      sqs.destroy();
+      dynamodb.destroy();
+    });
     return {
       region: REGION,
+      sqs,
+      ddb,
       sqsEndpoint: emulators.sqsEndpoint,
       dynamodbEndpoint: emulators.dynamodbEndpoint,
       tableName: TABLES.ledger,
@@ -48,7 +57,7 @@ export async function startExploreEnvironment(modes: readonly Mode[]): Promise<R
       ...(provider
         ? {
             providerUrl: provider.url,
-            charges: providerCharges(DynamoDBDocumentClient.from(dynamodb), TABLES.provider),
+            charges: providerCharges(ddb, TABLES.provider),
           }
         : {}),
       stop: () => teardown.run(),

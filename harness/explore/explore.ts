@@ -3,6 +3,7 @@ import type { ModeOutcome } from '../../functions/shared/outcome.js';
 import { forEachConcurrently } from '../experiment/concurrently.js';
 import { violations } from '../report/terminal.js';
 import { type CellRun, type ExploreEnvironment, runCell, type Scenario } from './cell.js';
+import { planText } from './report.js';
 import { type Fault, faultsAt, type PlannedFault, type Step } from './steps.js';
 
 /** What a cell shows, by event id: the verifier's counts that the matrix prints. */
@@ -173,7 +174,6 @@ export class PlanError extends Error {
 
 /** In plan order, so that the report reads the same on every run. */
 function sortCells(cells: ExploredCell[]): ExploredCell[] {
-  const key = (cell: ExploredCell) =>
-    cell.plan.map((fault) => `${fault.delivery}@${fault.step}@${fault.fault}`).join(',');
+  const key = (cell: ExploredCell) => planText(cell.plan);
   return [...cells].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
 }

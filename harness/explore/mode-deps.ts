@@ -11,10 +11,9 @@ import { createCrashInjector } from '../../functions/shared/crash.js';
 import { isCoreSend } from '../../functions/shared/instrumented-client.js';
 import type { LabMode, ModeNeeds } from '../../functions/shared/lab-mode.js';
 import { createPaymentClient } from '../../functions/shared/payment-client.js';
+import { CREDENTIALS } from '../benchmarks/floor.js';
 import { MODE_NEEDS, type NeedsInputs } from '../modes/needs.js';
 import { interceptClient, interceptFetch } from './invocation.js';
-
-export const CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
 
 /** Where a cell's consumer sends its requests. */
 export interface CellTarget {

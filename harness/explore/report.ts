@@ -127,14 +127,14 @@ function cellStyle(counts: CellCounts, exact: boolean): { state: string; glyph: 
   return { state: EVENT_STATES.duplicated, glyph: '$' };
 }
 
+/** One delivery of a cell: how it ended, and its steps in order. */
+export function deliveryLine(delivery: ExploredCell['deliveries'][number]): string {
+  const acknowledged = delivery.acknowledged ? ', acknowledged' : '';
+  return `delivery ${delivery.delivery} (receive ${delivery.receiveCount}, ${delivery.ended}${acknowledged}): ${delivery.trace.map(stepLabel).join(' → ')}`;
+}
+
 function traceText(cell: ExploredCell): string {
-  return cell.deliveries
-    .map(
-      (delivery) =>
-        `delivery ${delivery.delivery} (receive ${delivery.receiveCount}, ${delivery.ended}${delivery.acknowledged ? ', acknowledged' : ''}): ` +
-        delivery.trace.map(stepLabel).join(' → '),
-    )
-    .join('\n');
+  return cell.deliveries.map(deliveryLine).join('\n');
 }
 
 /** The page: per mode, the matrix as coloured cells with glyphs, each cell's trace and replay on hover. */
