@@ -28,6 +28,8 @@ import type { Fault, PlannedFault, Step } from './steps.js';
 export interface Scenario {
   readonly events: number;
   readonly accounts: number;
+  /** The first `resent` events sent a second time, as messages of their own (a producer's retry). */
+  readonly resent?: number;
 }
 
 /** What the cells of one exploration share: the emulators, the tables, the provider. */
@@ -102,12 +104,14 @@ export async function runCell(
     { queue: `${runId}-${mode}${suffix}`, deadLetterQueue: `${runId}-${mode}-dlq${suffix}` },
   );
   const bodies = syntheticBodies(runId, scenario.events, scenario.accounts);
-  const summary = await writeManifest(env, runId, mode, bodies);
+  const resent = bodies.slice(0, scenario.resent ?? 0);
+  const summary = await writeManifest(env, runId, mode, bodies, resent.length);
   const fifo = isFifoMode(mode);
   await sqs.send(
     new SendMessageBatchCommand({
       QueueUrl: queues.queueUrl,
-      Entries: bodies.map((body, index) =>
+      // A re-send right after its original: a FIFO queue drops it (its deduplication id is the event's).
+      Entries: [...bodies, ...resent].map((body, index) =>
         entryOf(
           runId,
           { eventId: body.eventId, accountId: body.accountId, body: JSON.stringify(body) },
@@ -123,7 +127,7 @@ export async function runCell(
   const order = new Map(bodies.map((body, index) => [body.eventId, index]));
   const deliveries: DeliveryRecord[] = [];
   for (let delivery = 1; delivery <= maxDeliveries(mode); delivery += 1) {
-    const messages = await receiveAll(sqs, queues.queueUrl, scenario.events);
+    const messages = await receiveAll(sqs, queues.queueUrl, bodies.length + resent.length);
     if (messages.length === 0) break;
     // In the scenario's order whatever order SQS returns them in: the same trace on every run.
     const records = messages
@@ -187,6 +191,7 @@ async function writeManifest(
   runId: string,
   mode: Mode,
   bodies: readonly MessageBody[],
+  producerDuplicates: number,
 ): Promise<ManifestSummary> {
   const store = { ddb: env.ddb, tableName: env.tableName };
   const events: ManifestEvent[] = bodies.map(({ eventId, accountId, amountCents, seq }) => ({
@@ -198,7 +203,7 @@ async function writeManifest(
   const summary: ManifestSummary = {
     produced: events.length,
     poison: 0,
-    producerDuplicates: 0,
+    producerDuplicates,
     expectedCents: events.reduce((sum, event) => sum + event.amountCents, 0),
     modes: [mode],
   };

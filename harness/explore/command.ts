@@ -45,9 +45,15 @@ export async function explore({ values }: ParsedOptions<'explore'>): Promise<Fin
   const scenario: Scenario = {
     events: values.events ?? DEFAULT_SCENARIOS[depth].events,
     accounts: values.accounts ?? DEFAULT_SCENARIOS[depth].accounts,
+    ...(values.resent > 0 ? { resent: values.resent } : {}),
   };
-  if (scenario.events > 10) {
-    throw new UsageError(`--events ${scenario.events}: the scenario is one batch, at most 10 events`);
+  if (scenario.events + (scenario.resent ?? 0) > 10) {
+    throw new UsageError(
+      `--events ${scenario.events}${scenario.resent ? ` with --resent ${scenario.resent}` : ''}: the scenario is one batch, at most 10 messages`,
+    );
+  }
+  if ((scenario.resent ?? 0) > scenario.events) {
+    throw new UsageError(`--resent ${scenario.resent}: more than the scenario's ${scenario.events} events`);
   }
   const only = values.cell === undefined ? undefined : [parseCell(values.cell)];
   const say = (message: string) => process.stderr.write(`• ${message}\n`);

@@ -42,6 +42,8 @@ export interface ModeExploration {
   readonly mode: Mode;
   /** The clean run's trace: the matrix's rows. */
   readonly steps: readonly Step[];
+  /** The clean run's counts: with no fault, every mode is exact. */
+  readonly clean: CellCounts;
   readonly cells: readonly ExploredCell[];
   readonly seconds: number;
 }
@@ -147,7 +149,13 @@ export async function exploreMode(
     });
   }
   if (options.only !== undefined) for (const cell of cells) assertPlanned(cell);
-  return { mode, steps, cells: sortCells(cells), seconds: (performance.now() - started) / 1000 };
+  return {
+    mode,
+    steps,
+    clean: countsOf(mode, clean.outcome),
+    cells: sortCells(cells),
+    seconds: (performance.now() - started) / 1000,
+  };
 }
 
 /** A replayed cell's every fault landed: its step is in that delivery's trace, and takes that fault. */

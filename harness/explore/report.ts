@@ -55,7 +55,7 @@ export function replayCommand(
   core?: string,
 ): string {
   const coreOption = core === undefined ? '' : ` --core ${core}`;
-  return `npm run explore -- --modes ${mode} --events ${scenario.events} --accounts ${scenario.accounts}${coreOption} --cell ${planText(plan)}`;
+  return `npm run explore -- --modes ${mode} --events ${scenario.events} --accounts ${scenario.accounts}${scenario.resent ? ` --resent ${scenario.resent}` : ''}${coreOption} --cell ${planText(plan)}`;
 }
 
 /** The depth-1 cell of a step and fault, if it was run. */

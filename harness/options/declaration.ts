@@ -631,6 +631,17 @@ export const OPTIONS = {
       explore: { defaultText: '3 (2 at --depth 2)', help: "events in the scenario's one batch" },
     },
   },
+  resent: {
+    kind: 'integer',
+    min: 0,
+    max: 5,
+    placeholder: 'N',
+    group: 'run',
+    help:
+      "the scenario's first N events sent a second time, as messages of their own (a producer's retry): " +
+      'the same event id, another message id, in the same batch',
+    entryPoints: { explore: { default: 0 } },
+  },
   runs: {
     kind: 'integer',
     min: 1,

@@ -8,11 +8,11 @@ import { PROJECT_ROOT } from '../../lib/bundling.js';
 import { runNpmScript } from '../support/cli.js';
 
 /**
- * `npm run explore` as the README gives it, on the smallest scenario that still has an event
- * before and after each step (2 events, 1 account, one batch): effectively-once exact in every
- * cell, and the two teaching modes broken in exactly the cells their order predicts. Then a copied
- * core (`--core`), as a team would explore its change: exact as copied, failing cells once its
- * marker's condition is dropped.
+ * `npm run explore` as the README gives it: a copied core (`--core`), as a team would explore its
+ * change, exact as copied and failing cells once its marker's condition is dropped; and one cell
+ * replayed from its command, on the smallest scenario with an event before and after each step
+ * (2 events, 1 account, one batch). What every core shows in every cell is the component layer's
+ * (cores.test.ts).
  */
 const SCENARIO = ['--events', '2', '--accounts', '1'];
 
@@ -49,51 +49,10 @@ function shown(report: ExploreReport, mode: string): Record<string, string> {
   );
 }
 
-/** What every cell of `faults` at `operation` (both events) must show; every other cell exact. */
-function expectPattern(cells: Record<string, string>, broken: Record<string, string>): void {
-  for (const [cell, what] of Object.entries(cells)) {
-    const [faultAt] = cell.split('#');
-    expect({ cell, what }).toEqual({ cell, what: broken[faultAt ?? ''] ?? 'exact' });
-  }
-}
-
 describe('npm run explore', () => {
   const temporary: string[] = [];
   afterAll(async () => {
     for (const dir of temporary) await rm(dir, { recursive: true, force: true });
-  });
-
-  it('finds effectively-once exact in every cell, and each teaching mode broken exactly between its two writes', async () => {
-    const { code, report } = await explore([
-      '--modes',
-      'effectively-once,marker-then-credit,credit-then-marker',
-    ]);
-
-    // Two events × one TransactWriteItems × 4 faults + the acknowledgement's 2.
-    expect(Object.values(shown(report, 'effectively-once'))).toEqual(Array(10).fill('exact'));
-    // Two events × (PutItem, UpdateItem) × 4 faults + 2; with a GetItem first, 26.
-    expect(Object.keys(shown(report, 'marker-then-credit'))).toHaveLength(18);
-    expect(Object.keys(shown(report, 'credit-then-marker'))).toHaveLength(26);
-    expectPattern(shown(report, 'marker-then-credit'), {
-      // From "marker applied" to "credit not yet sent": the redelivery (or the SDK's retry of the
-      // put) finds the marker and skips the credit.
-      'response-lost@PutItem': 'lost 1',
-      'lost-then-killed@PutItem': 'lost 1',
-      'lost-error-seen@PutItem': 'lost 1',
-      'killed-before@UpdateItem': 'lost 1',
-      // The credit's response lost: the SDK sends the UpdateItem again, which has no token.
-      'response-lost@UpdateItem': 'dup 1',
-    });
-    expectPattern(shown(report, 'credit-then-marker'), {
-      // From "credit applied" to "marker not yet sent": the redelivery finds no marker.
-      'response-lost@UpdateItem': 'dup 1',
-      'lost-then-killed@UpdateItem': 'dup 1',
-      'lost-error-seen@UpdateItem': 'dup 1',
-      'killed-before@PutItem': 'dup 1',
-    });
-    // Their promises (contract/topology.ts) say what they do not promise: every promise held.
-    expect(report.broken).toBe(0);
-    expect(code).toBe(0);
   });
 
   it('explores a copied core with --core: exact as copied, failing cells once the marker condition is dropped', async () => {
