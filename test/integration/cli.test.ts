@@ -1,21 +1,10 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_MODES } from '../../contract/topology.js';
 import { PROJECT_ROOT } from '../../lib/bundling.js';
 import { runCli } from '../support/cli.js';
-
-/** Processes whose command line mentions `pattern`, other than this test's own. */
-function processesMatching(pattern: string): string[] {
-  try {
-    return execFileSync('pgrep', ['-af', pattern], { encoding: 'utf8' })
-      .split('\n')
-      .filter((line) => line.trim() !== '' && !line.includes('pgrep'));
-  } catch {
-    return []; // pgrep exits 1 when nothing matches
-  }
-}
+import { descendants, type ProcessInfo, survivors } from '../support/processes.js';
 
 describe('npm run experiment (the CLI, as a child process)', () => {
   it('npm run experiment -- --json prints only the report, which matches reports/<runId>.json', async () => {
@@ -85,9 +74,10 @@ describe('npm run experiment (the CLI, as a child process)', () => {
   });
 
   it('on SIGTERM mid-run stops the emulators and every function process', async () => {
-    let pid: number | undefined;
+    // What the CLI had started when it was signalled: its process tree, not every process on the
+    // machine whose name matches (other files' runs may be running beside this one).
+    let tree: ProcessInfo[] = [];
     const result = await runCli(['--messages', '2000', '--seed', 'cli-term'], (child) => {
-      pid = child.pid;
       let sent = false;
       child.stderr?.on('data', (chunk: Buffer) => {
         if (!sent && chunk.toString().includes('waiting until every queue is drained')) {
@@ -95,17 +85,20 @@ describe('npm run experiment (the CLI, as a child process)', () => {
           // To the CLI's own process, under tsx: tsx relays a signal it gets itself only if the
           // child acknowledges it within 30 ms, else it SIGKILLs the child (tsx's relaySignals),
           // which a loaded machine's busy child misses: that tests tsx, not the CLI's cleanup.
-          const cli = execFileSync('pgrep', ['-P', String(child.pid)], { encoding: 'utf8' })
-            .trim()
-            .split('\n')[0];
-          process.kill(Number(cli), 'SIGTERM');
+          const cli = descendants(child.pid ?? -1).find((info) =>
+            info.command.includes('harness/cli/run-experiment.ts'),
+          );
+          if (cli === undefined) throw new Error(`no experiment process below pid ${child.pid}`);
+          tree = [cli, ...descendants(cli.pid)];
+          process.kill(cli.pid, 'SIGTERM');
         }
       });
     });
-    expect(pid).toBeDefined();
     expect(result.code).toBe(143);
     expect(result.stderr).toContain('SIGTERM: stopping');
-    expect(processesMatching('DynamoDBLocal')).toEqual([]);
-    expect(processesMatching('delivery-semantics-bundles')).toEqual([]);
+    // What it had started, so the assertion below is about something that was there.
+    expect(tree.some((info) => /java .*DynamoDBLocal/.test(info.command))).toBe(true);
+    expect(tree.some((info) => info.command.includes('delivery-semantics-bundles'))).toBe(true);
+    expect(survivors(tree).map((info) => info.command)).toEqual([]);
   });
 });
