@@ -45,8 +45,8 @@ const RUNS_SIDE_BY_SIDE = 2;
  * Test files that run whole experiments (every mode's consumers over fauxqs and DynamoDB Local, then
  * the verifier), or the CLIs that do: their assertions depend on timing (visibility overruns,
  * in-progress expiry, a SIGTERM mid-drain, exact counts under a function timeout). They run after
- * everything else, two at a time (RUNS_SIDE_BY_SIDE). Every other file under test/integration/ is a component test and runs beside others: a new
- * file that runs a whole experiment belongs in this list.
+ * everything else, two at a time (RUNS_SIDE_BY_SIDE). Every other file under test/integration/ is a
+ * component test and runs beside others: a new file that runs a whole experiment belongs here.
  */
 const RUNS = [
   'test/integration/experiment.test.ts',

@@ -29,7 +29,7 @@ export interface Scenario {
   readonly events: number;
   readonly accounts: number;
   /** The first `resent` events sent a second time, as messages of their own (a producer's retry). */
-  readonly resent?: number;
+  readonly resent: number;
 }
 
 /** What the cells of one exploration share: the emulators, the tables, the provider. */
@@ -104,7 +104,7 @@ export async function runCell(
     { queue: `${runId}-${mode}${suffix}`, deadLetterQueue: `${runId}-${mode}-dlq${suffix}` },
   );
   const bodies = syntheticBodies(runId, scenario.events, scenario.accounts);
-  const resent = bodies.slice(0, scenario.resent ?? 0);
+  const resent = bodies.slice(0, scenario.resent);
   const summary = await writeManifest(env, runId, mode, bodies, resent.length);
   const fifo = isFifoMode(mode);
   await sqs.send(

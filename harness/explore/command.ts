@@ -18,7 +18,7 @@ import {
 import { FAULT_NAMES, type Fault, type PlannedFault } from './steps.js';
 
 /** The default scenarios: depth 1 in about a minute for every mode, depth 2 (the square) smaller. */
-export const DEFAULT_SCENARIOS: Readonly<Record<1 | 2, Scenario>> = {
+export const DEFAULT_SCENARIOS: Readonly<Record<1 | 2, Omit<Scenario, 'resent'>>> = {
   1: { events: 3, accounts: 2 },
   2: { events: 2, accounts: 1 },
 };
@@ -45,14 +45,14 @@ export async function explore({ values }: ParsedOptions<'explore'>): Promise<Fin
   const scenario: Scenario = {
     events: values.events ?? DEFAULT_SCENARIOS[depth].events,
     accounts: values.accounts ?? DEFAULT_SCENARIOS[depth].accounts,
-    ...(values.resent > 0 ? { resent: values.resent } : {}),
+    resent: values.resent,
   };
-  if (scenario.events + (scenario.resent ?? 0) > 10) {
+  if (scenario.events + scenario.resent > 10) {
     throw new UsageError(
       `--events ${scenario.events}${scenario.resent ? ` with --resent ${scenario.resent}` : ''}: the scenario is one batch, at most 10 messages`,
     );
   }
-  if ((scenario.resent ?? 0) > scenario.events) {
+  if (scenario.resent > scenario.events) {
     throw new UsageError(`--resent ${scenario.resent}: more than the scenario's ${scenario.events} events`);
   }
   const only = values.cell === undefined ? undefined : [parseCell(values.cell)];

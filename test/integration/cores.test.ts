@@ -5,8 +5,8 @@ import {
   type RunningExploreEnvironment,
   startExploreEnvironment,
 } from '../../harness/explore/environment.js';
-import { type CellCounts, exploreMode, isExact } from '../../harness/explore/explore.js';
-import { planText } from '../../harness/explore/report.js';
+import { exploreMode, isExact } from '../../harness/explore/explore.js';
+import { cellText, planText } from '../../harness/explore/report.js';
 
 /**
  * The component layer: every mode's core, in this process, against DynamoDB Local (real
@@ -38,7 +38,7 @@ const TRACES: { readonly [M in Mode]: readonly string[] } = {
 
 /**
  * What each core shows in every cell that is not exact, one event, as `fault@operation`: the
- * matrix `npm run explore -- --events 1 --accounts 1` prints, typed per mode. Every other cell is
+ * matrix `npm run explore -- --events 1 --accounts 1` prints (its cell text), typed per mode. Every other cell is
  * exact. A change to a core that moves one of these (or adds one) fails here; a mode's promise
  * (contract/topology.ts) decides which of them break it.
  */
@@ -103,21 +103,6 @@ const NOT_EXACT: { readonly [M in Mode]: Readonly<Record<string, string>> } = {
   },
 };
 
-/** A cell's counts as the table above writes them. */
-function whatShows(counts: CellCounts): string {
-  return [
-    counts.lost > 0 ? `lost ${counts.lost}` : '',
-    counts.duplicated > 0 ? `dup ${counts.duplicated}` : '',
-    counts.deadLettered > 0 ? `dlq ${counts.deadLettered}` : '',
-    (counts.chargedTwice ?? 0) > 0 ? `charged twice ${counts.chargedTwice}` : '',
-    counts.driftCents !== 0 && counts.lost === 0 && counts.duplicated === 0
-      ? `drift ${counts.driftCents}`
-      : '',
-  ]
-    .filter(Boolean)
-    .join(', ');
-}
-
 let env: RunningExploreEnvironment;
 beforeAll(async () => {
   env = await startExploreEnvironment(MODE_NAMES);
@@ -131,7 +116,7 @@ afterAll(async () => {
 describe.concurrent.each(MODE_NAMES)('the %s core, one event, every step and fault', (mode) => {
   it(`keeps its promise in every cell, and shows its proof when killed before its ${MODES[mode].crashStep}`, async () => {
     const exploration = await exploreMode(env, mode, {
-      scenario: { events: 1, accounts: 1 },
+      scenario: { events: 1, accounts: 1, resent: 0 },
       depth: 1,
       concurrency: 8,
     });
@@ -146,7 +131,7 @@ describe.concurrent.each(MODE_NAMES)('the %s core, one event, every step and fau
         .filter((cell) => !cell.exact)
         .map((cell) => [
           `${cell.plan[0]?.fault}@${operations.get(cell.plan[0]?.step ?? '')}`,
-          whatShows(cell.counts),
+          cellText(cell),
         ]),
     );
     expect(notExact).toEqual(NOT_EXACT[mode]);
