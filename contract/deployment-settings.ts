@@ -5,7 +5,17 @@ import {
   retentionOf,
   retentionRuleViolations,
 } from './retention.js';
-import { FIFO_MAX_BATCH_SIZE, isFifoMode, MODES, type Mode, type ModeSettings } from './topology.js';
+import {
+  chargeOf,
+  DEFAULT_MODES,
+  FIFO_MAX_BATCH_SIZE,
+  isFifoMode,
+  isMode,
+  MODE_NAMES,
+  MODES,
+  type Mode,
+  type ModeSettings,
+} from './topology.js';
 
 /** Per-deployment knobs, set with CDK context (`-c crashRate=0.02`) and resolved in one place. */
 export interface DeploymentSettings {
@@ -47,6 +57,41 @@ export interface DeploymentSettings {
    * @default 0
    */
   readonly providerLostResponseRate?: number;
+  /**
+   * The modes deployed (`-c modes=at-least-once,effectively-once`, or `-c modes=all`), in topology
+   * order. The payment provider comes with a charge mode only.
+   * @default the default run's modes (DEFAULT_MODES)
+   */
+  readonly modes?: readonly Mode[];
+  /**
+   * Deploys the producing side's outbox and its relay (`-c outboxRelay=true`). No deployed run
+   * drives a producer, so it is asked for, or comes with `-c modes=all`.
+   * @default false, true with modes=all
+   */
+  readonly outboxRelay?: boolean;
+  /**
+   * Provisioned mode on every consumer's event source mapping (`-c provisionedPollers=2:10`): it
+   * replaces maximum concurrency, which AWS does not allow beside it. aws-cdk-lib checks the ranges
+   * at synth (SQS: minimum 2–200, maximum 2–2,000, minimum ≤ maximum).
+   * @default none: on-demand polling, bounded by each mode's maxConcurrency
+   */
+  readonly provisionedPollers?: { readonly minimumPollers: number; readonly maximumPollers: number };
+}
+
+/** The modes a deployment deploys, in topology order. */
+export function deployedModes(deployment: DeploymentSettings): readonly Mode[] {
+  const modes = deployment.modes ?? DEFAULT_MODES;
+  return MODE_NAMES.filter((mode) => modes.includes(mode));
+}
+
+/** Whether the deployment includes the outbox relay. */
+export function deploysOutboxRelay(deployment: DeploymentSettings): boolean {
+  return deployment.outboxRelay ?? false;
+}
+
+/** Whether the deployment includes the stand-in payment provider: a charge mode needs it. */
+export function deploysPaymentProvider(deployment: DeploymentSettings): boolean {
+  return deployedModes(deployment).some((mode) => chargeOf(mode) !== undefined);
 }
 
 export const DEFAULT_DEPLOYMENT: DeploymentSettings = { crashRate: 0, crashSeed: 'seed' };
@@ -117,7 +162,13 @@ export function deploymentSettingsFromContext(get: (key: string) => unknown): De
       `context maxReceiveCount=${maxReceiveCount} must be an integer from 1 to 1000`,
     );
   }
+  const modes = optionalModes(get);
+  const outboxRelay = optionalBoolean(get, 'outboxRelay') ?? (get('modes') === 'all' ? true : undefined);
+  const provisionedPollers = optionalPollers(get);
   return {
+    ...(modes !== undefined ? { modes } : {}),
+    ...(outboxRelay !== undefined ? { outboxRelay } : {}),
+    ...(provisionedPollers !== undefined ? { provisionedPollers } : {}),
     crashRate: crashRate ?? DEFAULT_DEPLOYMENT.crashRate,
     crashSeed: typeof crashSeed === 'string' ? crashSeed : DEFAULT_DEPLOYMENT.crashSeed,
     ...(batchSize !== undefined ? { batchSize } : {}),
@@ -147,6 +198,54 @@ function optionalEmail(get: (key: string) => unknown, key: string): string | und
     );
   }
   return value;
+}
+
+/** `-c modes=a,b` or `-c modes=all` (a JSON array in cdk.json works too). */
+function optionalModes(get: (key: string) => unknown): readonly Mode[] | undefined {
+  const raw = get('modes');
+  if (raw === undefined) return undefined;
+  if (raw === 'all') return MODE_NAMES;
+  const names = Array.isArray(raw) ? raw : typeof raw === 'string' ? raw.split(',') : undefined;
+  const modes = names?.map((name) => String(name).trim()).filter((name) => name !== '');
+  if (modes === undefined || modes.length === 0) {
+    throw new InvalidSettingError(
+      `context modes=${JSON.stringify(raw)} must name modes, comma-separated, or be all ` +
+        `(e.g. -c modes=at-least-once,effectively-once; the modes: ${MODE_NAMES.join(', ')})`,
+    );
+  }
+  const unknown = modes.filter((name) => !isMode(name));
+  if (unknown.length > 0) {
+    throw new InvalidSettingError(
+      `context modes names ${unknown.join(', ')}, which the topology lacks (the modes: ${MODE_NAMES.join(', ')}; or -c modes=all)`,
+    );
+  }
+  return MODE_NAMES.filter((mode) => modes.includes(mode));
+}
+
+function optionalBoolean(get: (key: string) => unknown, key: string): boolean | undefined {
+  const raw = get(key);
+  if (raw === undefined) return undefined;
+  if (raw === true || raw === 'true') return true;
+  if (raw === false || raw === 'false') return false;
+  throw new InvalidSettingError(
+    `context ${key}=${JSON.stringify(raw)} must be true or false (e.g. -c ${key}=true)`,
+  );
+}
+
+/** `-c provisionedPollers=MIN:MAX`: whole numbers; their ranges are aws-cdk-lib's to check. */
+function optionalPollers(
+  get: (key: string) => unknown,
+): { minimumPollers: number; maximumPollers: number } | undefined {
+  const raw = get('provisionedPollers');
+  if (raw === undefined) return undefined;
+  const match = typeof raw === 'string' ? /^\s*(\d+)\s*:\s*(\d+)\s*$/.exec(raw) : null;
+  if (!match) {
+    throw new InvalidSettingError(
+      `context provisionedPollers=${JSON.stringify(raw)} must be MIN:MAX, two whole numbers of pollers ` +
+        '(e.g. -c provisionedPollers=2:10; SQS allows a minimum of 2–200 and a maximum of 2–2000)',
+    );
+  }
+  return { minimumPollers: Number(match[1]), maximumPollers: Number(match[2]) };
 }
 
 function optionalNumber(get: (key: string) => unknown, key: string): number | undefined {

@@ -73,7 +73,8 @@ function idempotencyTableOf(values: { readonly idempotencyTableName?: string }):
 
 export function verifierEnvironment(values: {
   readonly tableName: string;
-  readonly deadLetterQueueUrls: Readonly<Record<Mode, string>>;
+  /** The deployed modes' DLQs: the verifier verifies those modes. */
+  readonly deadLetterQueueUrls: Readonly<Partial<Record<Mode, string>>>;
   /** JSON encoder; the stack passes Stack.toJsonString so that unresolved tokens survive. */
   readonly toJson?: (value: unknown) => string;
   /**

@@ -13,6 +13,8 @@ export const STACK_OUTPUTS = {
   crashRate: 'CrashRate',
   crashSeed: 'CrashSeed',
   topologyVersion: 'TopologyVersion',
+  /** The modes the stack deploys (`-c modes`), comma-separated in topology order. */
+  deployedModes: 'DeployedModes',
   /** The SNS topic every mode's DLQ alarm notifies: subscribe the team that runs the redrive to it. */
   alarmTopicArn: 'AlarmTopicArn',
   /** The stand-in payment provider's Function URL (AWS_IAM auth), which the charge modes call. */
@@ -38,7 +40,10 @@ export function modeOutputs(mode: Mode) {
     functionName: `${id}FunctionName`,
     batchSize: `${id}BatchSize`,
     maxBatchingWindow: `${id}MaxBatchingWindow`,
+    /** Only when it is in force: provisioned pollers replace it. */
     maxConcurrency: `${id}MaxConcurrency`,
+    /** What scales the mapping: `maxConcurrency=5`, or `provisionedPollers=2:10`. */
+    scaling: `${id}Scaling`,
     visibilityTimeout: `${id}VisibilityTimeout`,
     maxReceiveCount: `${id}MaxReceiveCount`,
   } as const;

@@ -139,7 +139,8 @@ export interface ModeSettings {
   readonly inDefaultRun?: boolean;
 }
 
-const consumerDefaults = {
+/** Every mode starts from these (and the consumer construct, lib/constructs/sqs-consumer.ts, defaults to them). */
+export const CONSUMER_DEFAULTS = {
   batchSize: 10,
   maxBatchingWindowSeconds: 0,
   functionTimeoutSeconds: 30,
@@ -154,7 +155,7 @@ const consumerDefaults = {
 
 export const MODES = {
   'at-most-once': {
-    ...consumerDefaults,
+    ...CONSUMER_DEFAULTS,
     summary: 'deletes the received batch from SQS, then applies each message',
     crashPoint: 'the batch had been deleted, the event not yet applied',
     crashStep: 'UpdateItem',
@@ -169,7 +170,7 @@ export const MODES = {
     },
   },
   'at-least-once': {
-    ...consumerDefaults,
+    ...CONSUMER_DEFAULTS,
     summary: 'applies each message, then Lambda deletes the batch on success',
     crashPoint: 'the event had been applied, the batch not yet acknowledged',
     crashStep: 'acknowledge',
@@ -191,7 +192,7 @@ export const MODES = {
     },
   },
   'effectively-once': {
-    ...consumerDefaults,
+    ...CONSUMER_DEFAULTS,
     evidence: 'records',
     summary:
       'applies each message in one TransactWriteItems with a conditional processed-marker, then Lambda deletes the batch',
@@ -221,7 +222,7 @@ export const MODES = {
     },
   },
   'powertools-idempotency': {
-    ...consumerDefaults,
+    ...CONSUMER_DEFAULTS,
     evidence: 'records',
     summary:
       'applies each message inside a Powertools makeIdempotent call keyed on the event id (INPROGRESS, work, COMPLETED), then Lambda deletes the batch',
@@ -245,7 +246,7 @@ export const MODES = {
     },
   },
   'powertools-message-id': {
-    ...consumerDefaults,
+    ...CONSUMER_DEFAULTS,
     evidence: 'records',
     summary:
       "applies each message inside a Powertools makeIdempotent call keyed on the SQS messageId, as Powertools' SQS batch example is (INPROGRESS, work, COMPLETED), then Lambda deletes the batch",
@@ -277,7 +278,7 @@ export const MODES = {
     },
   },
   'entry-upsert': {
-    ...consumerDefaults,
+    ...CONSUMER_DEFAULTS,
     evidence: 'records',
     summary:
       'writes one ledger entry per event keyed on the event id (one UpdateItem that SETs it: a repeat writes the same entry) and derives the balance on read, as the sum of the entries; then Lambda deletes the batch',
@@ -296,7 +297,7 @@ export const MODES = {
     },
   },
   'state-upsert': {
-    ...consumerDefaults,
+    ...CONSUMER_DEFAULTS,
     evidence: 'records',
     summary:
       "writes the account's state: one conditional UpdateItem SETs the balance after the event and its seq as the version, only if the stored version is older (else a newer state is there: superseded), and records the event for the verifier; then Lambda deletes the batch",
@@ -332,7 +333,7 @@ export const MODES = {
     },
   },
   'fifo-versioned': {
-    ...consumerDefaults,
+    ...CONSUMER_DEFAULTS,
     summary:
       'credits on a FIFO queue (one group per run and account) with one conditional UpdateItem: ADD the amount and SET version = seq, only if the stored version is seq − 1 (a repeat finds its own or a newer version and writes nothing; a gap fails the record until its predecessor is there); then Lambda deletes the batch',
     crashPoint: 'the credit had been written (or found already there), the batch not yet acknowledged',
@@ -368,7 +369,7 @@ export const MODES = {
     },
   },
   'charge-no-key': {
-    ...consumerDefaults,
+    ...CONSUMER_DEFAULTS,
     evidence: 'records',
     summary:
       "charges each event at the payment provider WITHOUT an idempotency key, then records the charge in effectively-once's marker transaction (charge id on the marker, and the credit); then Lambda deletes the batch",
@@ -389,7 +390,7 @@ export const MODES = {
     },
   },
   'charge-with-key': {
-    ...consumerDefaults,
+    ...CONSUMER_DEFAULTS,
     evidence: 'records',
     summary:
       "charges each event at the payment provider with the event's id as the Idempotency-Key, then records the charge in effectively-once's marker transaction (charge id on the marker, and the credit); then Lambda deletes the batch",
@@ -410,7 +411,7 @@ export const MODES = {
     },
   },
   'marker-then-credit': {
-    ...consumerDefaults,
+    ...CONSUMER_DEFAULTS,
     summary:
       'TEACHING, do not copy: a conditional PutItem of a processed-marker, then the credit as a second write (two writes, not one transaction); then Lambda deletes the batch',
     crashPoint: 'the marker had been written, the credit not yet sent',
@@ -432,7 +433,7 @@ export const MODES = {
     },
   },
   'credit-then-marker': {
-    ...consumerDefaults,
+    ...CONSUMER_DEFAULTS,
     summary:
       'TEACHING, do not copy: reads the processed-marker, credits, then puts the marker as a second write (two writes, not one transaction); then Lambda deletes the batch',
     crashPoint: 'the credit had been written, the marker not yet',

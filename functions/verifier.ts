@@ -77,7 +77,8 @@ export interface VerifierDeps {
   readonly warn?: (message: string, details: Record<string, unknown>) => void;
   readonly sqs: SQSClient;
   /** Dead-letter queue URL per mode. */
-  readonly deadLetterQueueUrls: Readonly<Record<Mode, string>>;
+  /** Per deployed mode (the stack's `-c modes`): the modes without one are not deployed. */
+  readonly deadLetterQueueUrls: Readonly<Partial<Record<Mode, string>>>;
   /** Largest response with per-event detail, in bytes. @default MAX_DETAIL_BYTES */
   readonly maxDetailBytes?: number;
   /** The payment provider's ledger, for the charge modes. @default none: a charge mode cannot be verified */
@@ -102,6 +103,14 @@ interface ModeVerification {
   readonly detail?: ReturnType<EventDetailsCollector['finish']>;
 }
 
+/** The mode's DLQ; verifyRun asks only for deployed modes. */
+function deadLetterQueueOf(deps: VerifierDeps, mode: Mode): string {
+  const url = deps.deadLetterQueueUrls[mode];
+  if (url === undefined)
+    throw new InvalidInputError(`this stack does not deploy ${mode}: it has no DLQ for it`);
+  return url;
+}
+
 /** verifyMode, and with `detailed` the same join also fills every event's outcome. */
 async function verifyModeInDetail(
   deps: VerifierDeps,
@@ -110,7 +119,7 @@ async function verifyModeInDetail(
   summary: ManifestSummary,
   detailed: boolean,
 ): Promise<ModeVerification> {
-  const sweep = await sweepDeadLetters(deps.sqs, deps.deadLetterQueueUrls[mode], runId, {
+  const sweep = await sweepDeadLetters(deps.sqs, deadLetterQueueOf(deps, mode), runId, {
     visibilitySeconds: deps.sweepVisibilitySeconds ?? 300,
     ...(deps.sweepWaitSeconds !== undefined ? { waitTimeSeconds: deps.sweepWaitSeconds } : {}),
   });
@@ -226,7 +235,7 @@ async function fifoDeadLettersOf(
     if (account !== undefined) lastSeenOfAccount.set(account, eventId);
   }
   if (lastSeenOfAccount.size === 0) return { lastSeenOfAccount, unseenMessages: 0 };
-  const held = await countMessages(deps.sqs, deps.deadLetterQueueUrls[mode]);
+  const held = await countMessages(deps.sqs, deadLetterQueueOf(deps, mode));
   return { lastSeenOfAccount, unseenMessages: held - sweep.seen };
 }
 
@@ -356,8 +365,17 @@ export async function verifyRun(deps: VerifierDeps, input: unknown): Promise<Ver
     );
   }
   const { runId } = parsed.output;
+  // The stack's modes are the ones it was given a DLQ for (`-c modes`); unasked, every one of them.
+  const deployed = MODE_NAMES.filter((mode) => deps.deadLetterQueueUrls[mode] !== undefined);
+  const notDeployed = (parsed.output.modes ?? []).filter((mode) => !deployed.includes(mode));
+  if (notDeployed.length > 0) {
+    throw new InvalidInputError(
+      `this stack does not deploy ${[...new Set(notDeployed)].join(', ')} (it deploys ${deployed.join(', ')}): ` +
+        'redeploy it with those modes in -c modes=… (docs/deploying.md)',
+    );
+  }
   // Topology order, each mode once: two sweeps of one DLQ at a time would hide messages from each other.
-  const modes = MODE_NAMES.filter((mode) => (parsed.output.modes ?? MODE_NAMES).includes(mode));
+  const modes = deployed.filter((mode) => (parsed.output.modes ?? deployed).includes(mode));
   const summary = await readManifestSummary(deps.reader, runId);
   if (summary === undefined) {
     throw new RunNotFoundError(`no manifest for run ${runId}: was the run produced against this table?`);
@@ -420,7 +438,8 @@ function countsOnly(result: VerifierResult): Partial<Record<Mode, ModeOutcome>> 
 }
 
 /** DEAD_LETTER_QUEUE_URLS is a JSON object with one URL per mode of the topology. */
-export function parseDeadLetterQueueUrls(raw: string): Record<Mode, string> {
+/** The DLQ of each mode the stack deploys (at least one): the verifier verifies those modes only. */
+export function parseDeadLetterQueueUrls(raw: string): Partial<Record<Mode, string>> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);
@@ -429,10 +448,14 @@ export function parseDeadLetterQueueUrls(raw: string): Record<Mode, string> {
   }
   const result = v.safeParse(v.record(v.string(), v.pipe(v.string(), v.url())), parsed);
   if (!result.success) throw new ConfigError('DEAD_LETTER_QUEUE_URLS must map each mode to a queue URL');
-  const missing = MODE_NAMES.filter((mode) => result.output[mode] === undefined);
-  if (missing.length > 0)
-    throw new ConfigError(`DEAD_LETTER_QUEUE_URLS has no URL for: ${missing.join(', ')}`);
-  return result.output as Record<Mode, string>;
+  const unknown = Object.keys(result.output).filter(
+    (mode) => !(MODE_NAMES as readonly string[]).includes(mode),
+  );
+  if (unknown.length > 0)
+    throw new ConfigError(`DEAD_LETTER_QUEUE_URLS names modes the topology lacks: ${unknown.join(', ')}`);
+  if (Object.keys(result.output).length === 0)
+    throw new ConfigError('DEAD_LETTER_QUEUE_URLS names no mode: the stack deploys at least one');
+  return result.output as Partial<Record<Mode, string>>;
 }
 
 /**

@@ -1,28 +1,19 @@
-import {
-  ArnFormat,
-  CfnOutput,
-  Duration,
-  RemovalPolicy,
-  Stack,
-  type StackProps,
-  Validations,
-} from 'aws-cdk-lib';
-import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
-import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import { ArnFormat, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
-import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
-import * as logs from 'aws-cdk-lib/aws-logs';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
-import * as sqs from 'aws-cdk-lib/aws-sqs';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import {
   type DeploymentSettings,
+  deployedModes,
   deploymentRetention,
+  deploysOutboxRelay,
+  deploysPaymentProvider,
   resolveModeSettings,
 } from '../contract/deployment-settings.js';
 import { consumerEnvironment, verifierEnvironment } from '../contract/function-environment.js';
@@ -30,9 +21,7 @@ import { partitionKey } from '../contract/ledger-keys.js';
 import { DEAD_LETTER_RETENTION_SECONDS, QUEUE_RETENTION_SECONDS } from '../contract/retention.js';
 import { modeId, modeOutputs, STACK_OUTPUTS } from '../contract/stack-outputs.js';
 import {
-  chargeOf,
   isFifoMode,
-  MODE_NAMES,
   MODES,
   type Mode,
   type ModeSettings,
@@ -40,8 +29,9 @@ import {
   TOPOLOGY_VERSION,
   VERIFIER,
 } from '../contract/topology.js';
-import { handlerEntry, PROJECT_ROOT } from './bundling.js';
-import { NODEJS_BUNDLING } from './nodejs-bundling.js';
+import { handlerEntry } from './bundling.js';
+import { LoggedFunction } from './constructs/logged-function.js';
+import { SqsConsumer } from './constructs/sqs-consumer.js';
 import { OutboxRelay } from './outbox-relay.js';
 import { PaymentProvider } from './payment-provider.js';
 
@@ -60,6 +50,14 @@ export interface ModeResources {
   readonly settings: ModeSettings;
 }
 
+/** What scales a mode's event source mapping: its maximum concurrency, or provisioned pollers. */
+export function scalingOf(settings: ModeSettings, deployment: DeploymentSettings): string {
+  const pollers = deployment.provisionedPollers;
+  return pollers
+    ? `provisionedPollers=${pollers.minimumPollers}:${pollers.maximumPollers}`
+    : `maxConcurrency=${settings.maxConcurrency}`;
+}
+
 /**
  * The actions Powertools' DynamoDBPersistenceLayer sends: PutItem (INPROGRESS, conditional),
  * GetItem (the existing record, when the failed put did not return it), UpdateItem (COMPLETED),
@@ -72,12 +70,18 @@ export const IDEMPOTENCY_RECORD_ACTIONS = [
   'dynamodb:DeleteItem',
 ] as const;
 
-/** One SQS queue + DLQ + consumer per mode of the topology, a shared ledger table, and the verifier. */
+/**
+ * One {@link SqsConsumer} per deployed mode (`-c modes`, the default run's four unless told), a
+ * shared ledger table, and the verifier; the payment provider with a charge mode, the outbox relay
+ * when asked for (`-c outboxRelay=true`, or `-c modes=all`).
+ */
 export class DeliverySemanticsStack extends Stack {
   public readonly table: dynamodb.Table;
   /** Powertools' idempotency records, for the modes with `idempotencyTable`; undefined if none has. */
   public readonly idempotencyTable: dynamodb.Table | undefined;
-  public readonly modes: Readonly<Record<Mode, ModeResources>>;
+  /** The deployed modes' resources (`-c modes`): a mode not deployed has none. */
+  public readonly modes: Readonly<Partial<Record<Mode, ModeResources>>>;
+  public readonly deployedModes: readonly Mode[];
   public readonly verifier: NodejsFunction;
   /** The one topic every DLQ alarm notifies (SSE with {@link alarmTopicKey}, TLS only). */
   public readonly alarmTopic: sns.Topic;
@@ -85,8 +89,8 @@ export class DeliverySemanticsStack extends Stack {
   public readonly alarmTopicKey: kms.Key;
   /** The stand-in payment provider the charge modes call; undefined if no mode has `charge`. */
   public readonly paymentProvider: PaymentProvider | undefined;
-  /** The producing side's outbox, and the relay that publishes it to every mode's queue. */
-  public readonly outbox: OutboxRelay;
+  /** The producing side's outbox, and the relay that publishes it to every deployed mode's queue; undefined unless asked for. */
+  public readonly outbox: OutboxRelay | undefined;
 
   constructor(scope: Construct, id: string, props: DeliverySemanticsStackProps) {
     super(scope, id, props);
@@ -104,7 +108,8 @@ export class DeliverySemanticsStack extends Stack {
     // Its own table, with Powertools' default attribute names (partition key `id`, TTL attribute
     // `expiration`), so the persistence layer needs no attribute options. Kept apart from the
     // ledger: the ledger's writes are bound to `RUN#…#MODE#…` partitions, Powertools' keys are not.
-    this.idempotencyTable = MODE_NAMES.some((mode) => (MODES[mode] as ModeSettings).idempotencyTable)
+    this.deployedModes = deployedModes(props.settings);
+    this.idempotencyTable = this.deployedModes.some((mode) => (MODES[mode] as ModeSettings).idempotencyTable)
       ? new dynamodb.Table(this, 'IdempotencyRecords', {
           partitionKey: { name: 'id', type: dynamodb.AttributeType.STRING },
           billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
@@ -118,21 +123,23 @@ export class DeliverySemanticsStack extends Stack {
 
     // Another company's API in real life; here a stand-in in the same account, behind a Function URL
     // with IAM auth, with its own table (docs/side-effects.md).
-    this.paymentProvider = MODE_NAMES.some((mode) => chargeOf(mode))
+    this.paymentProvider = deploysPaymentProvider(props.settings)
       ? new PaymentProvider(this, 'PaymentProvider')
       : undefined;
 
-    const modes = {} as Record<Mode, ModeResources>;
-    for (const mode of MODE_NAMES) {
+    const modes: Partial<Record<Mode, ModeResources>> = {};
+    for (const mode of this.deployedModes) {
       modes[mode] = this.addMode(mode, resolveModeSettings(mode, props.settings), props.settings);
     }
     this.modes = modes;
     this.verifier = this.addVerifier();
-    this.outbox = new OutboxRelay(this, 'Outbox', {
-      queues: Object.fromEntries(MODE_NAMES.map((mode) => [mode, modes[mode].queue])),
-      alarmTopic: this.alarmTopic,
-      alarmNamePrefix: this.stackName,
-    });
+    this.outbox = deploysOutboxRelay(props.settings)
+      ? new OutboxRelay(this, 'Outbox', {
+          queues: Object.fromEntries(this.deployedModes.map((mode) => [mode, this.resourcesOf(mode).queue])),
+          alarmTopic: this.alarmTopic,
+          alarmNamePrefix: this.stackName,
+        })
+      : undefined;
 
     const output = (key: string, value: string) => new CfnOutput(this, key, { value });
     output(STACK_OUTPUTS.tableName, this.table.tableName);
@@ -141,147 +148,97 @@ export class DeliverySemanticsStack extends Stack {
     output(STACK_OUTPUTS.crashSeed, props.settings.crashSeed);
     output(STACK_OUTPUTS.topologyVersion, TOPOLOGY_VERSION);
     output(STACK_OUTPUTS.alarmTopicArn, this.alarmTopic.topicArn);
+    output(STACK_OUTPUTS.deployedModes, this.deployedModes.join(','));
     if (this.paymentProvider) output(STACK_OUTPUTS.paymentProviderUrl, this.paymentProvider.url);
-    output(STACK_OUTPUTS.outboxTableName, this.outbox.outboxTable.tableName);
-    output(STACK_OUTPUTS.producerStateTableName, this.outbox.stateTable.tableName);
-    for (const mode of MODE_NAMES) {
-      const { queue, deadLetterQueue, consumer, settings } = this.modes[mode];
+    if (this.outbox) {
+      output(STACK_OUTPUTS.outboxTableName, this.outbox.outboxTable.tableName);
+      output(STACK_OUTPUTS.producerStateTableName, this.outbox.stateTable.tableName);
+    }
+    for (const mode of this.deployedModes) {
+      const { queue, deadLetterQueue, consumer, settings } = this.resourcesOf(mode);
       const keys = modeOutputs(mode);
       output(keys.queueUrl, queue.queueUrl);
       output(keys.deadLetterQueueUrl, deadLetterQueue.queueUrl);
       output(keys.functionName, consumer.functionName);
       output(keys.batchSize, String(settings.batchSize));
       output(keys.maxBatchingWindow, String(settings.maxBatchingWindowSeconds));
-      output(keys.maxConcurrency, String(settings.maxConcurrency));
+      // Which of the two scales the mapping: maximum concurrency, or provisioned pollers instead.
+      output(keys.scaling, scalingOf(settings, props.settings));
+      if (!props.settings.provisionedPollers) output(keys.maxConcurrency, String(settings.maxConcurrency));
       output(keys.visibilityTimeout, String(settings.visibilityTimeoutSeconds));
       output(keys.maxReceiveCount, String(settings.maxReceiveCount));
     }
   }
 
-  private addMode(mode: Mode, settings: ModeSettings, deployment: DeploymentSettings): ModeResources {
-    const id = modeId(mode);
-    // A FIFO mode's queue and DLQ are both FIFO (SQS refuses a standard DLQ for a FIFO queue);
-    // CloudFormation generates their names with the `.fifo` suffix. Explicit deduplication ids (the event id),
-    // deduplicated and throttled per message group (an account): SQS's high-throughput FIFO.
-    const fifo: Partial<sqs.QueueProps> = isFifoMode(mode)
-      ? {
-          fifo: true,
-          contentBasedDeduplication: false,
-          deduplicationScope: sqs.DeduplicationScope.MESSAGE_GROUP,
-          fifoThroughputLimit: sqs.FifoThroughputLimit.PER_MESSAGE_GROUP_ID,
-        }
-      : {};
-    const deadLetterQueue = new sqs.Queue(this, `${id}DeadLetterQueue`, {
-      ...fifo,
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.seconds(DEAD_LETTER_RETENTION_SECONDS),
-      maxMessageSizeBytes: STORAGE.maxMessageBytes,
-      removalPolicy: RemovalPolicy.DESTROY,
-    });
-    const queue = new sqs.Queue(this, `${id}Queue`, {
-      ...fifo,
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      visibilityTimeout: Duration.seconds(settings.visibilityTimeoutSeconds),
-      retentionPeriod: Duration.seconds(QUEUE_RETENTION_SECONDS),
-      maxMessageSizeBytes: STORAGE.maxMessageBytes,
-      deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: settings.maxReceiveCount },
-      removalPolicy: RemovalPolicy.DESTROY,
-    });
+  /** A deployed mode's resources. */
+  resourcesOf(mode: Mode): ModeResources {
+    const resources = this.modes[mode];
+    if (!resources) throw new Error(`${mode} is not deployed in ${this.stackName} (-c modes)`);
+    return resources;
+  }
 
+  private addMode(mode: Mode, settings: ModeSettings, deployment: DeploymentSettings): ModeResources {
     const idempotencyTable = settings.idempotencyTable ? this.idempotencyTable : undefined;
     const provider = settings.charge ? this.paymentProvider : undefined;
-    const consumer = this.handlerFunction(`${id}Consumer`, mode, {
-      timeoutSeconds: settings.functionTimeoutSeconds,
-      memoryMb: settings.memoryMb,
-      environment: consumerEnvironment(settings, {
-        tableName: this.table.tableName,
-        queueUrl: queue.queueUrl,
-        crashRate: deployment.crashRate,
-        crashSeed: deployment.crashSeed,
-        markerTtlSeconds: deploymentRetention(deployment).markerTtlSeconds,
-        ageGuard: true,
-        ...(idempotencyTable ? { idempotencyTableName: idempotencyTable.tableName } : {}),
-        ...(provider
-          ? {
-              provider: {
-                url: provider.url,
-                sign: true,
-                lostResponseRate: deployment.providerLostResponseRate ?? 0,
-              },
-            }
-          : {}),
-      }),
-    });
-    this.allowWritesToOwnPartitionOnly(consumer, mode);
-    // Wired just above (IDEMPOTENCY_TABLE_NAME), granted here: the table name never reaches a
-    // function that may not use it, and a function that has it can.
-    if (idempotencyTable) this.allowOwnIdempotencyRecordsOnly(consumer, idempotencyTable, mode);
-    // Wired above (PROVIDER_URL): the two actions a Function URL with IAM auth requires, nothing more.
-    provider?.grantCharge(consumer);
-
-    consumer.addEventSource(
-      new SqsEventSource(queue, {
-        batchSize: settings.batchSize,
-        ...(settings.maxBatchingWindowSeconds > 0
-          ? { maxBatchingWindow: Duration.seconds(settings.maxBatchingWindowSeconds) }
-          : {}),
-        maxConcurrency: settings.maxConcurrency,
-        reportBatchItemFailures: settings.reportBatchItemFailures,
-      }),
-    );
-
-    if (!settings.deletesOwnBatch) this.denyDeleteFromFunctionCode(consumer, queue);
-
-    const deadLetterAlarm = this.addDeadLetterAlarm(mode, deadLetterQueue);
-
-    return { queue, deadLetterQueue, deadLetterAlarm, consumer, settings };
-  }
-
-  /** `<stack>-<mode>-dead-letters`: readable in the notification, and matched by the topic policy. */
-  private deadLetterAlarmName(mode: Mode): string {
-    return `${this.stackName}-${mode}-dead-letters`;
-  }
-
-  /**
-   * The runbook (downstream outage → DLQ → alarm → fix → redrive) starts with someone being told.
-   *
-   * - `ApproximateNumberOfMessagesVisible` of the mode's DLQ (namespace AWS/SQS, dimension
-   *   QueueName), `Maximum` over 60 s, ≥ 1, one datapoint out of one. SQS sends its metrics once a
-   *   minute, so 60 s is the finest period that has data; `Maximum` because one message is enough;
-   *   one of one because a dead-lettered message does not go away by itself (the DLQ keeps it 14
-   *   days), so there is no noise to average out and no reason to wait: every message in a DLQ is
-   *   an event a person must decide on (redrive, or not).
-   * - `treatMissingData: notBreaching`. CloudWatch stops receiving SQS metrics for a queue that has
-   *   been inactive (empty, untouched) for six hours; a DLQ that holds a message is not inactive.
-   *   Missing data therefore means an empty, idle DLQ: OK, not INSUFFICIENT_DATA (an alarm that
-   *   sits in INSUFFICIENT_DATA most of its life teaches people to ignore it), and never ALARM.
-   * - The alarm action and the OK action go to the one topic: "a DLQ has messages", and later "it
-   *   is empty again" (after the redrive, or a purge). The verifier reads the DLQs and releases
-   *   what it read at once (visibility 0), so a minute's sample can rarely see 0 and send an OK
-   *   followed by a second ALARM; that is noise on the topic, not a missed alarm.
-   */
-  private addDeadLetterAlarm(mode: Mode, deadLetterQueue: sqs.Queue): cloudwatch.Alarm {
-    const alarm = new cloudwatch.Alarm(this, `${modeId(mode)}DeadLetterAlarm`, {
-      alarmName: this.deadLetterAlarmName(mode),
+    const consumer = new SqsConsumer(this, modeId(mode), {
+      entry: handlerEntry(mode),
+      fifo: isFifoMode(mode),
+      batchSize: settings.batchSize,
+      maxBatchingWindow: Duration.seconds(settings.maxBatchingWindowSeconds),
+      timeout: Duration.seconds(settings.functionTimeoutSeconds),
+      visibilityTimeout: Duration.seconds(settings.visibilityTimeoutSeconds),
+      maxReceiveCount: settings.maxReceiveCount,
+      ...(deployment.provisionedPollers
+        ? { provisionedPollers: deployment.provisionedPollers }
+        : { maxConcurrency: settings.maxConcurrency }),
+      reportBatchItemFailures: settings.reportBatchItemFailures,
+      deletesOwnBatch: settings.deletesOwnBatch,
+      memorySize: settings.memoryMb,
+      retentionPeriod: Duration.seconds(QUEUE_RETENTION_SECONDS),
+      deadLetterRetentionPeriod: Duration.seconds(DEAD_LETTER_RETENTION_SECONDS),
+      maxMessageSizeBytes: STORAGE.maxMessageBytes,
+      environment: (queue) =>
+        consumerEnvironment(settings, {
+          tableName: this.table.tableName,
+          queueUrl: queue.queueUrl,
+          crashRate: deployment.crashRate,
+          crashSeed: deployment.crashSeed,
+          markerTtlSeconds: deploymentRetention(deployment).markerTtlSeconds,
+          ageGuard: true,
+          ...(idempotencyTable ? { idempotencyTableName: idempotencyTable.tableName } : {}),
+          ...(provider
+            ? {
+                provider: {
+                  url: provider.url,
+                  sign: true,
+                  lostResponseRate: deployment.providerLostResponseRate ?? 0,
+                },
+              }
+            : {}),
+        }),
+      // The runbook (downstream outage → DLQ → alarm → fix → redrive) starts with someone being
+      // told: `<stack>-<mode>-dead-letters`, readable in the notification and matched by the topic policy.
+      alarmTopic: this.alarmTopic,
+      alarmName: `${this.stackName}-${mode}-dead-letters`,
       alarmDescription:
         `${mode}: its dead-letter queue holds messages. They exhausted maxReceiveCount: the handler ` +
         'failed on every receive (is the downstream table available?). Fix the cause, then redrive ' +
         '(docs/deploying.md, "When a DLQ alarm fires").',
-      metric: deadLetterQueue.metricApproximateNumberOfMessagesVisible({
-        period: Duration.minutes(1),
-        statistic: cloudwatch.Stats.MAXIMUM,
-      }),
-      threshold: 1,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      evaluationPeriods: 1,
-      datapointsToAlarm: 1,
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
-    alarm.addAlarmAction(new SnsAction(this.alarmTopic));
-    alarm.addOkAction(new SnsAction(this.alarmTopic));
-    return alarm;
+    const fn = consumer.fn;
+    this.allowWritesToOwnPartitionOnly(fn, mode);
+    // Wired just above (IDEMPOTENCY_TABLE_NAME), granted here: the table name never reaches a
+    // function that may not use it, and a function that has it can.
+    if (idempotencyTable) this.allowOwnIdempotencyRecordsOnly(fn, idempotencyTable, mode);
+    // Wired above (PROVIDER_URL): the two actions a Function URL with IAM auth requires, nothing more.
+    provider?.grantCharge(fn);
+    return {
+      queue: consumer.queue,
+      deadLetterQueue: consumer.deadLetterQueue,
+      deadLetterAlarm: consumer.deadLetterAlarm,
+      consumer: fn,
+      settings,
+    };
   }
 
   /**
@@ -412,42 +369,16 @@ export class DeliverySemanticsStack extends Stack {
     );
   }
 
-  /**
-   * The event source mapping deletes with the function's role, so the role must allow
-   * sqs:DeleteMessage. Calls made by the function's own code carry lambda:SourceFunctionArn; the
-   * poller's do not. Denying on that key leaves Lambda able to acknowledge while the code cannot
-   * delete: only at-most-once deletes from its own code.
-   */
-  private denyDeleteFromFunctionCode(consumer: NodejsFunction, queue: sqs.Queue): void {
-    consumer.addToRolePolicy(
-      new iam.PolicyStatement({
-        sid: 'OnlyTheEventSourceMappingDeletes',
-        effect: iam.Effect.DENY,
-        actions: ['sqs:DeleteMessage'],
-        resources: [queue.queueArn],
-        conditions: {
-          ArnLike: {
-            'lambda:SourceFunctionArn': this.formatArn({
-              service: 'lambda',
-              resource: 'function',
-              resourceName: '*',
-              arnFormat: ArnFormat.COLON_RESOURCE_NAME,
-            }),
-          },
-        },
-      }),
-    );
-  }
-
   private addVerifier(): NodejsFunction {
-    const verifier = this.handlerFunction('Verifier', 'verifier', {
-      timeoutSeconds: VERIFIER.functionTimeoutSeconds,
-      memoryMb: VERIFIER.memoryMb,
+    const verifier = new LoggedFunction(this, 'Verifier', {
+      entry: handlerEntry('verifier'),
+      timeout: Duration.seconds(VERIFIER.functionTimeoutSeconds),
+      memorySize: VERIFIER.memoryMb,
       environment: verifierEnvironment({
         tableName: this.table.tableName,
         deadLetterQueueUrls: Object.fromEntries(
-          MODE_NAMES.map((mode) => [mode, this.modes[mode].deadLetterQueue.queueUrl]),
-        ) as Record<Mode, string>,
+          this.deployedModes.map((mode) => [mode, this.resourcesOf(mode).deadLetterQueue.queueUrl]),
+        ),
         toJson: (value) => Stack.of(this).toJsonString(value),
         ...(this.paymentProvider ? { providerTableName: this.paymentProvider.table.tableName } : {}),
       }),
@@ -458,8 +389,8 @@ export class DeliverySemanticsStack extends Stack {
     // delete. A FIFO DLQ shows one batch per group to a sweep: its message count, read with
     // GetQueueAttributes, bounds what the verifier may count as dead-lettered behind a gap.
     this.table.grant(verifier, 'dynamodb:Query', 'dynamodb:GetItem');
-    for (const mode of MODE_NAMES) {
-      this.modes[mode].deadLetterQueue.grant(
+    for (const mode of this.deployedModes) {
+      this.resourcesOf(mode).deadLetterQueue.grant(
         verifier,
         'sqs:ReceiveMessage',
         'sqs:ChangeMessageVisibility',
@@ -467,49 +398,5 @@ export class DeliverySemanticsStack extends Stack {
       );
     }
     return verifier;
-  }
-
-  /**
-   * A handler bundled with local esbuild, on the pinned runtime, with its own log group and a role
-   * that may write to that log group only (instead of the AWSLambdaBasicExecutionRole managed
-   * policy, which allows every log group in the account).
-   */
-  private handlerFunction(
-    id: string,
-    entryName: string,
-    options: {
-      readonly timeoutSeconds: number;
-      readonly memoryMb: number;
-      readonly environment: Record<string, string>;
-    },
-  ): NodejsFunction {
-    const logGroup = new logs.LogGroup(this, `${id}Logs`, {
-      retention: logs.RetentionDays.ONE_WEEK,
-      removalPolicy: RemovalPolicy.DESTROY,
-    });
-    const role = new iam.Role(this, `${id}Role`, {
-      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
-    });
-    logGroup.grantWrite(role);
-    const fn = new NodejsFunction(this, id, {
-      entry: handlerEntry(entryName),
-      handler: 'handler',
-      projectRoot: PROJECT_ROOT,
-      depsLockFilePath: `${PROJECT_ROOT}package-lock.json`,
-      runtime: lambda.Runtime.NODEJS_24_X,
-      architecture: lambda.Architecture.ARM_64,
-      timeout: Duration.seconds(options.timeoutSeconds),
-      memorySize: options.memoryMb,
-      bundling: NODEJS_BUNDLING,
-      logGroup,
-      role,
-      environment: options.environment,
-    });
-    Validations.of(fn).acknowledge({
-      id: 'AwsSolutions-L1',
-      reason:
-        'The runtime is pinned on purpose (nodejs24.x, the current Node LTS Lambda offers, with the esbuild target node24 in lib/bundling.ts): it is upgraded deliberately, never implicitly.',
-    });
-    return fn;
   }
 }

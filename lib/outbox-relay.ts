@@ -5,16 +5,15 @@ import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
-import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
-import * as logs from 'aws-cdk-lib/aws-logs';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { TTL_ATTRIBUTE } from '../contract/ledger-keys.js';
 import { DEAD_LETTER_RETENTION_SECONDS } from '../contract/retention.js';
 import { isFifoMode, type Mode, STORAGE } from '../contract/topology.js';
-import { handlerEntry, PROJECT_ROOT } from './bundling.js';
-import { NODEJS_BUNDLING } from './nodejs-bundling.js';
+import { handlerEntry } from './bundling.js';
+import { LoggedFunction } from './constructs/logged-function.js';
 
 export interface OutboxRelayProps {
   /** The queues the relay publishes every outbox item to, by mode (a FIFO mode's queue must be FIFO). */
@@ -182,36 +181,15 @@ export class OutboxRelay extends Construct {
 
   /** Bundled and deployed like the stack's handlers: local esbuild, pinned runtime, its own log group and role. */
   private relayFunction(targets: readonly (readonly [Mode, sqs.IQueue])[]): NodejsFunction {
-    const logGroup = new logs.LogGroup(this, 'RelayLogs', {
-      retention: logs.RetentionDays.ONE_WEEK,
-      removalPolicy: RemovalPolicy.DESTROY,
-    });
-    const role = new iam.Role(this, 'RelayRole', {
-      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
-    });
-    logGroup.grantWrite(role);
-    const fn = new NodejsFunction(this, 'Relay', {
+    const fn = new LoggedFunction(this, 'Relay', {
       entry: handlerEntry('outbox-relay'),
-      handler: 'handler',
-      projectRoot: PROJECT_ROOT,
-      depsLockFilePath: `${PROJECT_ROOT}package-lock.json`,
-      runtime: lambda.Runtime.NODEJS_24_X,
-      architecture: lambda.Architecture.ARM_64,
       timeout: Duration.seconds(30),
       memorySize: 256,
-      bundling: NODEJS_BUNDLING,
-      logGroup,
-      role,
       environment: {
         QUEUE_URLS: Stack.of(this).toJsonString(
           Object.fromEntries(targets.map(([mode, queue]) => [mode, queue.queueUrl])),
         ),
       },
-    });
-    Validations.of(fn).acknowledge({
-      id: 'AwsSolutions-L1',
-      reason:
-        'The runtime is pinned on purpose (nodejs24.x, as the stack’s functions, with the esbuild target node24 in lib/bundling.ts): it is upgraded deliberately, never implicitly.',
     });
     return fn;
   }

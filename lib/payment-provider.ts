@@ -1,12 +1,11 @@
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
-import * as logs from 'aws-cdk-lib/aws-logs';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Construct } from 'constructs';
-import { handlerEntry, PROJECT_ROOT } from './bundling.js';
-import { NODEJS_BUNDLING } from './nodejs-bundling.js';
+import { handlerEntry } from './bundling.js';
+import { LoggedFunction } from './constructs/logged-function.js';
 
 export interface PaymentProviderProps {
   /**
@@ -53,35 +52,16 @@ export class PaymentProvider extends Construct {
       removalPolicy: RemovalPolicy.DESTROY,
     });
 
-    const logGroup = new logs.LogGroup(this, 'Logs', {
-      retention: logs.RetentionDays.ONE_WEEK,
-      removalPolicy: RemovalPolicy.DESTROY,
-    });
     // Its own role, writing to its own log group only (not AWSLambdaBasicExecutionRole's every log group).
-    const role = new iam.Role(this, 'Role', { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com') });
-    logGroup.grantWrite(role);
-    this.fn = new NodejsFunction(this, 'Function', {
+    this.fn = new LoggedFunction(this, 'Function', {
       entry: handlerEntry('payment-provider/handler'),
-      handler: 'handler',
-      projectRoot: PROJECT_ROOT,
-      depsLockFilePath: `${PROJECT_ROOT}package-lock.json`,
-      runtime: lambda.Runtime.NODEJS_24_X,
-      architecture: lambda.Architecture.ARM_64,
       // Longer than a lease: a request overtaken by a repeat finds its lease gone and commits nothing.
       timeout: Duration.seconds(leaseSeconds + 5),
       memorySize: 256,
-      bundling: NODEJS_BUNDLING,
-      logGroup,
-      role,
       environment: {
         PROVIDER_TABLE_NAME: this.table.tableName,
         PROVIDER_LEASE_SECONDS: String(leaseSeconds),
       },
-    });
-    Validations.of(this.fn).acknowledge({
-      id: 'AwsSolutions-L1',
-      reason:
-        'The runtime is pinned on purpose (nodejs24.x, the current Node LTS Lambda offers, with the esbuild target node24 in lib/bundling.ts): it is upgraded deliberately, never implicitly.',
     });
     // Wired just above (PROVIDER_TABLE_NAME), granted here.
     this.table.grant(this.fn, ...PROVIDER_TABLE_ACTIONS);

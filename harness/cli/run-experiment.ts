@@ -69,12 +69,11 @@ async function main(parsed: ParsedOptions<'experiment'>): Promise<number> {
     environment = await starting;
     // Interrupted while starting: shutdown() is stopping it; do not start producing.
     if (stopping) return 130;
-    const effective = reconcileWithEnvironment(
-      config,
-      options.explicit,
-      environment.description,
-      options.stackName,
-    );
+    const effective = {
+      ...reconcileWithEnvironment(config, options.explicit, environment.description, options.stackName),
+      // A deployed redrive without --modes: the stack's own.
+      modes: environment.modes,
+    };
     progress.phase(describeSettings(environment.description));
     const outage = outageWarning(effective.faults, effective.modes, environment.description.modes);
     if (outage) process.stderr.write(`${outage}\n`);
@@ -149,6 +148,8 @@ function startEnvironment(
     target: options.target,
     stackName: options.stackName,
     modes: config.modes,
+    // A redrive without --modes runs every mode the stack deploys.
+    modesFromStack: config.redrive !== undefined && !options.explicit.has('modes'),
     ...(options.region !== undefined ? { region: options.region } : {}),
     ...(options.endpoint !== undefined ? { endpoint: options.endpoint } : {}),
     onStatus,

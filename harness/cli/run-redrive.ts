@@ -31,6 +31,8 @@ async function main({ values }: ParsedOptions<'redrive'>): Promise<Outcome> {
     target,
     stackName: values.stack,
     modes: values.modes ?? MODE_NAMES,
+    // Without --modes, every mode the stack deploys.
+    modesFromStack: values.modes === undefined,
     ...(values.region !== undefined ? { region: values.region } : {}),
     ...(values.endpoint !== undefined ? { endpoint: values.endpoint } : {}),
     onStatus: (message) => progress.phase(message),

@@ -26,6 +26,12 @@ export interface DeployedOptions {
   readonly target: 'aws' | 'localstack';
   readonly stackName: string;
   readonly modes: readonly Mode[];
+  /**
+   * Run those of `modes` the stack deploys (its `-c modes`) instead of refusing the others: a
+   * redrive without --modes redrives whatever the stack has.
+   * @default false: a mode the stack lacks is an error that names the context to redeploy with
+   */
+  readonly modesFromStack?: boolean;
   /** Defaults to the SDK's (AWS_REGION, profile); LocalStack defaults to us-east-1. */
   readonly region?: string;
   /** LocalStack's endpoint; unset for AWS. */
@@ -74,6 +80,19 @@ export function createDeployedClients(options: DeployedOptions): DeployedClients
     sqs: new SQSClient(config),
     dynamodb: new DynamoDBClient(config),
   };
+}
+
+/** `maxConcurrency=5` → 5; `provisionedPollers=2:10` → 10 (a stack output). */
+export function maximumPollersOf(scaling: string): number {
+  return Number(/provisionedPollers=\d+:(\d+)/.exec(scaling)?.[1] ?? Number.NaN);
+}
+
+/** The command that deploys `modes` to the stack the run names. */
+function redeployWith(options: DeployedOptions, modes: readonly Mode[]): string {
+  const context = `-c modes=${modes.join(',')}`;
+  return options.target === 'localstack'
+    ? `npm run deploy:local -- ${context}`
+    : `npx cdk deploy -c stackName=${options.stackName} ${context}`;
 }
 
 /** How long the driver must see a queue empty before calling it drained, given the deployment. */
@@ -139,9 +158,24 @@ export async function connectDeployedEnvironment(
 
     const crashRate = Number(output(STACK_OUTPUTS.crashRate));
     const crashSeed = output(STACK_OUTPUTS.crashSeed);
-    // The functions' own configuration is the truth about what runs (a hand edit would show here).
+    const deployed = output(STACK_OUTPUTS.deployedModes).split(',');
+    const runModes = options.modesFromStack
+      ? options.modes.filter((mode) => deployed.includes(mode))
+      : options.modes;
+    const missing = (runModes.length > 0 ? runModes : options.modes).filter(
+      (mode) => !deployed.includes(mode),
+    );
+    if (missing.length > 0) {
+      const wanted = MODE_NAMES.filter((mode) => deployed.includes(mode) || missing.includes(mode));
+      throw new StackVersionError(
+        `stack ${options.stackName} does not deploy ${missing.join(', ')}: it deploys ${deployed.join(', ')}. ` +
+          `Redeploy it with them (${redeployWith(options, wanted)}), or run --modes ${deployed.join(',')}.`,
+      );
+    }
+    // The run's modes only. Their functions' own configuration is the truth about what runs (a hand
+    // edit would show here).
     const configurations = await Promise.all(
-      MODE_NAMES.map((mode) =>
+      runModes.map((mode) =>
         clients.lambda.send(
           new GetFunctionConfigurationCommand({ FunctionName: output(modeOutputs(mode).functionName) }),
         ),
@@ -150,7 +184,7 @@ export async function connectDeployedEnvironment(
     const modes = {} as Record<Mode, EffectiveModeSettings>;
     const queueUrls = {} as Record<Mode, string>;
     const deadLetterQueueUrls = {} as Record<Mode, string>;
-    for (const [index, mode] of MODE_NAMES.entries()) {
+    for (const [index, mode] of runModes.entries()) {
       const keys = modeOutputs(mode);
       const configuration = configurations[index];
       const deployedRate = configuration?.Environment?.Variables?.CRASH_RATE;
@@ -165,7 +199,9 @@ export async function connectDeployedEnvironment(
       modes[mode] = {
         batchSize: Number(output(keys.batchSize)),
         maxBatchingWindowSeconds: Number(output(keys.maxBatchingWindow)),
-        maxConcurrency: Number(output(keys.maxConcurrency)),
+        // Provisioned pollers replace maximum concurrency (`-c provisionedPollers`): then the
+        // report's concurrency is the most pollers.
+        maxConcurrency: Number(outputs.get(keys.maxConcurrency) ?? maximumPollersOf(output(keys.scaling))),
         visibilityTimeoutSeconds: Number(output(keys.visibilityTimeout)),
         functionTimeoutSeconds: configuration?.Timeout ?? 0,
         maxReceiveCount: Number(output(keys.maxReceiveCount)),
@@ -177,7 +213,7 @@ export async function connectDeployedEnvironment(
 
     const environment: ExperimentEnvironment = {
       description: { target: options.target, crashRate, crashSeed, modes },
-      modes: options.modes,
+      modes: runModes,
       sqs: clients.sqs,
       ddb,
       tableName,

@@ -54,7 +54,8 @@ export async function redriveFinishedRun(
         'was it run against this stack, and is it still in the ledger?',
     );
   }
-  const modes = input.modes ?? summary.modes;
+  // Unasked, the run's modes that the environment still has (a stack narrowed since has fewer).
+  const modes = input.modes ?? summary.modes.filter((mode) => env.modes.includes(mode));
   const missing = modes.filter((mode) => !summary.modes.includes(mode));
   if (missing.length > 0) {
     throw new RunNotFoundError(

@@ -29,7 +29,15 @@ import {
 import { BUNDLING } from '../../lib/bundling.js';
 import { DeliverySemanticsStack, IDEMPOTENCY_RECORD_ACTIONS } from '../../lib/delivery-semantics-stack.js';
 
-function synth(settings: DeploymentSettings = { crashRate: 0, crashSeed: 'seed' }): {
+/** Every mode and the outbox relay (`-c modes=all`), unless the test says otherwise. */
+const EVERYTHING: DeploymentSettings = {
+  crashRate: 0,
+  crashSeed: 'seed',
+  modes: MODE_NAMES,
+  outboxRelay: true,
+};
+
+function synth(settings: DeploymentSettings = EVERYTHING): {
   template: Template;
   stack: DeliverySemanticsStack;
 } {
@@ -41,7 +49,7 @@ function synth(settings: DeploymentSettings = { crashRate: 0, crashSeed: 'seed' 
 
 /** The properties of the one event source mapping that invokes the mode's consumer. */
 function mappingOf(template: Template, stack: DeliverySemanticsStack, mode: Mode): Record<string, unknown> {
-  const consumer = stack.getLogicalId(stack.modes[mode].consumer.node.defaultChild as never);
+  const consumer = stack.getLogicalId(stack.resourcesOf(mode).consumer.node.defaultChild as never);
   const mappings = Object.values(
     template.findResources('AWS::Lambda::EventSourceMapping', {
       Properties: { FunctionName: { Ref: consumer } },
@@ -75,7 +83,7 @@ describe('DeliverySemanticsStack', () => {
     '%s: queue has a redrive policy to its DLQ, SSE-SQS, and visibility ≥ 6 × timeout',
     (mode) => {
       const settings = MODES[mode];
-      const { queue, deadLetterQueue } = stack.modes[mode];
+      const { queue, deadLetterQueue } = stack.resourcesOf(mode);
       template.hasResourceProperties('AWS::SQS::Queue', {
         VisibilityTimeout: settings.visibilityTimeoutSeconds,
         SqsManagedSseEnabled: true,
@@ -118,7 +126,9 @@ describe('DeliverySemanticsStack', () => {
     (mode) => {
       const settings = MODES[mode];
       template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
-        FunctionName: { Ref: stack.getLogicalId(stack.modes[mode].consumer.node.defaultChild as never) },
+        FunctionName: {
+          Ref: stack.getLogicalId(stack.resourcesOf(mode).consumer.node.defaultChild as never),
+        },
         BatchSize: settings.batchSize,
         ScalingConfig: { MaximumConcurrency: settings.maxConcurrency },
         FunctionResponseTypes: settings.reportBatchItemFailures
@@ -147,8 +157,8 @@ describe('DeliverySemanticsStack', () => {
     '%s: consumer runs a pinned Node runtime with timeout, memory and env from the topology',
     (mode) => {
       const settings = MODES[mode];
-      const consumer = stack.getLogicalId(stack.modes[mode].consumer.node.defaultChild as never);
-      const ownQueue = stack.getLogicalId(stack.modes[mode].queue.node.defaultChild as never);
+      const consumer = stack.getLogicalId(stack.resourcesOf(mode).consumer.node.defaultChild as never);
+      const ownQueue = stack.getLogicalId(stack.resourcesOf(mode).queue.node.defaultChild as never);
       // This mode's own function, not any function that matches.
       expect(template.toJSON().Resources[consumer]?.Properties).toMatchObject({
         Runtime: 'nodejs24.x',
@@ -180,8 +190,10 @@ describe('DeliverySemanticsStack', () => {
   );
 
   it('lets the FIFO consumer change the visibility of its own queue’s messages, and denies it nothing it needs', () => {
-    const consumer = stack.getLogicalId(stack.modes['fifo-versioned'].consumer.node.defaultChild as never);
-    const queue = stack.getLogicalId(stack.modes['fifo-versioned'].queue.node.defaultChild as never);
+    const consumer = stack.getLogicalId(
+      stack.resourcesOf('fifo-versioned').consumer.node.defaultChild as never,
+    );
+    const queue = stack.getLogicalId(stack.resourcesOf('fifo-versioned').queue.node.defaultChild as never);
     const statements = statementsOf(consumer);
     const allows = statements.filter(
       (statement) =>
@@ -241,7 +253,7 @@ describe('DeliverySemanticsStack', () => {
   it('lets only at-most-once delete from its own code: the others deny sqs:DeleteMessage to function code', () => {
     for (const mode of MODE_NAMES) {
       const statements = statementsOf(
-        stack.getLogicalId(stack.modes[mode].consumer.node.defaultChild as never),
+        stack.getLogicalId(stack.resourcesOf(mode).consumer.node.defaultChild as never),
       );
       const deny = statements.find((statement) => statement.Effect === 'Deny');
       if (MODES[mode].deletesOwnBatch) {
@@ -254,7 +266,10 @@ describe('DeliverySemanticsStack', () => {
           Effect: 'Deny',
           Action: 'sqs:DeleteMessage',
           Resource: {
-            'Fn::GetAtt': [stack.getLogicalId(stack.modes[mode].queue.node.defaultChild as never), 'Arn'],
+            'Fn::GetAtt': [
+              stack.getLogicalId(stack.resourcesOf(mode).queue.node.defaultChild as never),
+              'Arn',
+            ],
           },
           Condition: {
             ArnLike: {
@@ -324,7 +339,7 @@ describe('DeliverySemanticsStack', () => {
   }
 
   const consumerId = (mode: Mode): string =>
-    stack.getLogicalId(stack.modes[mode].consumer.node.defaultChild as never);
+    stack.getLogicalId(stack.resourcesOf(mode).consumer.node.defaultChild as never);
   const tableArn = () => ({
     'Fn::GetAtt': [stack.getLogicalId(stack.table.node.defaultChild as never), 'Arn'],
   });
@@ -480,7 +495,7 @@ describe('DeliverySemanticsStack', () => {
     const counted = statements.filter((statement) => actionsOf(statement).includes('sqs:GetQueueAttributes'));
     const resources = JSON.stringify(counted.map((statement) => statement.Resource));
     for (const mode of MODE_NAMES) {
-      const dlq = stack.getLogicalId(stack.modes[mode].deadLetterQueue.node.defaultChild as never);
+      const dlq = stack.getLogicalId(stack.resourcesOf(mode).deadLetterQueue.node.defaultChild as never);
       expect(resources.includes(dlq), `${mode}'s DLQ`).toBe(isFifoMode(mode));
     }
     template.hasResourceProperties('AWS::Lambda::Function', {
@@ -492,7 +507,7 @@ describe('DeliverySemanticsStack', () => {
     for (const role of Object.values(template.findResources('AWS::IAM::Role'))) {
       expect(role.Properties.ManagedPolicyArns).toBeUndefined();
     }
-    for (const fn of [...MODE_NAMES.map((mode) => stack.modes[mode].consumer), stack.verifier]) {
+    for (const fn of [...MODE_NAMES.map((mode) => stack.resourcesOf(mode).consumer), stack.verifier]) {
       const logStatements = statementsOf(stack.getLogicalId(fn.node.defaultChild as never)).filter(
         (statement) => actionsOf(statement).some((action) => action.startsWith('logs:')),
       );
@@ -502,7 +517,7 @@ describe('DeliverySemanticsStack', () => {
     }
   });
 
-  it('passes cdk-nag’s AWS Solutions rules (the pinned runtime acknowledged, with its reason)', () => {
+  it('passes cdk-nag’s AWS Solutions rules, with the default modes and with every one (the pinned runtime acknowledged, with its reason)', () => {
     const app = new App({
       context: { 'aws:cdk:bundling-stacks': [] },
       outdir: mkdtempSync(join(tmpdir(), 'nag-')),
@@ -510,6 +525,13 @@ describe('DeliverySemanticsStack', () => {
     // With an email subscription, so the nag rules see the whole alarm path (topic, key, subscription).
     new DeliverySemanticsStack(app, 'Nag', {
       settings: { crashRate: 0, crashSeed: 'seed', alarmEmail: 'oncall@example.com' },
+    });
+    new DeliverySemanticsStack(app, 'NagAll', {
+      settings: {
+        ...EVERYTHING,
+        alarmEmail: 'oncall@example.com',
+        provisionedPollers: { minimumPollers: 2, maximumPollers: 10 },
+      },
     });
     Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
     // Synth throws "Validation failed" and lists the violations if any rule is broken.
@@ -542,7 +564,8 @@ describe('DeliverySemanticsStack', () => {
 
   it('applies crash and batch settings from context to every consumer (a FIFO mode’s batch clamped to 10)', () => {
     const settings = deploymentSettingsFromContext(
-      (key) => ({ crashRate: '0.05', crashSeed: 'demo', batchSize: '50', maxReceiveCount: '3' })[key],
+      (key) =>
+        ({ crashRate: '0.05', crashSeed: 'demo', batchSize: '50', maxReceiveCount: '3', modes: 'all' })[key],
     );
     const { template: custom, stack: customStack } = synth(settings);
     for (const mode of MODE_NAMES) {
@@ -587,7 +610,7 @@ describe('DeliverySemanticsStack', () => {
     it.each(FIFO_MODES)(
       '%s: its queue and DLQ are both FIFO, with explicit deduplication ids and deduplication and throughput per message group',
       (mode) => {
-        const { queue, deadLetterQueue } = stack.modes[mode];
+        const { queue, deadLetterQueue } = stack.resourcesOf(mode);
         expect(propertiesOf(queue)).toMatchObject(FIFO_QUEUE);
         expect(propertiesOf(deadLetterQueue)).toMatchObject(FIFO_QUEUE);
         // No name given: CloudFormation generates one, with the `.fifo` suffix a FIFO queue needs.
@@ -597,7 +620,7 @@ describe('DeliverySemanticsStack', () => {
     );
 
     it.each(FIFO_MODES)('%s: its queue dead-letters to its own FIFO DLQ', (mode) => {
-      const { queue, deadLetterQueue } = stack.modes[mode];
+      const { queue, deadLetterQueue } = stack.resourcesOf(mode);
       expect(propertiesOf(queue).RedrivePolicy).toEqual({
         deadLetterTargetArn: { 'Fn::GetAtt': [logicalId(deadLetterQueue), 'Arn'] },
         maxReceiveCount: MODES[mode].maxReceiveCount,
@@ -608,7 +631,7 @@ describe('DeliverySemanticsStack', () => {
 
     it('leaves every other mode’s queue and DLQ standard, with no FIFO attribute', () => {
       for (const mode of STANDARD_MODES) {
-        for (const construct of [stack.modes[mode].queue, stack.modes[mode].deadLetterQueue]) {
+        for (const construct of [stack.resourcesOf(mode).queue, stack.resourcesOf(mode).deadLetterQueue]) {
           const properties = propertiesOf(construct);
           for (const attribute of Object.keys(FIFO_QUEUE))
             expect(properties[attribute], mode).toBeUndefined();
@@ -626,13 +649,15 @@ describe('DeliverySemanticsStack', () => {
         const mapping = mappingOf(template, stack, mode);
         expect(mapping.BatchSize).toBeLessThanOrEqual(FIFO_MAX_BATCH_SIZE);
         expect(mapping).not.toHaveProperty('MaximumBatchingWindowInSeconds');
-        expect(mapping.EventSourceArn).toEqual({ 'Fn::GetAtt': [logicalId(stack.modes[mode].queue), 'Arn'] });
+        expect(mapping.EventSourceArn).toEqual({
+          'Fn::GetAtt': [logicalId(stack.resourcesOf(mode).queue), 'Arn'],
+        });
         expect(mapping.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
       },
     );
 
     it('with context batchSize=100: a FIFO mode still gets 10 and no window, a standard mode 100 and a window', () => {
-      const settings = deploymentSettingsFromContext((key) => (key === 'batchSize' ? '100' : undefined));
+      const settings = deploymentSettingsFromContext((key) => ({ batchSize: '100', modes: 'all' })[key]);
       expect(settings.batchSize).toBe(100);
       const { template: large, stack: largeStack } = synth(settings);
       for (const mode of FIFO_MODES) {
@@ -660,7 +685,7 @@ describe('DeliverySemanticsStack', () => {
     it.each(MODE_NAMES)(
       '%s: alarms when its DLQ has ≥ 1 visible message, notifying the topic on ALARM and OK',
       (mode) => {
-        const alarm = template.toJSON().Resources[logicalId(stack.modes[mode].deadLetterAlarm)];
+        const alarm = template.toJSON().Resources[logicalId(stack.resourcesOf(mode).deadLetterAlarm)];
         expect(alarm).toMatchObject({
           Type: 'AWS::CloudWatch::Alarm',
           Properties: {
@@ -671,7 +696,7 @@ describe('DeliverySemanticsStack', () => {
             Dimensions: [
               {
                 Name: 'QueueName',
-                Value: { 'Fn::GetAtt': [logicalId(stack.modes[mode].deadLetterQueue), 'QueueName'] },
+                Value: { 'Fn::GetAtt': [logicalId(stack.resourcesOf(mode).deadLetterQueue), 'QueueName'] },
               },
             ],
             Statistic: 'Maximum',
@@ -690,7 +715,9 @@ describe('DeliverySemanticsStack', () => {
     );
 
     it("has exactly one alarm per mode, each on a different DLQ, the outbox relay's two, and one topic", () => {
-      const relayAlarms = [stack.outbox.iteratorAgeAlarm, stack.outbox.failureAlarm].map(logicalId);
+      const relayAlarms = [stack.outbox?.iteratorAgeAlarm, stack.outbox?.failureAlarm].map((alarm) =>
+        logicalId(alarm as never),
+      );
       const alarms = Object.entries(template.findResources('AWS::CloudWatch::Alarm'))
         .filter(([id]) => !relayAlarms.includes(id))
         .map(([, alarm]) => alarm);

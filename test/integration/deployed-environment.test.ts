@@ -5,7 +5,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { modeOutputs, STACK_OUTPUTS } from '../../contract/stack-outputs.js';
-import { MODE_NAMES, MODES, type Mode, TOPOLOGY_VERSION } from '../../contract/topology.js';
+import { DEFAULT_MODES, MODE_NAMES, MODES, type Mode, TOPOLOGY_VERSION } from '../../contract/topology.js';
 import { connectDeployedEnvironment, type DeployedClients } from '../../harness/environments/deployed.js';
 import { StackVersionError, VerifierInvocationError } from '../../harness/environments/deployed-errors.js';
 import { type EmbeddedEnvironment, startEmbeddedEnvironment } from '../../harness/environments/embedded.js';
@@ -71,6 +71,7 @@ describe('deployed environment against real SQS and DynamoDB endpoints', () => {
       [STACK_OUTPUTS.crashRate]: String(CRASH_RATE),
       [STACK_OUTPUTS.crashSeed]: 'deployed-it',
       [STACK_OUTPUTS.topologyVersion]: TOPOLOGY_VERSION,
+      [STACK_OUTPUTS.deployedModes]: MODE_NAMES.join(','),
     };
     for (const mode of MODE_NAMES) {
       const keys = modeOutputs(mode);
@@ -80,6 +81,7 @@ describe('deployed environment against real SQS and DynamoDB endpoints', () => {
       values[keys.batchSize] = String(MODES[mode].batchSize);
       values[keys.maxBatchingWindow] = String(MODES[mode].maxBatchingWindowSeconds);
       values[keys.maxConcurrency] = String(MODES[mode].maxConcurrency);
+      values[keys.scaling] = `maxConcurrency=${MODES[mode].maxConcurrency}`;
       values[keys.visibilityTimeout] = String(MODES[mode].visibilityTimeoutSeconds);
       values[keys.maxReceiveCount] = String(MODES[mode].maxReceiveCount);
     }
@@ -226,6 +228,76 @@ describe('deployed environment against real SQS and DynamoDB endpoints', () => {
         clients(),
       ),
     ).rejects.toThrow(/has no output AtMostOnceQueueUrl/);
+  });
+
+  /** The stack's outputs as `npx cdk deploy -c modes=…` leaves them: only those modes'. */
+  function stackWith(modes: readonly Mode[], overrides: Record<string, string | undefined> = {}) {
+    const others = Object.fromEntries(
+      MODE_NAMES.filter((mode) => !modes.includes(mode)).flatMap((mode) =>
+        Object.values(modeOutputs(mode)).map((key) => [key, undefined]),
+      ),
+    );
+    cloudFormation.on(DescribeStacksCommand).resolves({
+      Stacks: [
+        {
+          StackName: 'X',
+          CreationTime: new Date(),
+          StackStatus: 'CREATE_COMPLETE',
+          Outputs: outputs({ ...others, [STACK_OUTPUTS.deployedModes]: modes.join(','), ...overrides }),
+        },
+      ],
+    });
+  }
+
+  it('refuses a mode the stack does not deploy, naming the context to redeploy with', async () => {
+    stackWith(DEFAULT_MODES);
+    const connect = (target: 'aws' | 'localstack') =>
+      connectDeployedEnvironment(
+        { target, stackName: 'DeliverySemantics', modes: ['charge-with-key'], region: 'us-east-1' },
+        clients(),
+      );
+    await expect(connect('aws')).rejects.toThrow(StackVersionError);
+    await expect(connect('aws')).rejects.toThrow(
+      `stack DeliverySemantics does not deploy charge-with-key: it deploys ${DEFAULT_MODES.join(', ')}. ` +
+        `Redeploy it with them (npx cdk deploy -c stackName=DeliverySemantics -c modes=${[...DEFAULT_MODES, 'charge-with-key'].join(',')}), ` +
+        `or run --modes ${DEFAULT_MODES.join(',')}.`,
+    );
+    await expect(connect('localstack')).rejects.toThrow(
+      `(npm run deploy:local -- -c modes=${[...DEFAULT_MODES, 'charge-with-key'].join(',')})`,
+    );
+    // Refused before any function was read.
+    expect(lambda.commandCalls(GetFunctionConfigurationCommand)).toHaveLength(0);
+  });
+
+  it("reads the run's modes only, and without --modes (a redrive) runs those the stack deploys", async () => {
+    stackWith(['at-least-once', 'effectively-once']);
+    const asked = await connectDeployedEnvironment(
+      { target: 'aws', stackName: 'Narrow', modes: ['effectively-once'], region: 'us-east-1' },
+      clients(),
+    );
+    expect(asked.modes).toEqual(['effectively-once']);
+    expect(lambda.commandCalls(GetFunctionConfigurationCommand)).toHaveLength(1);
+    await asked.stop();
+    const unasked = await connectDeployedEnvironment(
+      { target: 'aws', stackName: 'Narrow', modes: MODE_NAMES, modesFromStack: true, region: 'us-east-1' },
+      clients(),
+    );
+    expect(unasked.modes).toEqual(['at-least-once', 'effectively-once']);
+    await unasked.stop();
+  });
+
+  it('takes a mode scaled by provisioned pollers, which has no maximum concurrency output', async () => {
+    const keys = modeOutputs('effectively-once');
+    stackWith(['effectively-once'], {
+      [keys.maxConcurrency]: undefined,
+      [keys.scaling]: 'provisionedPollers=2:10',
+    });
+    const env = await connectDeployedEnvironment(
+      { target: 'aws', stackName: 'Provisioned', modes: ['effectively-once'], region: 'us-east-1' },
+      clients(),
+    );
+    expect(env.description.modes['effectively-once']?.maxConcurrency).toBe(10);
+    await env.stop();
   });
 
   it('refuses a function whose crash rate was changed outside CDK', async () => {

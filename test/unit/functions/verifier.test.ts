@@ -563,11 +563,25 @@ describe('verifier', () => {
     );
   });
 
-  it('requires a dead-letter queue URL for every mode', () => {
-    expect(() => parseDeadLetterQueueUrls(JSON.stringify({ 'at-most-once': DLQ['at-most-once'] }))).toThrow(
-      /no URL for: at-least-once, effectively-once/,
-    );
+  it("takes the DLQs of the modes the stack deploys: any of the topology's, at least one", () => {
     expect(parseDeadLetterQueueUrls(JSON.stringify(DLQ))).toEqual(DLQ);
+    const two = { 'at-most-once': DLQ['at-most-once'], 'fifo-versioned': DLQ['fifo-versioned'] };
+    expect(parseDeadLetterQueueUrls(JSON.stringify(two))).toEqual(two);
+    expect(() => parseDeadLetterQueueUrls(JSON.stringify({ 'exactly-once': DLQ['at-most-once'] }))).toThrow(
+      'DEAD_LETTER_QUEUE_URLS names modes the topology lacks: exactly-once',
+    );
+    expect(() => parseDeadLetterQueueUrls('{}')).toThrow(/names no mode/);
+  });
+
+  it('verifies the deployed modes only: all of them unasked, and refuses one the stack lacks', async () => {
+    serveLedger(ddb, manifest());
+    const deployed = { ...deps, deadLetterQueueUrls: { 'effectively-once': DLQ['effectively-once'] } };
+    expect(Object.keys((await verifyRun(deployed, { runId: RUN })).modes)).toEqual(['effectively-once']);
+    await expect(
+      verifyRun(deployed, { runId: RUN, modes: ['effectively-once', 'at-least-once'] }),
+    ).rejects.toThrow(
+      'this stack does not deploy at-least-once (it deploys effectively-once): redeploy it with those modes in -c modes=… (docs/deploying.md)',
+    );
   });
   describe('per-event detail (events: true)', () => {
     const T = Date.UTC(2026, 0, 1);

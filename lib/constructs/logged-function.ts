@@ -1,0 +1,87 @@
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { type BundlingOptions, NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import { PROJECT_ROOT } from '../bundling.js';
+import { NODEJS_BUNDLING } from '../nodejs-bundling.js';
+
+export interface LoggedFunctionProps {
+  /** The handler's source file, bundled with local esbuild (never Docker). */
+  readonly entry: string;
+  /**
+   * The exported handler.
+   * @default 'handler'
+   */
+  readonly handler?: string;
+  /** @default Duration.seconds(30) */
+  readonly timeout?: Duration;
+  /** @default 256 */
+  readonly memorySize?: number;
+  /** @default {} */
+  readonly environment?: Record<string, string>;
+  /**
+   * How long its log group keeps what the function logs.
+   * @default logs.RetentionDays.ONE_WEEK
+   */
+  readonly logRetention?: logs.RetentionDays;
+  /**
+   * esbuild's options.
+   * @default this project's (lib/nodejs-bundling.ts: ESM for node24, minified, source maps, the SDK bundled)
+   */
+  readonly bundling?: BundlingOptions;
+  /**
+   * The folder with package.json and the lockfile.
+   * @default this project's root
+   */
+  readonly projectRoot?: string;
+}
+
+/**
+ * A Node.js function as every function of this stack is deployed: bundled with local esbuild, on
+ * a pinned runtime (nodejs24.x, arm64), with its own log group and a role that may write to that
+ * log group only. AWSLambdaBasicExecutionRole, which CDK would attach otherwise, allows writing to
+ * every log group of the account.
+ *
+ * The log group and the role are created beside the function, as `<id>Logs` and `<id>Role` in the
+ * same scope, so that the function is a NodejsFunction itself (grants, event sources, metrics)
+ * and the stack's logical ids stay the ones it had before this construct existed.
+ */
+export class LoggedFunction extends NodejsFunction {
+  public readonly functionLogGroup: logs.LogGroup;
+  public readonly functionRole: iam.Role;
+
+  constructor(scope: Construct, id: string, props: LoggedFunctionProps) {
+    const logGroup = new logs.LogGroup(scope, `${id}Logs`, {
+      retention: props.logRetention ?? logs.RetentionDays.ONE_WEEK,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    const role = new iam.Role(scope, `${id}Role`, {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+    });
+    logGroup.grantWrite(role);
+    const projectRoot = props.projectRoot ?? PROJECT_ROOT;
+    super(scope, id, {
+      entry: props.entry,
+      handler: props.handler ?? 'handler',
+      projectRoot,
+      depsLockFilePath: `${projectRoot.replace(/\/?$/, '/')}package-lock.json`,
+      runtime: lambda.Runtime.NODEJS_24_X,
+      architecture: lambda.Architecture.ARM_64,
+      timeout: props.timeout ?? Duration.seconds(30),
+      memorySize: props.memorySize ?? 256,
+      bundling: props.bundling ?? NODEJS_BUNDLING,
+      logGroup,
+      role,
+      environment: props.environment ?? {},
+    });
+    this.functionLogGroup = logGroup;
+    this.functionRole = role;
+    Validations.of(this).acknowledge({
+      id: 'AwsSolutions-L1',
+      reason:
+        'The runtime is pinned on purpose (nodejs24.x, the current Node LTS Lambda offers, with the esbuild target node24 in lib/bundling.ts): it is upgraded deliberately, never implicitly.',
+    });
+  }
+}
