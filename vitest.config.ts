@@ -159,9 +159,10 @@ export default defineConfig({
           env: handlerEnv,
           // One module graph per worker, not per file (Vitest's "disable isolation" recipe): the
           // SDK and the handlers are imported once per worker, which halves the project's CPU time
-          // (33 s to 18 s measured). Safe because no unit file leaves state behind: fake timers,
-          // stubbed env and mocks are restored after each, and the two handlers that read env at
-          // module scope are imported by their own file only. `--sequence.shuffle` runs were green.
+          // (33 s to 18 s measured). Safe because the unit files undo what they change (fake timers,
+          // stubbed env), but for the relay test's QUEUE_URLS, which only the relay reads; the two
+          // handlers that read env at module scope are imported by their own file only, and
+          // `--sequence.shuffle` runs were green. A file that needs its own module graph: a component test.
           isolate: false,
           maxWorkers: CHEAP.maxWorkers,
           sequence: { groupOrder: CHEAP.groupOrder },

@@ -19,5 +19,12 @@ export PATH="$node24_dir/node_modules/$package/bin:$PATH"
 started=$SECONDS
 echo "test:node24: $(node --version)"
 npx vitest run --project unit --project infra
-npx vitest run --project runs test/integration/experiment.test.ts -t 'with crashes'
+# A -t that matches nothing exits 0: a renamed test would pass silently, so the run must say that
+# exactly one test passed.
+experiment_log="$node24_dir/experiment.log"
+NO_COLOR=1 npx vitest run --project runs test/integration/experiment.test.ts -t 'with crashes' 2>&1 | tee "$experiment_log"
+if ! grep -Eq 'Tests +1 passed' "$experiment_log"; then
+  echo "test:node24: the experiment with crashes did not run (no test matched -t 'with crashes')" >&2
+  exit 1
+fi
 echo "test:node24: took $((SECONDS - started)) s"

@@ -30,8 +30,14 @@ const MAX_RECEIVE_COUNT = 3;
 const FIXED_COSTS_MS = 90_000;
 /** A replacement environment's init after a crash, a kill or a timeout (AWS's init limit). */
 const INIT_ALLOWANCE_MS = 10_000;
+/**
+ * One seed for fast-check's schedules and the runbook's crash seed, printed on a failure:
+ * FAULT_PROPERTY_SEED=<it> draws the same schedules and the same runbook again.
+ */
 const SEED =
-  process.env.FAULT_PROPERTY_SEED === undefined ? undefined : Number(process.env.FAULT_PROPERTY_SEED);
+  process.env.FAULT_PROPERTY_SEED === undefined
+    ? Math.floor(Math.random() * 2 ** 31)
+    : Number(process.env.FAULT_PROPERTY_SEED);
 /** The default run's modes and the ordered one, whose DLQ is FIFO. */
 const MODES: readonly Mode[] = [...DEFAULT_MODES, 'fifo-versioned'];
 
@@ -68,7 +74,7 @@ type ScheduleOf<A> = A extends fc.Arbitrary<infer T> ? T : never;
  * and the test checks that it had to.
  */
 const OUTAGE_THEN_REDRIVE: ScheduleOf<typeof schedule> = {
-  seed: `prop-${(SEED ?? Math.floor(Math.random() * 2 ** 31)).toString(36).padStart(6, '0').slice(-6)}`,
+  seed: `prop-${SEED.toString(36).padStart(6, '0').slice(-6)}`,
   accounts: 2,
   runbook: true,
   outageAfterSeconds: 0,
@@ -134,7 +140,9 @@ describe('fault schedules (property-based, fast-check)', () => {
             });
             const replay = replayCommand(cfg);
             const budgetMs = runBudgetMs(cfg);
-            process.stderr.write(`fault property run (budget ${Math.round(budgetMs / 1000)} s): ${replay}\n`);
+            process.stderr.write(
+              `fault property run (FAULT_PROPERTY_SEED=${SEED}, budget ${Math.round(budgetMs / 1000)} s): ${replay}\n`,
+            );
             try {
               const { report } = await withinBudget(
                 (expired) =>
@@ -217,7 +225,7 @@ describe('fault schedules (property-based, fast-check)', () => {
           numRuns: RUNS,
           endOnFailure: true,
           examples: [[OUTAGE_THEN_REDRIVE]],
-          ...(SEED !== undefined ? { seed: SEED } : {}),
+          seed: SEED,
         },
       );
     },
