@@ -1,10 +1,28 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { deploymentSettingsFromContext } from '../../contract/deployment-settings.js';
+import { MODE_NAMES } from '../../contract/topology.js';
 import { OPTIONS } from '../../harness/options/declaration.js';
 import { PROJECT_ROOT } from '../../lib/bundling.js';
 
-const deploying = readFileSync(`${PROJECT_ROOT}docs/deploying.md`, 'utf8');
+const read = (path: string) => readFileSync(`${PROJECT_ROOT}${path}`, 'utf8');
+const deploying = read('docs/deploying.md');
+
+/** The table that starts with `header`, up to the first blank line. */
+function tableAfter(text: string, header: string): string {
+  const start = text.indexOf(header);
+  if (start === -1) throw new Error(`no table with the header ${header}`);
+  const table = text.slice(start);
+  return table.slice(0, table.indexOf('\n\n'));
+}
+
+/** The names in backticks in each row's first column. */
+function firstColumnNames(table: string): string[] {
+  return table
+    .split('\n')
+    .slice(2)
+    .flatMap((row) => [...(row.split('|')[1] ?? '').matchAll(/`([^`]+)`/g)].map((match) => match[1] ?? ''));
+}
 
 /** The `-c` keys bin/app.ts reads: the settings' own (recorded as they are asked for) and the stack's name. */
 function contextKeys(): string[] {
@@ -36,5 +54,34 @@ describe('docs/deploying.md cannot drift from the code', () => {
       .map(([name]) => `--${name}`)
       .sort();
     expect(documented).toEqual(embeddedOnly);
+  });
+});
+
+describe('the mode tables and the outcome fields cannot drift from the code', () => {
+  const MODE_TABLE = '| mode | the consumer | a crash between the two steps gives |';
+
+  it('docs/design.md has a row for every mode of the topology, and no other', () => {
+    expect(firstColumnNames(tableAfter(read('docs/design.md'), MODE_TABLE)).sort()).toEqual(
+      [...MODE_NAMES].sort(),
+    );
+  });
+
+  it("README's modes and docs/modes.md's are every mode of the topology, each once", () => {
+    const names = [
+      ...firstColumnNames(tableAfter(read('README.md'), MODE_TABLE)),
+      ...firstColumnNames(tableAfter(read('docs/modes.md'), MODE_TABLE)),
+    ];
+    expect(names.sort()).toEqual([...MODE_NAMES].sort());
+  });
+
+  it("defines every field of the verifier's outcome in design.md's outcome table", () => {
+    const source = read('functions/shared/outcome.ts');
+    const body = source.slice(source.indexOf('export interface ModeOutcome {'));
+    const fields = [...body.slice(0, body.indexOf('\n}\n')).matchAll(/^ {2}readonly (\w+)\??:/gm)].map(
+      (match) => match[1] ?? '',
+    );
+    expect(fields.length).toBeGreaterThan(20);
+    const defined = new Set(firstColumnNames(tableAfter(read('docs/design.md'), '| field | meaning |')));
+    expect(fields.filter((field) => !defined.has(field))).toEqual([]);
   });
 });
