@@ -39,6 +39,19 @@ describe('cdk synth (the CLI, as a user runs it, offline)', () => {
     expect(outputs[STACK_OUTPUTS.deployedModes]?.Value).toBe(DEFAULT_MODES.join(','));
   }, 180_000);
 
+  it('refuses a wrong -c value in one line that says what to pass, with no stack trace', async () => {
+    const failed = await run('npx', ['cdk', 'synth', '--quiet', '-c', 'modes=exactly-once'], {
+      env: { ...process.env, CDK_DISABLE_CLI_TELEMETRY: 'true' },
+      timeout: 60_000,
+    }).then(
+      () => undefined,
+      (error: { code?: number; stderr?: string }) => error,
+    );
+    expect(failed?.code).toBe(1);
+    expect(failed?.stderr).toContain('error: context modes names exactly-once, which the topology lacks');
+    expect(failed?.stderr).not.toMatch(/\n\s+at /);
+  }, 90_000);
+
   it('has one handler file per mode of the topology', () => {
     for (const mode of [...MODE_NAMES, 'verifier']) expect(existsSync(handlerEntry(mode))).toBe(true);
   });
