@@ -118,10 +118,12 @@ const CHEAP = { groupOrder: 0, maxWorkers: 3 } as const;
 const PROJECT_ORDER = ['infra', 'component', 'unit', 'runs', 'soak'];
 
 /**
- * The cheap files that take longest (measured, 18–38 s each beside others), started first in
- * their project whatever Vitest knows: a fresh clone (CI) has no timings, and Vitest would order
- * by file size, which started the mapping's fault tests last and alone. The rest keep Vitest's
- * order (longest first once it has timings, largest file first before).
+ * The cheap files that take longest (measured, 10–30 s each beside others), started first,
+ * whatever their project and whatever Vitest knows: a fresh clone (CI) has no timings, and Vitest
+ * would order by file size, which started the mapping's fault tests last and alone. Ranked across
+ * projects, not within each: ranked within, the unit verifier test (15 s beside others) started
+ * last and ran alone at the end. The rest
+ * keep Vitest's order (longest first once it has timings, largest file first before).
  */
 const LONGEST_CHEAP_FILES = [
   'test/infra/synth.test.ts',
@@ -129,6 +131,11 @@ const LONGEST_CHEAP_FILES = [
   'test/integration/event-source-mapping-faults.test.ts',
   'test/integration/event-source-mapping-fifo.test.ts',
   'test/integration/deployed-environment.test.ts',
+  'test/integration/cli-options.test.ts',
+  'test/unit/functions/verifier.test.ts',
+  'test/integration/scripts.test.ts',
+  'test/integration/core-copy.test.ts',
+  'test/integration/verifier.test.ts',
 ];
 
 class InfraFirst extends BaseSequencer {
@@ -141,8 +148,8 @@ class InfraFirst extends BaseSequencer {
     return (await super.sort(files)).sort(
       (a, b) =>
         a.project.config.sequence.groupOrder - b.project.config.sequence.groupOrder ||
-        rank(a) - rank(b) ||
-        long(a) - long(b),
+        long(a) - long(b) ||
+        rank(a) - rank(b),
     );
   }
 }
