@@ -1,4 +1,4 @@
-import { App, Validations } from 'aws-cdk-lib';
+import { App, Errors, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { deploymentSettingsFromContext, InvalidSettingError } from '../contract/deployment-settings.js';
 import { DEFAULT_STACK_NAME } from '../contract/stack-outputs.js';
@@ -19,7 +19,25 @@ try {
   });
 } catch (error) {
   // A wrong `-c` value says what to pass, in one line: no stack trace.
-  if (!(error instanceof InvalidSettingError)) throw error;
-  process.stderr.write(`error: ${error.message}\n`);
+  const refused = refusal(error);
+  if (refused === undefined) throw error;
+  process.stderr.write(`error: ${refused}\n`);
   process.exit(1);
+}
+
+function refusal(error: unknown): string | undefined {
+  if (error instanceof InvalidSettingError) return error.message;
+  // aws-cdk-lib's SqsEventSource checks the pollers' ranges itself: its refusal names the context.
+  const pollers = app.node.tryGetContext('provisionedPollers');
+  if (
+    pollers !== undefined &&
+    Errors.isValidationError(error) &&
+    /provisioned pollers/i.test(error.message)
+  ) {
+    return (
+      `context provisionedPollers=${pollers} is refused by aws-cdk-lib: ${error.message}. ` +
+      'Pass MIN:MAX with a minimum of 2–200, a maximum of 2–2,000 and MIN ≤ MAX'
+    );
+  }
+  return undefined;
 }

@@ -509,5 +509,9 @@ export const STORAGE = {
   maxMessageBytes: 1_048_576,
 } as const;
 
-/** Bumped when the ledger layout or the stack outputs change, so a driver can refuse a stale stack. */
-export const TOPOLOGY_VERSION = '6';
+/**
+ * Bumped when the ledger layout, the stack outputs or the resources' logical ids change, so a driver
+ * can refuse a stale stack. 7: the constructs (new logical ids: docs/deploying.md, "Upgrading a
+ * stack"), the DeployedModes and Scaling outputs.
+ */
+export const TOPOLOGY_VERSION = '7';

@@ -148,8 +148,9 @@ function startEnvironment(
     target: options.target,
     stackName: options.stackName,
     modes: config.modes,
-    // A redrive without --modes runs every mode the stack deploys.
-    modesFromStack: config.redrive !== undefined && !options.explicit.has('modes'),
+    // Without --modes, the default modes (every mode for a redrive) that the stack deploys: a
+    // stack deployed with `-c modes=…` runs as it is. An explicit --modes it lacks is refused.
+    modesFromStack: !options.explicit.has('modes'),
     ...(options.region !== undefined ? { region: options.region } : {}),
     ...(options.endpoint !== undefined ? { endpoint: options.endpoint } : {}),
     onStatus,

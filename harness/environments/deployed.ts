@@ -18,8 +18,15 @@ import {
   StackVersionError,
   VerifierInvocationError,
 } from './deployed-errors.js';
-import type { EffectiveModeSettings, ExperimentEnvironment, VerifierInvocation } from './environment.js';
+import {
+  type EffectiveModeSettings,
+  type ExperimentEnvironment,
+  INVOKES_PER_POLLER,
+  type ProvisionedPollers,
+  type VerifierInvocation,
+} from './environment.js';
 import { readQueueDepth } from './queue-depth.js';
+import { redeployCommand } from './redeploy-command.js';
 import { type MoveTaskOptions, redriveWithMoveTask } from './redrive.js';
 
 export interface DeployedOptions {
@@ -82,17 +89,10 @@ export function createDeployedClients(options: DeployedOptions): DeployedClients
   };
 }
 
-/** `maxConcurrency=5` → 5; `provisionedPollers=2:10` → 10 (a stack output). */
-export function maximumPollersOf(scaling: string): number {
-  return Number(/provisionedPollers=\d+:(\d+)/.exec(scaling)?.[1] ?? Number.NaN);
-}
-
-/** The command that deploys `modes` to the stack the run names. */
-function redeployWith(options: DeployedOptions, modes: readonly Mode[]): string {
-  const context = `-c modes=${modes.join(',')}`;
-  return options.target === 'localstack'
-    ? `npm run deploy:local -- ${context}`
-    : `npx cdk deploy -c stackName=${options.stackName} ${context}`;
+/** A `<Mode>Scaling` output: `provisionedPollers=2:10` → its pollers; `maxConcurrency=5` → none. */
+export function provisionedPollersOf(scaling: string): ProvisionedPollers | undefined {
+  const match = /^provisionedPollers=(\d+):(\d+)$/.exec(scaling);
+  return match ? { minimum: Number(match[1]), maximum: Number(match[2]) } : undefined;
 }
 
 /** How long the driver must see a queue empty before calling it drained, given the deployment. */
@@ -123,11 +123,6 @@ export async function connectDeployedEnvironment(
         ? { endpoint: options.endpoint ?? LOCALSTACK_DEFAULTS.endpoint }
         : {}),
     });
-  const redeployCommand =
-    options.target === 'localstack'
-      ? '`npm run deploy:local`'
-      : `\`npx cdk deploy -c stackName=${options.stackName}\``;
-
   try {
     status(
       `reading stack ${options.stackName} in ${region}${options.target === 'localstack' ? ' (LocalStack)' : ''}`,
@@ -138,12 +133,13 @@ export async function connectDeployedEnvironment(
     const outputs = new Map(
       (Stacks[0]?.Outputs ?? []).map((output) => [output.OutputKey ?? '', output.OutputValue ?? '']),
     );
+    const redeploy = redeployCommand(options, outputs);
     const output = (key: string): string => {
       const value = outputs.get(key);
       if (value === undefined || value === '') {
         throw new StackVersionError(
           `stack ${options.stackName} has no output ${key}: it was deployed from another version of this project. ` +
-            `Redeploy it from this checkout (${redeployCommand}).`,
+            `Redeploy it from this checkout (${redeploy}).`,
         );
       }
       return value;
@@ -152,7 +148,7 @@ export async function connectDeployedEnvironment(
     if (version !== TOPOLOGY_VERSION) {
       throw new StackVersionError(
         `stack ${options.stackName} was deployed from another version of this project (topology ${version ?? 'unknown'}, ` +
-          `this checkout expects ${TOPOLOGY_VERSION}). Redeploy it from this checkout (${redeployCommand}).`,
+          `this checkout expects ${TOPOLOGY_VERSION}). Redeploy it from this checkout (${redeploy}).`,
       );
     }
 
@@ -169,7 +165,7 @@ export async function connectDeployedEnvironment(
       const wanted = MODE_NAMES.filter((mode) => deployed.includes(mode) || missing.includes(mode));
       throw new StackVersionError(
         `stack ${options.stackName} does not deploy ${missing.join(', ')}: it deploys ${deployed.join(', ')}. ` +
-          `Redeploy it with them (${redeployWith(options, wanted)}), or run --modes ${deployed.join(',')}.`,
+          `Redeploy it with them (${redeployCommand(options, outputs, wanted)}), or run --modes ${deployed.join(',')}.`,
       );
     }
     // The run's modes only. Their functions' own configuration is the truth about what runs (a hand
@@ -191,17 +187,20 @@ export async function connectDeployedEnvironment(
       if (Number(deployedRate) !== crashRate) {
         throw new StackVersionError(
           `${output(keys.functionName)} runs with CRASH_RATE=${deployedRate}, but the stack says ` +
-            `${crashRate}: it was changed outside CDK. Redeploy it from this checkout (${redeployCommand}).`,
+            `${crashRate}: it was changed outside CDK. Redeploy it from this checkout (${redeploy}).`,
         );
       }
       queueUrls[mode] = output(keys.queueUrl);
       deadLetterQueueUrls[mode] = output(keys.deadLetterQueueUrl);
+      // Provisioned pollers replace maximum concurrency (`-c provisionedPollers`): then each
+      // poller invokes up to 10 batches at once (Lambda's guide to SQS scaling).
+      const pollers = provisionedPollersOf(output(keys.scaling));
       modes[mode] = {
         batchSize: Number(output(keys.batchSize)),
         maxBatchingWindowSeconds: Number(output(keys.maxBatchingWindow)),
-        // Provisioned pollers replace maximum concurrency (`-c provisionedPollers`): then the
-        // report's concurrency is the most pollers.
-        maxConcurrency: Number(outputs.get(keys.maxConcurrency) ?? maximumPollersOf(output(keys.scaling))),
+        maxConcurrency:
+          pollers === undefined ? Number(output(keys.maxConcurrency)) : pollers.maximum * INVOKES_PER_POLLER,
+        ...(pollers !== undefined ? { provisionedPollers: pollers } : {}),
         visibilityTimeoutSeconds: Number(output(keys.visibilityTimeout)),
         functionTimeoutSeconds: configuration?.Timeout ?? 0,
         maxReceiveCount: Number(output(keys.maxReceiveCount)),

@@ -8,10 +8,29 @@ import type { RuntimeTimeline } from '../lambda-runtime/timeline.js';
 export interface EffectiveModeSettings {
   readonly batchSize: number;
   readonly maxBatchingWindowSeconds: number;
+  /** The most batches in flight at once: maximum concurrency, or 10 per provisioned poller. */
   readonly maxConcurrency: number;
+  /** A deployed mapping's provisioned pollers (`-c provisionedPollers`), which replace maximum concurrency. */
+  readonly provisionedPollers?: ProvisionedPollers;
   readonly visibilityTimeoutSeconds: number;
   readonly functionTimeoutSeconds: number;
   readonly maxReceiveCount: number;
+}
+
+export interface ProvisionedPollers {
+  readonly minimum: number;
+  readonly maximum: number;
+}
+
+/** "Each event poller can handle up to 10 concurrent invokes" (Lambda's guide to SQS scaling). */
+export const INVOKES_PER_POLLER = 10;
+
+/** `5`, or `up to 100 (pollers 2–10)`: what bounds a mode's concurrency, for the terminal and the page. */
+export function concurrencyText(settings: EffectiveModeSettings): string {
+  const pollers = settings.provisionedPollers;
+  return pollers === undefined
+    ? String(settings.maxConcurrency)
+    : `up to ${settings.maxConcurrency} (pollers ${pollers.minimum}–${pollers.maximum})`;
 }
 
 export interface EnvironmentDescription {

@@ -1,5 +1,5 @@
 import { FIFO_MAX_BATCH_SIZE, isFifoMode, type Mode } from '../../contract/topology.js';
-import type { EnvironmentDescription } from '../environments/environment.js';
+import { concurrencyText, type EnvironmentDescription } from '../environments/environment.js';
 import { UsageError } from '../options/usage-error.js';
 import type { ExperimentConfig } from './experiment.js';
 
@@ -52,7 +52,7 @@ export function describeSettings(description: EnvironmentDescription): string {
   const groups = new Map<string, string[]>();
   for (const [mode, s] of Object.entries(description.modes)) {
     const text =
-      `batch ${s.batchSize}, concurrency ${s.maxConcurrency}, visibility ${s.visibilityTimeoutSeconds} s, ` +
+      `batch ${s.batchSize}, concurrency ${concurrencyText(s)}, visibility ${s.visibilityTimeoutSeconds} s, ` +
       `timeout ${s.functionTimeoutSeconds} s, maxReceiveCount ${s.maxReceiveCount}`;
     groups.set(text, [...(groups.get(text) ?? []), mode]);
   }

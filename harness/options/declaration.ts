@@ -295,7 +295,7 @@ export const OPTIONS = {
     entryPoints: {
       experiment: {
         ...DEFAULT_RUN_MODES,
-        defaultText: `${DEFAULT_MODES.join(',')}; with --redrive every mode`,
+        defaultText: `${DEFAULT_MODES.join(',')}; with --redrive every mode; on a deployed stack, those of them it deploys`,
       },
       bench: {
         default: BENCH_MODES,

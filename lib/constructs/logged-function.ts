@@ -45,8 +45,7 @@ export interface LoggedFunctionProps {
  * every log group of the account.
  *
  * The log group and the role are created beside the function, as `<id>Logs` and `<id>Role` in the
- * same scope, so that the function is a NodejsFunction itself (grants, event sources, metrics)
- * and the stack's logical ids stay the ones it had before this construct existed.
+ * same scope, so that the function is a NodejsFunction itself (grants, event sources, metrics).
  */
 export class LoggedFunction extends NodejsFunction {
   public readonly functionLogGroup: logs.LogGroup;

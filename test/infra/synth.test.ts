@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { STACK_OUTPUTS } from '../../contract/stack-outputs.js';
 import { DEFAULT_MODES, MODE_NAMES } from '../../contract/topology.js';
-import { handlerEntry } from '../../lib/bundling.js';
+import { handlerEntry, PROJECT_ROOT } from '../../lib/bundling.js';
 
 const run = promisify(execFile);
 const outdir = mkdtempSync(join(tmpdir(), 'cdk-synth-'));
@@ -49,6 +49,28 @@ describe('cdk synth (the CLI, as a user runs it, offline)', () => {
     );
     expect(failed?.code).toBe(1);
     expect(failed?.stderr).toContain('error: context modes names exactly-once, which the topology lacks');
+    expect(failed?.stderr).not.toMatch(/\n\s+at /);
+  }, 90_000);
+
+  it("refuses pollers out of aws-cdk-lib's ranges in one line naming the context, with no stack trace", async () => {
+    // The app as the CLI runs it (cdk.json's "app"), given the context the way the CLI passes it.
+    const failed = await run(join(PROJECT_ROOT, 'node_modules/.bin/tsx'), ['bin/app.ts'], {
+      cwd: PROJECT_ROOT,
+      env: {
+        ...process.env,
+        CDK_CONTEXT_JSON: JSON.stringify({ provisionedPollers: '10:2' }),
+        CDK_OUTDIR: mkdtempSync(join(outdir, 'pollers-')),
+      },
+      timeout: 60_000,
+    }).then(
+      () => undefined,
+      (error: { code?: number; stderr?: string }) => error,
+    );
+    expect(failed?.code).toBe(1);
+    expect(failed?.stderr).toContain(
+      'error: context provisionedPollers=10:2 is refused by aws-cdk-lib: Minimum provisioned pollers must be ' +
+        'less than or equal to maximum provisioned pollers',
+    );
     expect(failed?.stderr).not.toMatch(/\n\s+at /);
   }, 90_000);
 

@@ -10,6 +10,7 @@ import { connectDeployedEnvironment, type DeployedClients } from '../../harness/
 import { StackVersionError, VerifierInvocationError } from '../../harness/environments/deployed-errors.js';
 import { type EmbeddedEnvironment, startEmbeddedEnvironment } from '../../harness/environments/embedded.js';
 import { newRunId, runExperiment } from '../../harness/experiment/experiment.js';
+import { describeSettings } from '../../harness/experiment/reconcile.js';
 import { NO_FAULTS } from '../../harness/faults/faults.js';
 
 /**
@@ -259,11 +260,12 @@ describe('deployed environment against real SQS and DynamoDB endpoints', () => {
     await expect(connect('aws')).rejects.toThrow(StackVersionError);
     await expect(connect('aws')).rejects.toThrow(
       `stack DeliverySemantics does not deploy charge-with-key: it deploys ${DEFAULT_MODES.join(', ')}. ` +
-        `Redeploy it with them (npx cdk deploy -c stackName=DeliverySemantics -c modes=${[...DEFAULT_MODES, 'charge-with-key'].join(',')}), ` +
-        `or run --modes ${DEFAULT_MODES.join(',')}.`,
+        'Redeploy it with them (`npx cdk deploy -c stackName=DeliverySemantics -c crashRate=0.05 -c crashSeed=deployed-it ' +
+        `-c modes=${[...DEFAULT_MODES, 'charge-with-key'].join(',')}\`, plus any alarmEmail, markerRetentionDays, ` +
+        `batchSize or maxReceiveCount you deployed it with), or run --modes ${DEFAULT_MODES.join(',')}.`,
     );
     await expect(connect('localstack')).rejects.toThrow(
-      `(npm run deploy:local -- -c modes=${[...DEFAULT_MODES, 'charge-with-key'].join(',')})`,
+      `(\`npm run deploy:local -- -c crashRate=0.05 -c crashSeed=deployed-it -c modes=${[...DEFAULT_MODES, 'charge-with-key'].join(',')}\``,
     );
     // Refused before any function was read.
     expect(lambda.commandCalls(GetFunctionConfigurationCommand)).toHaveLength(0);
@@ -296,7 +298,12 @@ describe('deployed environment against real SQS and DynamoDB endpoints', () => {
       { target: 'aws', stackName: 'Provisioned', modes: ['effectively-once'], region: 'us-east-1' },
       clients(),
     );
-    expect(env.description.modes['effectively-once']?.maxConcurrency).toBe(10);
+    // Each poller invokes up to 10 batches at once: the report says so, not "concurrency 10".
+    expect(env.description.modes['effectively-once']).toMatchObject({
+      maxConcurrency: 100,
+      provisionedPollers: { minimum: 2, maximum: 10 },
+    });
+    expect(describeSettings(env.description)).toContain('concurrency up to 100 (pollers 2–10)');
     await env.stop();
   });
 

@@ -3,6 +3,7 @@
  * (`violations` from report.ts decides them), plus the settings a reader needs to trust a run.
  */
 import type { Mode } from '../../../contract/topology.js';
+import { concurrencyText } from '../../environments/environment.js';
 import type { ExperimentReport, ModeReport } from '../../experiment/experiment.js';
 import { anyFault } from '../../faults/faults.js';
 import {
@@ -118,7 +119,7 @@ export function settingsTable(report: ExperimentReport): string {
       escapeHtml(mode),
       String(s.batchSize),
       `${s.maxBatchingWindowSeconds} s`,
-      String(s.maxConcurrency),
+      escapeHtml(concurrencyText(s)),
       `${s.visibilityTimeoutSeconds} s`,
       `${s.functionTimeoutSeconds} s`,
       String(s.maxReceiveCount),

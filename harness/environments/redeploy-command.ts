@@ -1,0 +1,53 @@
+import { DEFAULT_DEPLOYMENT } from '../../contract/deployment-settings.js';
+import { DEFAULT_STACK_NAME, modeOutputs, STACK_OUTPUTS } from '../../contract/stack-outputs.js';
+import { MODE_NAMES, type Mode } from '../../contract/topology.js';
+
+export interface RedeployTarget {
+  readonly target: 'aws' | 'localstack';
+  readonly stackName: string;
+}
+
+/**
+ * The command that redeploys a stack from this checkout, with the context its outputs reveal
+ * (crash rate and seed, provisioned pollers, the outbox relay, the modes), so that following the
+ * advice does not quietly reset a deliberate setting. `modes` replaces the deployed ones.
+ *
+ * What the outputs cannot reveal (alarmEmail, markerRetentionDays, batchSize, maxReceiveCount)
+ * is named for the person to add.
+ */
+export function redeployCommand(
+  stack: RedeployTarget,
+  outputs: ReadonlyMap<string, string>,
+  modes?: readonly Mode[],
+): string {
+  const context: string[] = [];
+  if (stack.target === 'aws' || stack.stackName !== DEFAULT_STACK_NAME)
+    context.push(`stackName=${stack.stackName}`);
+  const crashRate = outputs.get(STACK_OUTPUTS.crashRate);
+  if (crashRate !== undefined && Number(crashRate) !== DEFAULT_DEPLOYMENT.crashRate)
+    context.push(`crashRate=${crashRate}`);
+  const crashSeed = outputs.get(STACK_OUTPUTS.crashSeed);
+  if (crashSeed !== undefined && crashSeed !== DEFAULT_DEPLOYMENT.crashSeed)
+    context.push(`crashSeed=${crashSeed}`);
+
+  const deployed = outputs.get(STACK_OUTPUTS.deployedModes)?.split(',') ?? [];
+  const wanted = modes ?? MODE_NAMES.filter((mode) => deployed.includes(mode));
+  const all = MODE_NAMES.every((mode) => wanted.includes(mode));
+  if (modes !== undefined || deployed.length > 0) context.push(`modes=${all ? 'all' : wanted.join(',')}`);
+  // modes=all brings the relay; otherwise it is asked for.
+  if (!all && outputs.has(STACK_OUTPUTS.outboxTableName)) context.push('outboxRelay=true');
+  const pollers = [...deployed, ...wanted]
+    .map(
+      (mode) =>
+        /^provisionedPollers=(\d+:\d+)$/.exec(outputs.get(modeOutputs(mode as Mode).scaling) ?? '')?.[1],
+    )
+    .find((value) => value !== undefined);
+  if (pollers !== undefined) context.push(`provisionedPollers=${pollers}`);
+
+  const flags = context.map((entry) => `-c ${entry}`).join(' ');
+  const command =
+    stack.target === 'localstack'
+      ? `npm run deploy:local${flags === '' ? '' : ` -- ${flags}`}`
+      : `npx cdk deploy ${flags}`;
+  return `\`${command}\`, plus any alarmEmail, markerRetentionDays, batchSize or maxReceiveCount you deployed it with`;
+}
