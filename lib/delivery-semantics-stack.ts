@@ -32,6 +32,7 @@ import {
 import { handlerEntry } from './bundling.js';
 import { LoggedFunction } from './constructs/logged-function.js';
 import { SqsConsumer } from './constructs/sqs-consumer.js';
+import { LAB_PACKAGING } from './nodejs-bundling.js';
 import { OutboxRelay } from './outbox-relay.js';
 import { PaymentProvider } from './payment-provider.js';
 
@@ -181,6 +182,7 @@ export class DeliverySemanticsStack extends Stack {
     const idempotencyTable = settings.idempotencyTable ? this.idempotencyTable : undefined;
     const provider = settings.charge ? this.paymentProvider : undefined;
     const consumer = new SqsConsumer(this, modeId(mode), {
+      packaging: LAB_PACKAGING,
       entry: handlerEntry(mode),
       fifo: isFifoMode(mode),
       batchSize: settings.batchSize,
@@ -371,6 +373,7 @@ export class DeliverySemanticsStack extends Stack {
 
   private addVerifier(): NodejsFunction {
     const verifier = new LoggedFunction(this, 'Verifier', {
+      ...LAB_PACKAGING,
       entry: handlerEntry('verifier'),
       timeout: Duration.seconds(VERIFIER.functionTimeoutSeconds),
       memorySize: VERIFIER.memoryMb,

@@ -1,5 +1,6 @@
 import { type BundlingOptions, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { BUNDLING } from './bundling.js';
+import { BUNDLING, PROJECT_ROOT } from './bundling.js';
+import type { FunctionPackaging } from './constructs/logged-function.js';
 
 /**
  * BUNDLING as NodejsFunction takes it, for every function of the stack and its constructs: local
@@ -14,4 +15,11 @@ export const NODEJS_BUNDLING: BundlingOptions = {
   banner: BUNDLING.banner,
   externalModules: BUNDLING.externalModules,
   forceDockerBundling: false,
+};
+
+/** How every function of this stack is packaged: this project's esbuild options, root and lockfile. */
+export const LAB_PACKAGING: FunctionPackaging = {
+  bundling: NODEJS_BUNDLING,
+  projectRoot: PROJECT_ROOT,
+  depsLockFilePath: `${PROJECT_ROOT.replace(/\/?$/, '/')}package-lock.json`,
 };

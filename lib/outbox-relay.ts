@@ -14,6 +14,7 @@ import { DEAD_LETTER_RETENTION_SECONDS } from '../contract/retention.js';
 import { isFifoMode, type Mode, STORAGE } from '../contract/topology.js';
 import { handlerEntry } from './bundling.js';
 import { LoggedFunction } from './constructs/logged-function.js';
+import { LAB_PACKAGING } from './nodejs-bundling.js';
 
 export interface OutboxRelayProps {
   /** The queues the relay publishes every outbox item to, by mode (a FIFO mode's queue must be FIFO). */
@@ -182,6 +183,7 @@ export class OutboxRelay extends Construct {
   /** Bundled and deployed like the stack's handlers: local esbuild, pinned runtime, its own log group and role. */
   private relayFunction(targets: readonly (readonly [Mode, sqs.IQueue])[]): NodejsFunction {
     const fn = new LoggedFunction(this, 'Relay', {
+      ...LAB_PACKAGING,
       entry: handlerEntry('outbox-relay'),
       timeout: Duration.seconds(30),
       memorySize: 256,

@@ -6,6 +6,7 @@ import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Construct } from 'constructs';
 import { handlerEntry } from './bundling.js';
 import { LoggedFunction } from './constructs/logged-function.js';
+import { LAB_PACKAGING } from './nodejs-bundling.js';
 
 export interface PaymentProviderProps {
   /**
@@ -54,6 +55,7 @@ export class PaymentProvider extends Construct {
 
     // Its own role, writing to its own log group only (not AWSLambdaBasicExecutionRole's every log group).
     this.fn = new LoggedFunction(this, 'Function', {
+      ...LAB_PACKAGING,
       entry: handlerEntry('payment-provider/handler'),
       // Longer than a lease: a request overtaken by a repeat finds its lease gone and commits nothing.
       timeout: Duration.seconds(leaseSeconds + 5),

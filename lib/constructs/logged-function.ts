@@ -4,10 +4,27 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { type BundlingOptions, NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { PROJECT_ROOT } from '../bundling.js';
-import { NODEJS_BUNDLING } from '../nodejs-bundling.js';
 
-export interface LoggedFunctionProps {
+/** How the handler is bundled: NodejsFunction's own settings, passed through. */
+export interface FunctionPackaging {
+  /**
+   * esbuild's options.
+   * @default NodejsFunction's (this stack passes lib/nodejs-bundling.ts's: ESM for node24, minified, source maps)
+   */
+  readonly bundling?: BundlingOptions;
+  /**
+   * The folder with package.json and the lockfile.
+   * @default NodejsFunction's: the folder of the lockfile found above the entry
+   */
+  readonly projectRoot?: string;
+  /**
+   * The lockfile (package-lock.json, pnpm-lock.yaml, yarn.lock or bun.lockb).
+   * @default NodejsFunction's: the nearest one above the entry
+   */
+  readonly depsLockFilePath?: string;
+}
+
+export interface LoggedFunctionProps extends FunctionPackaging {
   /** The handler's source file, bundled with local esbuild (never Docker). */
   readonly entry: string;
   /**
@@ -26,16 +43,6 @@ export interface LoggedFunctionProps {
    * @default logs.RetentionDays.ONE_WEEK
    */
   readonly logRetention?: logs.RetentionDays;
-  /**
-   * esbuild's options.
-   * @default this project's (lib/nodejs-bundling.ts: ESM for node24, minified, source maps, the SDK bundled)
-   */
-  readonly bundling?: BundlingOptions;
-  /**
-   * The folder with package.json and the lockfile.
-   * @default this project's root
-   */
-  readonly projectRoot?: string;
 }
 
 /**
@@ -60,17 +67,16 @@ export class LoggedFunction extends NodejsFunction {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
     });
     logGroup.grantWrite(role);
-    const projectRoot = props.projectRoot ?? PROJECT_ROOT;
     super(scope, id, {
       entry: props.entry,
       handler: props.handler ?? 'handler',
-      projectRoot,
-      depsLockFilePath: `${projectRoot.replace(/\/?$/, '/')}package-lock.json`,
+      ...(props.projectRoot !== undefined ? { projectRoot: props.projectRoot } : {}),
+      ...(props.depsLockFilePath !== undefined ? { depsLockFilePath: props.depsLockFilePath } : {}),
       runtime: lambda.Runtime.NODEJS_24_X,
       architecture: lambda.Architecture.ARM_64,
       timeout: props.timeout ?? Duration.seconds(30),
       memorySize: props.memorySize ?? 256,
-      bundling: props.bundling ?? NODEJS_BUNDLING,
+      ...(props.bundling !== undefined ? { bundling: props.bundling } : {}),
       logGroup,
       role,
       environment: props.environment ?? {},

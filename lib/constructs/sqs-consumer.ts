@@ -3,11 +3,10 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import type { BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { LoggedFunction } from './logged-function.js';
+import { type FunctionPackaging, LoggedFunction } from './logged-function.js';
 
 /** Provisioned mode for the event source mapping: pollers kept ready, billed per poller-hour. */
 export interface ProvisionedPollers {
@@ -36,8 +35,8 @@ export interface SqsConsumerProps {
   /** @default Duration.seconds(30) */
   readonly timeout?: Duration;
   /**
-   * At least 6 × the function timeout, as AWS recommends for an SQS event source.
-   * @default Duration.seconds(180)
+   * At least the function timeout (AWS refuses less); AWS recommends 6 × the function timeout.
+   * @default 6 × timeout: Duration.seconds(180) with the default timeout
    */
   readonly visibilityTimeout?: Duration;
   /**
@@ -90,8 +89,11 @@ export interface SqsConsumerProps {
   readonly alarmName?: string;
   /** @default "its dead-letter queue holds messages" */
   readonly alarmDescription?: string;
-  /** @default this project's (lib/nodejs-bundling.ts) */
-  readonly bundling?: BundlingOptions;
+  /**
+   * How the handler is bundled (esbuild's options, the project root, the lockfile).
+   * @default NodejsFunction's own
+   */
+  readonly packaging?: FunctionPackaging;
 }
 
 /**
@@ -131,11 +133,19 @@ export class SqsConsumer extends Construct {
       ...(props.maxMessageSizeBytes !== undefined ? { maxMessageSizeBytes: props.maxMessageSizeBytes } : {}),
       removalPolicy: RemovalPolicy.DESTROY,
     });
+    const timeout = props.timeout ?? Duration.seconds(30);
+    const visibilityTimeout = props.visibilityTimeout ?? Duration.seconds(6 * timeout.toSeconds());
+    if (visibilityTimeout.toSeconds() < timeout.toSeconds()) {
+      throw new Error(
+        `SqsConsumer ${id}: visibilityTimeout ${visibilityTimeout.toSeconds()} s is shorter than the function ` +
+          `timeout ${timeout.toSeconds()} s, which AWS refuses for an event source; give at least the timeout (6 × is recommended)`,
+      );
+    }
     this.queue = new sqs.Queue(this, 'Queue', {
       ...fifo,
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
-      visibilityTimeout: props.visibilityTimeout ?? Duration.seconds(180),
+      visibilityTimeout,
       retentionPeriod: props.retentionPeriod ?? Duration.days(4),
       ...(props.maxMessageSizeBytes !== undefined ? { maxMessageSizeBytes: props.maxMessageSizeBytes } : {}),
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: props.maxReceiveCount ?? 10 },
@@ -146,10 +156,10 @@ export class SqsConsumer extends Construct {
       typeof props.environment === 'function' ? props.environment(this.queue) : (props.environment ?? {});
     this.fn = new LoggedFunction(this, 'Function', {
       entry: props.entry,
-      timeout: props.timeout ?? Duration.seconds(30),
+      timeout,
       memorySize: props.memorySize ?? 256,
       environment,
-      ...(props.bundling ? { bundling: props.bundling } : {}),
+      ...props.packaging,
     });
 
     const maxBatchingWindow = props.maxBatchingWindow ?? Duration.seconds(0);

@@ -1,12 +1,11 @@
+import { readFileSync } from 'node:fs';
 import { App, Duration, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as sns from 'aws-cdk-lib/aws-sns';
 import { describe, expect, it } from 'vitest';
-import { deploymentSettingsFromContext } from '../../contract/deployment-settings.js';
-import { modeOutputs, STACK_OUTPUTS } from '../../contract/stack-outputs.js';
-import { CONSUMER_DEFAULTS, DEFAULT_MODES, MODE_NAMES } from '../../contract/topology.js';
-import { handlerEntry } from '../../lib/bundling.js';
+import { CONSUMER_DEFAULTS } from '../../contract/topology.js';
+import { handlerEntry, PROJECT_ROOT } from '../../lib/bundling.js';
 import { SqsConsumer, type SqsConsumerProps } from '../../lib/constructs/sqs-consumer.js';
-import { DeliverySemanticsStack } from '../../lib/delivery-semantics-stack.js';
 
 /** One consumer alone in a stack, bundling skipped (test/infra/synth.test.ts bundles for real). */
 function consumerTemplate(props: Partial<SqsConsumerProps> = {}): Template {
@@ -14,13 +13,6 @@ function consumerTemplate(props: Partial<SqsConsumerProps> = {}): Template {
   const stack = new Stack(app, 'Consumer');
   new SqsConsumer(stack, 'Orders', { entry: handlerEntry('at-least-once'), ...props });
   return Template.fromStack(stack);
-}
-
-function stackFromContext(context: Record<string, string>) {
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-  const settings = deploymentSettingsFromContext((key) => context[key]);
-  const stack = new DeliverySemanticsStack(app, 'Test', { settings });
-  return { stack, template: Template.fromStack(stack) };
 }
 
 const count = (template: Template, type: string) => Object.keys(template.findResources(type)).length;
@@ -98,84 +90,103 @@ describe('SqsConsumer (lib/constructs/sqs-consumer.ts)', () => {
   });
 });
 
-describe('the stack, from context: deploy only what you want', () => {
-  it("with no context: the default run's modes and the verifier, no payment provider, no outbox relay", () => {
-    const { stack, template } = stackFromContext({});
-    expect(stack.deployedModes).toEqual(DEFAULT_MODES);
-    expect(count(template, 'AWS::Lambda::Function')).toBe(DEFAULT_MODES.length + 1);
-    expect(count(template, 'AWS::Lambda::Url')).toBe(0);
-    expect(stack.paymentProvider).toBeUndefined();
-    expect(stack.outbox).toBeUndefined();
-    template.hasOutput(STACK_OUTPUTS.deployedModes, { Value: DEFAULT_MODES.join(',') });
-    template.hasOutput(modeOutputs('effectively-once').scaling, { Value: 'maxConcurrency=5' });
-  });
-
-  it('with -c modes=all: every mode, the payment provider and the outbox relay', () => {
-    const { stack, template } = stackFromContext({ modes: 'all' });
-    expect(stack.deployedModes).toEqual(MODE_NAMES);
-    // The consumers, the verifier, the provider, the relay.
-    expect(count(template, 'AWS::Lambda::Function')).toBe(MODE_NAMES.length + 3);
-    expect(stack.outbox).toBeDefined();
-    expect(stack.paymentProvider).toBeDefined();
-  });
-
-  it('brings the payment provider with a charge mode only, and the relay when asked', () => {
-    const charge = stackFromContext({ modes: 'at-least-once,charge-with-key' });
-    expect(charge.stack.deployedModes).toEqual(['at-least-once', 'charge-with-key']);
-    expect(charge.stack.paymentProvider).toBeDefined();
-    expect(charge.stack.outbox).toBeUndefined();
-    const relay = stackFromContext({ modes: 'effectively-once', outboxRelay: 'true' });
-    expect(relay.stack.paymentProvider).toBeUndefined();
-    expect(relay.stack.outbox).toBeDefined();
-    // The verifier sweeps the deployed DLQs only.
-    const env = relay.template.findResources('AWS::Lambda::Function');
-    const verifier = Object.values(env).find(
-      (fn) => fn.Properties.Environment?.Variables?.DEAD_LETTER_QUEUE_URLS !== undefined,
+describe('SqsConsumer: the queue pair, the grants and the alarm', () => {
+  it('encrypts both queues with SSE-SQS, refuses them without TLS, and redrives to its DLQ', () => {
+    const consumer = new SqsConsumer(
+      new Stack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'C'),
+      'Orders',
+      {
+        entry: handlerEntry('at-least-once'),
+      },
     );
-    expect(JSON.stringify(verifier?.Properties.Environment.Variables.DEAD_LETTER_QUEUE_URLS)).toContain(
-      'effectively-once',
-    );
-    expect(JSON.stringify(verifier?.Properties.Environment.Variables.DEAD_LETTER_QUEUE_URLS)).not.toContain(
-      'at-least-once',
-    );
-  });
-
-  it('refuses a mode the topology lacks, a malformed list and a malformed relay flag, with the fix', () => {
-    expect(() => stackFromContext({ modes: 'at-least-once,exactly-once' })).toThrow(
-      /context modes names exactly-once, which the topology lacks \(the modes: at-most-once, .*; or -c modes=all\)/,
-    );
-    expect(() => stackFromContext({ modes: ',' })).toThrow(/must name modes, comma-separated, or be all/);
-    expect(() => stackFromContext({ outboxRelay: 'yes' })).toThrow(
-      'context outboxRelay="yes" must be true or false',
-    );
-  });
-
-  it('with -c provisionedPollers=2:10: provisioned mode on every mapping, and outputs that say so', () => {
-    const { stack, template } = stackFromContext({ modes: 'all', provisionedPollers: '2:10' });
-    const mappings = Object.values(template.findResources('AWS::Lambda::EventSourceMapping')).filter(
-      (mapping) => String(JSON.stringify(mapping.Properties.EventSourceArn)).includes('Queue'),
-    );
-    // Every consumer's mapping (the relay's stream mapping is no SQS mapping).
-    expect(mappings).toHaveLength(stack.deployedModes.length);
-    for (const mapping of mappings) {
-      expect(mapping.Properties.ProvisionedPollerConfig).toEqual({ MinimumPollers: 2, MaximumPollers: 10 });
-      expect(mapping.Properties.ScalingConfig).toBeUndefined();
-    }
-    for (const mode of stack.deployedModes) {
-      template.hasOutput(modeOutputs(mode).scaling, { Value: 'provisionedPollers=2:10' });
-      expect(template.findOutputs(modeOutputs(mode).maxConcurrency)).toEqual({});
+    const template = Template.fromStack(Stack.of(consumer));
+    template.resourcePropertiesCountIs('AWS::SQS::Queue', { SqsManagedSseEnabled: true }, 2);
+    // A dead letter waits for a person: 14 days, SQS's longest.
+    template.hasResourceProperties('AWS::SQS::Queue', { MessageRetentionPeriod: 14 * 24 * 3600 });
+    const stack = Stack.of(consumer);
+    template.hasResourceProperties('AWS::SQS::Queue', {
+      RedrivePolicy: {
+        deadLetterTargetArn: {
+          'Fn::GetAtt': [stack.getLogicalId(consumer.deadLetterQueue.node.defaultChild as never), 'Arn'],
+        },
+      },
+    });
+    const policies = Object.values(template.findResources('AWS::SQS::QueuePolicy'));
+    expect(policies).toHaveLength(2);
+    for (const policy of policies) {
+      expect(policy.Properties.PolicyDocument.Statement).toContainEqual(
+        expect.objectContaining({
+          Effect: 'Deny',
+          Action: 'sqs:*',
+          Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+        }),
+      );
     }
   });
 
-  it('refuses invalid pollers at synth: malformed by the context parser, out of range by aws-cdk-lib', () => {
-    expect(() => stackFromContext({ provisionedPollers: 'lots' })).toThrow(
-      /context provisionedPollers="lots" must be MIN:MAX, two whole numbers of pollers \(e.g. -c provisionedPollers=2:10/,
+  it('derives the visibility timeout from the function timeout (6 ×), and refuses one shorter than it', () => {
+    consumerTemplate({ timeout: Duration.seconds(60) }).hasResourceProperties('AWS::SQS::Queue', {
+      VisibilityTimeout: 360,
+    });
+    expect(() =>
+      consumerTemplate({ timeout: Duration.seconds(60), visibilityTimeout: Duration.seconds(30) }),
+    ).toThrow('SqsConsumer Orders: visibilityTimeout 30 s is shorter than the function timeout 60 s');
+  });
+
+  it('lets a handler that deletes its own batch delete, and reports no batch item failures when asked not to', () => {
+    const template = consumerTemplate({ deletesOwnBatch: true, reportBatchItemFailures: false });
+    const denies = Object.values(template.findResources('AWS::IAM::Policy'))
+      .flatMap((policy) => policy.Properties.PolicyDocument.Statement as { Effect: string }[])
+      .filter((statement) => statement.Effect === 'Deny');
+    expect(denies).toEqual([]);
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionResponseTypes: Match.absent(),
+    });
+  });
+
+  it('alarms on one visible dead letter, and notifies the topic it is given on ALARM and OK', () => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const stack = new Stack(app, 'C');
+    const topic = new sns.Topic(stack, 'Oncall');
+    new SqsConsumer(stack, 'Orders', {
+      entry: handlerEntry('at-least-once'),
+      alarmTopic: topic,
+      alarmName: 'orders-dead-letters',
+    });
+    const topicRef = { Ref: stack.getLogicalId(topic.node.defaultChild as never) };
+    Template.fromStack(stack).hasResourceProperties('AWS::CloudWatch::Alarm', {
+      AlarmName: 'orders-dead-letters',
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Statistic: 'Maximum',
+      Period: 60,
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      EvaluationPeriods: 1,
+      TreatMissingData: 'notBreaching',
+      AlarmActions: [topicRef],
+      OKActions: [topicRef],
+    });
+  });
+
+  it("says in its Props' @default comments what the topology's consumer defaults are", () => {
+    const source = readFileSync(`${PROJECT_ROOT}lib/constructs/sqs-consumer.ts`, 'utf8');
+    /** The `@default` line of a prop: the comment block right above `readonly <prop>?`. */
+    const documented = (prop: string) => {
+      const end = source.indexOf(`readonly ${prop}?:`);
+      const block = source.slice(source.lastIndexOf('/**', end), end);
+      return /@default (.*?)(?: \*\/)?$/m.exec(block)?.[1] ?? '';
+    };
+    expect(documented('batchSize')).toBe(String(CONSUMER_DEFAULTS.batchSize));
+    expect(documented('maxBatchingWindow')).toBe(
+      `Duration.seconds(${CONSUMER_DEFAULTS.maxBatchingWindowSeconds})`,
     );
-    expect(() => stackFromContext({ provisionedPollers: '10:2' })).toThrow(
-      'Minimum provisioned pollers must be less than or equal to maximum provisioned pollers, got: min=10, max=2',
+    expect(documented('timeout')).toBe(`Duration.seconds(${CONSUMER_DEFAULTS.functionTimeoutSeconds})`);
+    expect(documented('visibilityTimeout')).toContain(
+      `Duration.seconds(${CONSUMER_DEFAULTS.visibilityTimeoutSeconds})`,
     );
-    expect(() => stackFromContext({ provisionedPollers: '2:5000' })).toThrow(
-      'Maximum provisioned pollers for SQS must be between 2 and 2000 inclusive, got: 5000',
-    );
+    expect(documented('maxReceiveCount')).toBe(String(CONSUMER_DEFAULTS.maxReceiveCount));
+    expect(documented('maxConcurrency')).toMatch(new RegExp(`^${CONSUMER_DEFAULTS.maxConcurrency}\\b`));
+    expect(documented('memorySize')).toBe(String(CONSUMER_DEFAULTS.memoryMb));
+    expect(CONSUMER_DEFAULTS.visibilityTimeoutSeconds).toBe(6 * CONSUMER_DEFAULTS.functionTimeoutSeconds);
   });
 });

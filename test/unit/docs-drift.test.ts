@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { deploymentSettingsFromContext } from '../../contract/deployment-settings.js';
-import { MODE_NAMES } from '../../contract/topology.js';
+import { DEFAULT_MODES, MODE_NAMES } from '../../contract/topology.js';
 import { OPTIONS } from '../../harness/options/declaration.js';
 import { PROJECT_ROOT } from '../../lib/bundling.js';
 
@@ -72,6 +72,39 @@ describe('the mode tables and the outcome fields cannot drift from the code', ()
       ...firstColumnNames(tableAfter(read('docs/modes.md'), MODE_TABLE)),
     ];
     expect(names.sort()).toEqual([...MODE_NAMES].sort());
+  });
+
+  it('counts the modes as the topology does, wherever the docs say how many there are', () => {
+    const WORDS = [
+      'zero',
+      'one',
+      'two',
+      'three',
+      'four',
+      'five',
+      'six',
+      'seven',
+      'eight',
+      'nine',
+      'ten',
+      'eleven',
+      'twelve',
+    ];
+    const word = (count: number) => WORDS[count] ?? String(count);
+    const docs = ['README.md', ...readdirSync(`${PROJECT_ROOT}docs`).map((name) => `docs/${name}`)].filter(
+      (path) => path.endsWith('.md'),
+    );
+    const counts = docs.flatMap((path) =>
+      [...read(path).matchAll(/\((\w+) in the default run, (\w+) in all\)/g)].map(
+        (match) => `${path}: ${match[1]}, ${match[2]}`,
+      ),
+    );
+    expect(counts.length).toBeGreaterThan(0);
+    for (const count of counts)
+      expect(count).toMatch(`: ${word(DEFAULT_MODES.length)}, ${word(MODE_NAMES.length)}`);
+    const resources = tableAfter(deploying, '| | default (no context) | `-c modes=all` |');
+    expect(resources).toContain(`: ${DEFAULT_MODES.length} consumers`);
+    expect(resources).toContain(`: ${MODE_NAMES.length} consumers`);
   });
 
   it("defines every field of the verifier's outcome in design.md's outcome table", () => {
