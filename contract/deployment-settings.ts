@@ -66,7 +66,7 @@ export interface DeploymentSettings {
   /**
    * Deploys the producing side's outbox and its relay (`-c outboxRelay=true`). No deployed run
    * drives a producer, so it is asked for, or comes with `-c modes=all`.
-   * @default false, true with modes=all
+   * @default false, true when every mode is deployed (modes=all)
    */
   readonly outboxRelay?: boolean;
   /**
@@ -86,7 +86,8 @@ export function deployedModes(deployment: DeploymentSettings): readonly Mode[] {
 
 /** Whether the deployment includes the outbox relay. */
 export function deploysOutboxRelay(deployment: DeploymentSettings): boolean {
-  return deployment.outboxRelay ?? false;
+  // Every mode (`-c modes=all`, or the list in code) brings the relay unless it is turned off.
+  return deployment.outboxRelay ?? MODE_NAMES.every((mode) => deployedModes(deployment).includes(mode));
 }
 
 /** Whether the deployment includes the stand-in payment provider: a charge mode needs it. */
@@ -163,7 +164,7 @@ export function deploymentSettingsFromContext(get: (key: string) => unknown): De
     );
   }
   const modes = optionalModes(get);
-  const outboxRelay = optionalBoolean(get, 'outboxRelay') ?? (get('modes') === 'all' ? true : undefined);
+  const outboxRelay = optionalBoolean(get, 'outboxRelay');
   const provisionedPollers = optionalPollers(get);
   return {
     ...(modes !== undefined ? { modes } : {}),

@@ -42,6 +42,21 @@ describe('docs/deploying.md cannot drift from the code', () => {
     expect(documented).toEqual(contextKeys());
   });
 
+  it('uses no `-c key=` anywhere in the docs that the app does not read', () => {
+    const docs = [
+      'README.md',
+      'localstack/README.md',
+      ...readdirSync(`${PROJECT_ROOT}docs`)
+        .filter((name) => name.endsWith('.md'))
+        .map((name) => `docs/${name}`),
+    ];
+    const used = new Set(
+      docs.flatMap((path) => [...read(path).matchAll(/-c ([A-Za-z]+)=/g)].map((match) => match[1] ?? '')),
+    );
+    expect(used.size).toBeGreaterThan(3);
+    expect([...used].filter((key) => !contextKeys().includes(key))).toEqual([]);
+  });
+
   it('lists exactly the experiment options the declarations accept on --target embedded only', () => {
     const line = deploying.slice(deploying.indexOf('Embedded only: '));
     const paragraph = line.slice(0, line.indexOf('\n\n'));

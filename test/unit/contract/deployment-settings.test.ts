@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_DEPLOYMENT,
   type DeploymentSettings,
+  deploymentSettingsFromContext,
+  deploysOutboxRelay,
   fifoBatchSizeNote,
   resolveModeSettings,
 } from '../../../contract/deployment-settings.js';
@@ -115,5 +117,15 @@ describe('fifoBatchSizeNote', () => {
     expect(fifoBatchSizeNote(['fifo-versioned'], 11)).toMatch(
       /^batch size 11 applies to fifo-versioned as 10/,
     );
+  });
+});
+
+describe('deploysOutboxRelay', () => {
+  it('deploys the relay when asked, or with every mode however the modes were given, unless turned off', () => {
+    expect(deploysOutboxRelay(deployment({}))).toBe(false);
+    expect(deploysOutboxRelay(deployment({ outboxRelay: true, modes: ['at-least-once'] }))).toBe(true);
+    expect(deploysOutboxRelay(deployment({ modes: MODE_NAMES }))).toBe(true);
+    expect(deploysOutboxRelay(deploymentSettingsFromContext((key) => ({ modes: 'all' })[key]))).toBe(true);
+    expect(deploysOutboxRelay(deployment({ modes: MODE_NAMES, outboxRelay: false }))).toBe(false);
   });
 });
