@@ -88,7 +88,7 @@ const TIME_BUDGETS_SECONDS = {
   'runs test/integration/proofs.test.ts': 60,
   'runs test/integration/cli.test.ts': 45,
   'runs test/integration/redrive.test.ts': 60,
-  'runs test/integration/script-runs.test.ts': 40,
+  'runs test/integration/script-runs.test.ts': 50,
   'runs test/integration/explore.test.ts': 60,
   'soak test/integration/faults.test.ts': 120,
   'soak test/integration/bench.test.ts': 140,

@@ -33,4 +33,22 @@ describe('the experiment scripts at their smallest', () => {
     expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
     expect(result.stdout).toMatch(/this checkout: median [\d.]+ s/);
   }, 240_000);
+
+  it('npm run bench: --quick with one mode and a few messages; its table, its exact run and its report', async () => {
+    const result = await runNpmScript('bench', [
+      '--quick',
+      '--modes',
+      'effectively-once',
+      '--messages',
+      '20',
+      '--read-cost',
+      '0',
+    ]);
+
+    expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
+    // The grid's one cell, run end to end and at its floor, with the money exact.
+    expect(result.stdout, result.stdout).toMatch(/^ +10 +5 +effectively-once +[\d.]+ .* yes\s*$/m);
+    expect(result.stdout).toMatch(/^effectively-once +[\d.]+ +4\.1 /m);
+    expect(result.stdout).toMatch(/report: reports\/bench-\S+\.json/);
+  }, 240_000);
 });

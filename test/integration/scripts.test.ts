@@ -31,7 +31,8 @@ const RUN_BY: Record<string, string> = {
   synth: 'test/infra/synth.test.ts (cdk synth --quiet through the CLI)',
   experiment: 'test/integration/cli.test.ts, test/integration/experiment.test.ts',
   redrive: 'test/integration/cli-options.test.ts (a missing run, a missing stack)',
-  bench: 'test/integration/bench.test.ts (test:soak)',
+  bench:
+    'test/integration/script-runs.test.ts (one mode at its smallest), test/integration/bench.test.ts (--quick, test:soak)',
   'bench:verifier': 'this file',
   'bench:default-run': 'test/integration/script-runs.test.ts',
   'localstack:up': 'none: needs a Docker engine, which this machine lacks (localstack/README.md)',
