@@ -36,7 +36,8 @@ const ENTRY = `  '${MODE}': {
 
 /**
  * "A new mode is one entry in contract/topology.ts, one handler file, and one line in each of the
- * three typed tables the compiler asks for" (docs/design.md, "Adding a mode"), done for real on a
+ * three typed tables the compiler asks for" (docs/design.md, "Adding a mode"; the fourth step, the
+ * component layer's two tables, is in test/, which the copy leaves out), done for real on a
  * copy of the project: nothing else is edited, the copy type-checks, and
  * `npm run proofs` kills the new mode's consumer at its crash point over the emulators and proves
  * the entry's proof.
