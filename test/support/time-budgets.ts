@@ -7,21 +7,38 @@ const WHOLE_RUN_PROJECTS = ['runs', 'soak'];
  * budget (vitest.config.ts), a warning by name for any over it or without one, and the sums. These
  * machines are shared and noisy, so a slow file is a line to read, not a red suite.
  */
-export class TimeBudgets implements Reporter {
-  /** Seconds by `<project> <file>`. */
-  constructor(private readonly budgetsSeconds: Readonly<Record<string, number>>) {}
+/** A phase of the suite (projects that run together) and the wall seconds it may take. */
+export interface PhaseBudget {
+  readonly name: string;
+  readonly projects: readonly string[];
+  readonly seconds: number;
+}
 
-  /** When the first whole-run file started and the last one ended: their wall time, side by side. */
-  private firstStart = Number.POSITIVE_INFINITY;
-  private lastEnd = 0;
+export class TimeBudgets implements Reporter {
+  /** Seconds by `<project> <file>`, and the phases' wall seconds. */
+  constructor(
+    private readonly budgetsSeconds: Readonly<Record<string, number>>,
+    private readonly phases: readonly PhaseBudget[] = [],
+  ) {}
+
+  /** When each phase's first file started and its last one ended: its wall time. */
+  private readonly spans = new Map<string, { start: number; end: number }>();
+
+  private phaseOf(module: TestModule): PhaseBudget | undefined {
+    return this.phases.find((phase) => phase.projects.includes(module.project.name));
+  }
 
   onTestModuleStart(module: TestModule): void {
-    if (WHOLE_RUN_PROJECTS.includes(module.project.name))
-      this.firstStart = Math.min(this.firstStart, Date.now());
+    const phase = this.phaseOf(module);
+    if (!phase) return;
+    const span = this.spans.get(phase.name) ?? { start: Date.now(), end: 0 };
+    this.spans.set(phase.name, { ...span, start: Math.min(span.start, Date.now()) });
   }
 
   onTestModuleEnd(module: TestModule): void {
-    if (WHOLE_RUN_PROJECTS.includes(module.project.name)) this.lastEnd = Math.max(this.lastEnd, Date.now());
+    const phase = this.phaseOf(module);
+    const span = phase && this.spans.get(phase.name);
+    if (phase && span) this.spans.set(phase.name, { ...span, end: Math.max(span.end, Date.now()) });
   }
 
   onTestRunEnd(modules: ReadonlyArray<TestModule>): void {
@@ -32,9 +49,16 @@ export class TimeBudgets implements Reporter {
         seconds: module.diagnostic().duration / 1000,
         budget: this.budgetsSeconds[`${module.project.name} ${module.relativeModuleId}`],
       }));
-    if (rows.length === 0) return;
+    const walls = this.phases.flatMap((phase) => {
+      const span = this.spans.get(phase.name);
+      return span && span.end > span.start ? [{ phase, seconds: (span.end - span.start) / 1000 }] : [];
+    });
+    if (rows.length === 0 && walls.length === 0) return;
     const seconds = (value: number) => `${value.toFixed(0).padStart(4)} s`;
-    const lines = ['', 'whole runs against their time budgets (each file alone; side by side they overlap):'];
+    const lines = [
+      '',
+      'whole runs against their time budgets (each file alone; side by side they overlap), and each phase:',
+    ];
     const warnings: string[] = [];
     for (const row of rows) {
       const of = row.budget === undefined ? 'no budget' : `of ${row.budget} s`;
@@ -46,11 +70,20 @@ export class TimeBudgets implements Reporter {
           `warning: ${row.file} took ${row.seconds.toFixed(0)} s, over its ${row.budget} s budget`,
         );
     }
-    const total = rows.reduce((sum, row) => sum + row.seconds, 0);
-    const budget = rows.reduce((sum, row) => sum + (row.budget ?? 0), 0);
-    lines.push(`  ${'total'.padEnd(48)} ${seconds(total)} of ${budget} s`);
-    if (this.lastEnd > this.firstStart)
-      lines.push(`  ${'wall time'.padEnd(48)} ${seconds((this.lastEnd - this.firstStart) / 1000)}`);
+    if (rows.length > 0) {
+      const total = rows.reduce((sum, row) => sum + row.seconds, 0);
+      const budget = rows.reduce((sum, row) => sum + (row.budget ?? 0), 0);
+      lines.push(`  ${'total'.padEnd(48)} ${seconds(total)} of ${budget} s`);
+    }
+    for (const wall of walls) {
+      lines.push(
+        `  ${`${wall.phase.name}, wall time`.padEnd(48)} ${seconds(wall.seconds)} of ${wall.phase.seconds} s`,
+      );
+      if (wall.seconds > wall.phase.seconds)
+        warnings.push(
+          `warning: ${wall.phase.name} took ${wall.seconds.toFixed(0)} s of wall time, over its ${wall.phase.seconds} s budget`,
+        );
+    }
     lines.push(...warnings);
     if (warnings.length > 0) lines.push('(never a failure: docs/testing.md, "How long it takes")');
     process.stdout.write(`${lines.join('\n')}\n`);
