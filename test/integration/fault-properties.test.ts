@@ -141,7 +141,7 @@ describe('fault schedules (property-based, fast-check)', () => {
             const replay = replayCommand(cfg);
             const budgetMs = runBudgetMs(cfg);
             process.stderr.write(
-              `fault property run (FAULT_PROPERTY_SEED=${SEED}, budget ${Math.round(budgetMs / 1000)} s): ${replay}\n`,
+              `fault property run (FAULT_PROPERTY_RUNS=${RUNS} FAULT_PROPERTY_SEED=${SEED}, budget ${Math.round(budgetMs / 1000)} s): ${replay}\n`,
             );
             try {
               const { report } = await withinBudget(

@@ -53,4 +53,21 @@ describe('TimeBudgets (the suite prints time, never fails on it)', () => {
     expect(text).toContain('warning: whole runs took 60 s of wall time, over its 50 s budget');
     expect(text).not.toContain('warning: cheap');
   });
+
+  it('prints a phase only when all its projects ran (one project alone is not the phase)', () => {
+    vi.useFakeTimers();
+    const printed: string[] = [];
+    vi.spyOn(process.stdout, 'write').mockImplementation((text) => {
+      printed.push(String(text));
+      return true;
+    });
+    const reporter = new TimeBudgets({}, [{ name: 'cheap', projects: ['unit', 'infra'], seconds: 10 }]);
+    const unit = file('unit', 'test/u.test.ts', 30);
+    vi.setSystemTime(0);
+    reporter.onTestModuleStart(unit);
+    vi.setSystemTime(30_000);
+    reporter.onTestModuleEnd(unit);
+    reporter.onTestRunEnd([unit]);
+    expect(printed.join('')).toBe('');
+  });
 });
