@@ -29,7 +29,7 @@ const RUN_BY: Record<string, string> = {
     'by hand before resolving a change to faults, the runtime, the verifier, the cores or the bench (docs/testing.md); not CI',
   'test:node24': '.ci/run',
   synth: 'test/infra/synth.test.ts (cdk synth --quiet through the CLI)',
-  experiment: 'test/integration/cli.test.ts, test/integration/experiment.test.ts',
+  experiment: 'test/integration/cli.test.ts (experiment.test.ts runs its harness in process)',
   redrive: 'test/integration/cli-options.test.ts (a missing run, a missing stack)',
   bench:
     'test/integration/script-runs.test.ts (one mode at its smallest), test/integration/bench.test.ts (--quick, test:soak)',
@@ -42,7 +42,8 @@ const RUN_BY: Record<string, string> = {
   proofs: 'test/integration/proofs.test.ts',
   explore: 'test/integration/explore.test.ts',
   sweep: 'test/integration/script-runs.test.ts',
-  'docs:options': 'test/unit/harness/options/docs.test.ts (its output), test/integration/cli-options.test.ts',
+  'docs:options':
+    'test/integration/cli-options.test.ts (its help, a bad option; options/docs.test.ts checks its output)',
 };
 
 describe('every package.json script', () => {
@@ -55,10 +56,21 @@ describe('every package.json script', () => {
       for (const [file] of where.matchAll(/test\/\S+\.test\.ts/g)) {
         if (file === 'test/integration/scripts.test.ts') continue;
         expect(existsSync(join(PROJECT_ROOT, file)), file).toBe(true);
-        // The file it names runs it, or at least names it: a renamed script or a moved test shows.
-        expect(readFileSync(join(PROJECT_ROOT, file), 'utf8'), `${file} names ${script}`).toContain(
-          script === 'synth' ? 'cdk synth' : script,
-        );
+        // The file it names runs it: through npm, or the script's own command (`tsx <file>`, `cdk
+        // synth`). A renamed script or a moved test shows.
+        const text = readFileSync(join(PROJECT_ROOT, file), 'utf8');
+        const command = scripts[script] ?? '';
+        const ways = [
+          `runNpmScript('${script}'`,
+          `['${script}',`,
+          command.replace(/^tsx /, ''),
+          ...(script === 'experiment' ? ['runCli('] : []),
+          ...(script === 'synth' ? ["'cdk', 'synth', '--quiet'"] : []),
+        ];
+        expect(
+          ways.some((way) => text.includes(way)),
+          `${file} runs npm run ${script} (one of ${ways.join(' ')})`,
+        ).toBe(true);
       }
     }
   });
