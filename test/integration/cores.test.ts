@@ -182,13 +182,14 @@ describe.concurrent.each(MODE_NAMES)('the %s core, one event, every step and fau
  * decides, side by side: Powertools keyed on the event id applies it once, keyed on the message
  * id twice; the marker keyed on the event id once.
  */
+// Side by side, like the modes above: each run has its own queues and run id.
 describe('a producer re-send of each of two events', () => {
   const expected: readonly [Mode, { appliedOnce: number; duplicated: number }][] = [
     ['powertools-idempotency', { appliedOnce: 2, duplicated: 0 }],
     ['powertools-message-id', { appliedOnce: 0, duplicated: 2 }],
     ['effectively-once', { appliedOnce: 2, duplicated: 0 }],
   ];
-  it.each(expected)(
+  it.concurrent.each(expected)(
     '%s applies it as its key says: %o',
     async (mode, counts) => {
       const run = await runCell(env, mode, { events: 2, accounts: 1, resent: 2 }, []);
@@ -209,7 +210,7 @@ describe('a batch of two, killed between its events', () => {
     ['effectively-once', 'TransactWriteItems'],
     ['powertools-idempotency', 'PutItem'],
   ];
-  it.each(firstWrite)(
+  it.concurrent.each(firstWrite)(
     '%s skips on the redelivery the event it finished, and applies the other once',
     async (mode, operation) => {
       const scenario = { events: 2, accounts: 1, resent: 0 };

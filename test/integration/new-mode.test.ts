@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { cp, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -18,7 +18,7 @@ async function addLineAfter(file: string, line: string, added: string): Promise<
 const MODE = 'throwaway-mode';
 
 const ENTRY = `  '${MODE}': {
-    ...consumerDefaults,
+    ...CONSUMER_DEFAULTS,
     summary: 'credits like at-least-once; added by a test to show what a new mode takes',
     crashPoint: 'the event had been applied, the batch not yet acknowledged',
     crashStep: 'acknowledge',
@@ -36,8 +36,8 @@ const ENTRY = `  '${MODE}': {
 
 /**
  * "A new mode is one entry in contract/topology.ts, one handler file, and one line in each of the
- * three typed tables the compiler asks for" (docs/design.md, "Adding a mode"; the fourth step, the
- * component layer's two tables, is in test/, which the copy leaves out), done for real on a
+ * three typed tables the compiler asks for" (docs/design.md, "Adding a mode"), and the component
+ * layer's two (its fourth step), done for real on a
  * copy of the project: nothing else is edited, the copy type-checks, and
  * `npm run proofs` kills the new mode's consumer at its crash point over the emulators and proves
  * the entry's proof.
@@ -84,6 +84,24 @@ describe('adding a mode', () => {
       "  'at-least-once': async () => () => ({}),",
       `  '${MODE}': async () => () => ({}),`,
     );
+    // The component layer's two tables (docs/design.md's fourth step): the steps its core takes and
+    // what its cells that are not exact show, at-least-once's, whose handler it copies.
+    await mkdir(join(copy, 'test/integration'), { recursive: true });
+    const coresFile = join(copy, 'test/integration/cores.test.ts');
+    await cp(join(PROJECT_ROOT, 'test/integration/cores.test.ts'), coresFile);
+    await addLineAfter(
+      coresFile,
+      "  'at-least-once': ['UpdateItem', 'acknowledge'],",
+      `  '${MODE}': ['UpdateItem', 'acknowledge'],`,
+    );
+    const cores = await readFile(coresFile, 'utf8');
+    const notExact = /\n {2}'at-least-once': \{\n(?: {4}.*\n)+? {2}\},\n/.exec(cores)?.[0];
+    if (notExact === undefined)
+      throw new Error("cores.test.ts has no NOT_EXACT entry for 'at-least-once' to copy");
+    await writeFile(
+      coresFile,
+      cores.replace(notExact, `${notExact}${notExact.replace("'at-least-once'", `'${MODE}'`).slice(1)}`),
+    );
   });
 
   afterAll(async () => {
@@ -95,6 +113,16 @@ describe('adding a mode', () => {
       run(join(copy, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.json', '--noEmit'], { cwd: copy }),
     ).resolves.toBeDefined();
   }, 120_000);
+
+  it('gets its own cells in the component layer, and keeps its promise in each', async () => {
+    // The copy has no vitest.config.ts: Vitest's defaults, the one file, the new mode's test only.
+    const { stdout } = await run(
+      join(copy, 'node_modules/.bin/vitest'),
+      ['run', 'test/integration/cores.test.ts', '-t', `the ${MODE} core`],
+      { cwd: copy, env: { ...process.env, NO_COLOR: '1', CI: 'true' } },
+    );
+    expect(stdout).toMatch(/Tests {2}1 passed/);
+  }, 180_000);
 
   it('is proved by npm run proofs with a real crash at its crash point', async () => {
     const { stdout } = await run(
