@@ -11,6 +11,17 @@ function file(project: string, path: string, seconds: number): TestModule {
   } as unknown as TestModule;
 }
 
+/** What the reporter writes, on fake timers (the phases' wall time is Date.now's). */
+function capturedStdout(): string[] {
+  vi.useFakeTimers();
+  const printed: string[] = [];
+  vi.spyOn(process.stdout, 'write').mockImplementation((text) => {
+    printed.push(String(text));
+    return true;
+  });
+  return printed;
+}
+
 describe('TimeBudgets (the suite prints time, never fails on it)', () => {
   afterEach(() => {
     vi.useRealTimers();
@@ -18,12 +29,7 @@ describe('TimeBudgets (the suite prints time, never fails on it)', () => {
   });
 
   it("prints each whole-run file and each phase's wall time against its budget, and warns by name when over", () => {
-    vi.useFakeTimers();
-    const printed: string[] = [];
-    vi.spyOn(process.stdout, 'write').mockImplementation((text) => {
-      printed.push(String(text));
-      return true;
-    });
+    const printed = capturedStdout();
     const reporter = new TimeBudgets({ 'runs test/a.test.ts': 30, 'runs test/b.test.ts': 30 }, [
       { name: 'cheap', projects: ['unit'], seconds: 10 },
       { name: 'whole runs', projects: ['runs'], seconds: 50 },
@@ -55,12 +61,7 @@ describe('TimeBudgets (the suite prints time, never fails on it)', () => {
   });
 
   it('prints a phase only when all its projects ran (one project alone is not the phase)', () => {
-    vi.useFakeTimers();
-    const printed: string[] = [];
-    vi.spyOn(process.stdout, 'write').mockImplementation((text) => {
-      printed.push(String(text));
-      return true;
-    });
+    const printed = capturedStdout();
     const reporter = new TimeBudgets({}, [{ name: 'cheap', projects: ['unit', 'infra'], seconds: 10 }]);
     const unit = file('unit', 'test/u.test.ts', 30);
     vi.setSystemTime(0);
