@@ -1,6 +1,10 @@
 import { App, Errors, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { deploymentSettingsFromContext, InvalidSettingError } from '../contract/deployment-settings.js';
+import {
+  deploymentSettingsFromContext,
+  InvalidSettingError,
+  SQS_POLLER_RANGES,
+} from '../contract/deployment-settings.js';
 import { DEFAULT_STACK_NAME } from '../contract/stack-outputs.js';
 import { DeliverySemanticsStack } from '../lib/delivery-semantics-stack.js';
 
@@ -34,10 +38,7 @@ function refusal(error: unknown): string | undefined {
     Errors.isValidationError(error) &&
     /provisioned pollers/i.test(error.message)
   ) {
-    return (
-      `context provisionedPollers=${pollers} is refused by aws-cdk-lib: ${error.message}. ` +
-      'Pass MIN:MAX with a minimum of 2–200, a maximum of 2–2,000 and MIN ≤ MAX'
-    );
+    return `context provisionedPollers=${pollers} is refused by aws-cdk-lib: ${error.message} (${SQS_POLLER_RANGES})`;
   }
   return undefined;
 }

@@ -75,8 +75,17 @@ export interface DeploymentSettings {
    * at synth (SQS: minimum 2–200, maximum 2–2,000, minimum ≤ maximum).
    * @default none: on-demand polling, bounded by each mode's maxConcurrency
    */
-  readonly provisionedPollers?: { readonly minimumPollers: number; readonly maximumPollers: number };
+  readonly provisionedPollers?: PollerRange;
 }
+
+/** Provisioned mode's pollers for an event source mapping. */
+export interface PollerRange {
+  readonly minimumPollers: number;
+  readonly maximumPollers: number;
+}
+
+/** What aws-cdk-lib 2.276.0 accepts for an SQS mapping, for the messages that refuse a setting. */
+export const SQS_POLLER_RANGES = 'SQS allows a minimum of 2–200 and a maximum of 2–2,000, minimum ≤ maximum';
 
 /** The modes a deployment deploys, in topology order. */
 export function deployedModes(deployment: DeploymentSettings): readonly Mode[] {
@@ -234,16 +243,14 @@ function optionalBoolean(get: (key: string) => unknown, key: string): boolean | 
 }
 
 /** `-c provisionedPollers=MIN:MAX`: whole numbers; their ranges are aws-cdk-lib's to check. */
-function optionalPollers(
-  get: (key: string) => unknown,
-): { minimumPollers: number; maximumPollers: number } | undefined {
+function optionalPollers(get: (key: string) => unknown): PollerRange | undefined {
   const raw = get('provisionedPollers');
   if (raw === undefined) return undefined;
   const match = typeof raw === 'string' ? /^\s*(\d+)\s*:\s*(\d+)\s*$/.exec(raw) : null;
   if (!match) {
     throw new InvalidSettingError(
       `context provisionedPollers=${JSON.stringify(raw)} must be MIN:MAX, two whole numbers of pollers ` +
-        '(e.g. -c provisionedPollers=2:10; SQS allows a minimum of 2–200 and a maximum of 2–2000)',
+        `(e.g. -c provisionedPollers=2:10; ${SQS_POLLER_RANGES})`,
     );
   }
   return { minimumPollers: Number(match[1]), maximumPollers: Number(match[2]) };

@@ -1,3 +1,4 @@
+import type { PollerRange } from './deployment-settings.js';
 import type { Mode } from './topology.js';
 
 /** The stack's name unless `-c stackName=…` says otherwise; the experiment's `--stack` default. */
@@ -47,4 +48,17 @@ export function modeOutputs(mode: Mode) {
     visibilityTimeout: `${id}VisibilityTimeout`,
     maxReceiveCount: `${id}MaxReceiveCount`,
   } as const;
+}
+
+/** A `<Mode>Scaling` output, as the stack writes it: `maxConcurrency=5` or `provisionedPollers=2:10`. */
+export function scalingOutput(maxConcurrency: number, pollers: PollerRange | undefined): string {
+  return pollers
+    ? `provisionedPollers=${pollers.minimumPollers}:${pollers.maximumPollers}`
+    : `maxConcurrency=${maxConcurrency}`;
+}
+
+/** The pollers a `<Mode>Scaling` output names, or none when maximum concurrency is in force. */
+export function pollersOfScaling(scaling: string | undefined): PollerRange | undefined {
+  const match = /^provisionedPollers=(\d+):(\d+)$/.exec(scaling ?? '');
+  return match ? { minimumPollers: Number(match[1]), maximumPollers: Number(match[2]) } : undefined;
 }

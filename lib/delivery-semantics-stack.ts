@@ -19,7 +19,7 @@ import {
 import { consumerEnvironment, verifierEnvironment } from '../contract/function-environment.js';
 import { partitionKey } from '../contract/ledger-keys.js';
 import { DEAD_LETTER_RETENTION_SECONDS, QUEUE_RETENTION_SECONDS } from '../contract/retention.js';
-import { modeId, modeOutputs, STACK_OUTPUTS } from '../contract/stack-outputs.js';
+import { modeId, modeOutputs, STACK_OUTPUTS, scalingOutput } from '../contract/stack-outputs.js';
 import {
   isFifoMode,
   MODES,
@@ -53,10 +53,7 @@ export interface ModeResources {
 
 /** What scales a mode's event source mapping: its maximum concurrency, or provisioned pollers. */
 export function scalingOf(settings: ModeSettings, deployment: DeploymentSettings): string {
-  const pollers = deployment.provisionedPollers;
-  return pollers
-    ? `provisionedPollers=${pollers.minimumPollers}:${pollers.maximumPollers}`
-    : `maxConcurrency=${settings.maxConcurrency}`;
+  return scalingOutput(settings.maxConcurrency, deployment.provisionedPollers);
 }
 
 /**

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { type BundlingOptions, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { BUNDLING, PROJECT_ROOT } from './bundling.js';
 import type { FunctionPackaging } from './constructs/logged-function.js';
@@ -21,5 +22,5 @@ export const NODEJS_BUNDLING: BundlingOptions = {
 export const LAB_PACKAGING: FunctionPackaging = {
   bundling: NODEJS_BUNDLING,
   projectRoot: PROJECT_ROOT,
-  depsLockFilePath: `${PROJECT_ROOT.replace(/\/?$/, '/')}package-lock.json`,
+  depsLockFilePath: join(PROJECT_ROOT, 'package-lock.json'),
 };

@@ -8,7 +8,7 @@ import {
 } from '@aws-sdk/client-lambda';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { modeOutputs, STACK_OUTPUTS } from '../../contract/stack-outputs.js';
+import { modeOutputs, pollersOfScaling, STACK_OUTPUTS } from '../../contract/stack-outputs.js';
 import { MODE_NAMES, type Mode, TOPOLOGY_VERSION } from '../../contract/topology.js';
 import type { VerifierResult } from '../../functions/verifier.js';
 import {
@@ -22,7 +22,6 @@ import {
   type EffectiveModeSettings,
   type ExperimentEnvironment,
   INVOKES_PER_POLLER,
-  type ProvisionedPollers,
   type VerifierInvocation,
 } from './environment.js';
 import { readQueueDepth } from './queue-depth.js';
@@ -87,12 +86,6 @@ export function createDeployedClients(options: DeployedOptions): DeployedClients
     sqs: new SQSClient(config),
     dynamodb: new DynamoDBClient(config),
   };
-}
-
-/** A `<Mode>Scaling` output: `provisionedPollers=2:10` → its pollers; `maxConcurrency=5` → none. */
-export function provisionedPollersOf(scaling: string): ProvisionedPollers | undefined {
-  const match = /^provisionedPollers=(\d+):(\d+)$/.exec(scaling);
-  return match ? { minimum: Number(match[1]), maximum: Number(match[2]) } : undefined;
 }
 
 /** How long the driver must see a queue empty before calling it drained, given the deployment. */
@@ -194,12 +187,14 @@ export async function connectDeployedEnvironment(
       deadLetterQueueUrls[mode] = output(keys.deadLetterQueueUrl);
       // Provisioned pollers replace maximum concurrency (`-c provisionedPollers`): then each
       // poller invokes up to 10 batches at once (Lambda's guide to SQS scaling).
-      const pollers = provisionedPollersOf(output(keys.scaling));
+      const pollers = pollersOfScaling(output(keys.scaling));
       modes[mode] = {
         batchSize: Number(output(keys.batchSize)),
         maxBatchingWindowSeconds: Number(output(keys.maxBatchingWindow)),
         maxConcurrency:
-          pollers === undefined ? Number(output(keys.maxConcurrency)) : pollers.maximum * INVOKES_PER_POLLER,
+          pollers === undefined
+            ? Number(output(keys.maxConcurrency))
+            : pollers.maximumPollers * INVOKES_PER_POLLER,
         ...(pollers !== undefined ? { provisionedPollers: pollers } : {}),
         visibilityTimeoutSeconds: Number(output(keys.visibilityTimeout)),
         functionTimeoutSeconds: configuration?.Timeout ?? 0,

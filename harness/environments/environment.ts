@@ -1,5 +1,6 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { PollerRange } from '../../contract/deployment-settings.js';
 import type { Mode } from '../../contract/topology.js';
 import type { VerifierResult } from '../../functions/verifier.js';
 import type { RuntimeTimeline } from '../lambda-runtime/timeline.js';
@@ -11,15 +12,10 @@ export interface EffectiveModeSettings {
   /** The most batches in flight at once: maximum concurrency, or 10 per provisioned poller. */
   readonly maxConcurrency: number;
   /** A deployed mapping's provisioned pollers (`-c provisionedPollers`), which replace maximum concurrency. */
-  readonly provisionedPollers?: ProvisionedPollers;
+  readonly provisionedPollers?: PollerRange;
   readonly visibilityTimeoutSeconds: number;
   readonly functionTimeoutSeconds: number;
   readonly maxReceiveCount: number;
-}
-
-export interface ProvisionedPollers {
-  readonly minimum: number;
-  readonly maximum: number;
 }
 
 /** "Each event poller can handle up to 10 concurrent invokes" (Lambda's guide to SQS scaling). */
@@ -30,7 +26,7 @@ export function concurrencyText(settings: EffectiveModeSettings): string {
   const pollers = settings.provisionedPollers;
   return pollers === undefined
     ? String(settings.maxConcurrency)
-    : `up to ${settings.maxConcurrency} (pollers ${pollers.minimum}–${pollers.maximum})`;
+    : `up to ${settings.maxConcurrency} (pollers ${pollers.minimumPollers}–${pollers.maximumPollers})`;
 }
 
 export interface EnvironmentDescription {

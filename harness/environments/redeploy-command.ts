@@ -1,5 +1,10 @@
 import { DEFAULT_DEPLOYMENT } from '../../contract/deployment-settings.js';
-import { DEFAULT_STACK_NAME, modeOutputs, STACK_OUTPUTS } from '../../contract/stack-outputs.js';
+import {
+  DEFAULT_STACK_NAME,
+  modeOutputs,
+  pollersOfScaling,
+  STACK_OUTPUTS,
+} from '../../contract/stack-outputs.js';
 import { MODE_NAMES, type Mode } from '../../contract/topology.js';
 
 export interface RedeployTarget {
@@ -36,13 +41,11 @@ export function redeployCommand(
   if (modes !== undefined || deployed.length > 0) context.push(`modes=${all ? 'all' : wanted.join(',')}`);
   // modes=all brings the relay; otherwise it is asked for.
   if (!all && outputs.has(STACK_OUTPUTS.outboxTableName)) context.push('outboxRelay=true');
-  const pollers = [...deployed, ...wanted]
-    .map(
-      (mode) =>
-        /^provisionedPollers=(\d+:\d+)$/.exec(outputs.get(modeOutputs(mode as Mode).scaling) ?? '')?.[1],
-    )
-    .find((value) => value !== undefined);
-  if (pollers !== undefined) context.push(`provisionedPollers=${pollers}`);
+  // One setting for the whole stack: any deployed mode's Scaling output says it.
+  const pollers = deployed
+    .map((mode) => pollersOfScaling(outputs.get(modeOutputs(mode as Mode).scaling)))
+    .find((range) => range !== undefined);
+  if (pollers) context.push(`provisionedPollers=${pollers.minimumPollers}:${pollers.maximumPollers}`);
 
   const flags = context.map((entry) => `-c ${entry}`).join(' ');
   const command =

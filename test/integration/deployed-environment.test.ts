@@ -301,7 +301,7 @@ describe('deployed environment against real SQS and DynamoDB endpoints', () => {
     // Each poller invokes up to 10 batches at once: the report says so, not "concurrency 10".
     expect(env.description.modes['effectively-once']).toMatchObject({
       maxConcurrency: 100,
-      provisionedPollers: { minimum: 2, maximum: 10 },
+      provisionedPollers: { minimumPollers: 2, maximumPollers: 10 },
     });
     expect(describeSettings(env.description)).toContain('concurrency up to 100 (pollers 2–10)');
     await env.stop();
