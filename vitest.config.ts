@@ -218,6 +218,8 @@ export default defineConfig({
           name: 'component',
           include: ['test/integration/**/*.test.ts'],
           exclude: [...RUNS, ...SOAK],
+          // One DynamoDB Local for the files that need only tables (test/support/shared-dynamodb.ts).
+          globalSetup: ['test/support/shared-dynamodb.setup.ts'],
           testTimeout: 240_000,
           hookTimeout: 120_000,
           maxWorkers: CHEAP.maxWorkers,

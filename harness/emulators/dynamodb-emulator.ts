@@ -41,6 +41,16 @@ export interface RunningDynamoDb extends RunningEmulator {
   readonly pid: number;
 }
 
+/**
+ * A DynamoDB Local that someone else started and stops (the component tests share one), and the
+ * prefix that keeps one user's tables apart from the others' on it.
+ */
+export interface SharedDynamoDb {
+  readonly endpoint: string;
+  readonly pid: number;
+  readonly tablePrefix: string;
+}
+
 export interface DynamoDbEmulatorOptions {
   /** @default a free port picked just before spawning */
   readonly port?: number;

@@ -1,4 +1,4 @@
-import { startDynamoDbEmulator } from './dynamodb-emulator.js';
+import { type SharedDynamoDb, startDynamoDbEmulator } from './dynamodb-emulator.js';
 import { startSqsEmulator } from './sqs-emulator.js';
 
 export { DynamoDbLocalStartError, JavaMissingError } from './dynamodb-emulator.js';
@@ -19,9 +19,17 @@ export interface RunningEmulators {
   stop(): Promise<void>;
 }
 
-/** Starts the SQS and DynamoDB emulators in parallel; if either fails, the other is stopped before rethrowing. */
-export async function startEmulators(): Promise<RunningEmulators> {
-  const started = await Promise.allSettled([startSqsEmulator(), startDynamoDbEmulator()]);
+/**
+ * Starts the SQS and DynamoDB emulators in parallel; if either fails, the other is stopped before
+ * rethrowing. Given a `shared` DynamoDB Local, starts SQS only, and stop() leaves that one running.
+ */
+export async function startEmulators(shared?: SharedDynamoDb): Promise<RunningEmulators> {
+  const started = await Promise.allSettled([
+    startSqsEmulator(),
+    shared
+      ? { endpoint: shared.endpoint, pid: shared.pid, stop: async () => undefined }
+      : startDynamoDbEmulator(),
+  ]);
   const [sqs, dynamodb] = started;
   if (sqs.status === 'rejected' || dynamodb.status === 'rejected') {
     await stopAll(started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : [])));

@@ -20,6 +20,7 @@ import { type ProxyPolicy, startDynamoDbProxy } from '../dynamodb-proxy/proxy.js
 import {
   type RunningDynamoDb,
   reserveLoopbackPort,
+  type SharedDynamoDb,
   startDynamoDbEmulator,
 } from '../emulators/dynamodb-emulator.js';
 import { startPaymentProvider } from '../emulators/payment-provider.js';
@@ -41,6 +42,8 @@ import {
   createModeQueues,
   createPkSkTable,
   type ProvisionedQueues,
+  type StackTableNames,
+  stackTableNames,
 } from './provision.js';
 import { readQueueDepth } from './queue-depth.js';
 import { redriveByCopy } from './redrive.js';
@@ -92,18 +95,22 @@ export interface EmbeddedOptions {
   readonly markerTtlSeconds?: number;
   /** Whether the consumers that dedupe refuse events older than their records remember. @default true */
   readonly ageGuard?: boolean;
+  /**
+   * A running DynamoDB Local to create this environment's tables on (prefixed), left running by
+   * stop(): test files share one instead of starting a JVM each.
+   * @default a DynamoDB Local of its own, stopped with the environment
+   */
+  readonly dynamodb?: SharedDynamoDb;
 }
 
 const REGION = 'us-east-1';
 const CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
-const TABLE_NAME = 'ledger';
-const IDEMPOTENCY_TABLE_NAME = 'idempotency';
-const PROVIDER_TABLE_NAME = 'payment-provider';
 
 /** The stand-in payment provider, as its own process with its own table (on the same DynamoDB Local). */
 async function startProvider(
   dynamodbEndpoint: string,
   port: number,
+  tableName: string,
   logDir: string | undefined,
   teardown: Teardown,
 ): Promise<void> {
@@ -111,7 +118,7 @@ async function startProvider(
     startPaymentProvider({
       dynamodbEndpoint,
       port,
-      tableName: PROVIDER_TABLE_NAME,
+      tableName,
       ...(logDir ? { logFile: join(logDir, 'payment-provider.log') } : {}),
     }),
   );
@@ -181,7 +188,12 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
   const teardown = new Teardown('embedded environment did not stop cleanly');
   try {
     status('starting SQS (fauxqs) and DynamoDB Local, bundling handlers');
-    const { emulators, dynamodbReady, bundles } = await startEmulatorsAndBundles(options.modes, teardown);
+    const tables = stackTableNames(options.dynamodb?.tablePrefix);
+    const { emulators, dynamodbReady, bundles } = await startEmulatorsAndBundles(
+      options.modes,
+      options.dynamodb,
+      teardown,
+    );
     const clients = connectClients(emulators, teardown);
 
     status('creating queues and the ledger table from the topology');
@@ -207,7 +219,7 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
           };
     const consumers = createConsumers(
       options,
-      { modeSettings, queues, sqs: clients.sqs, specOf, ...(provider ? { provider } : {}) },
+      { modeSettings, queues, sqs: clients.sqs, specOf, tables, ...(provider ? { provider } : {}) },
       teardown,
     );
     const deadLetterQueueUrls = Object.fromEntries(
@@ -220,10 +232,10 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
         VERIFIER.memoryMb,
         // fauxqs keeps one copy of each queue: an empty short poll ends the DLQ sweep at once.
         verifierEnvironment({
-          tableName: TABLE_NAME,
+          tableName: tables.ledger,
           deadLetterQueueUrls,
           dlqSweepWaitSeconds: 0,
-          providerTableName: PROVIDER_TABLE_NAME,
+          providerTableName: tables.provider,
         }),
       ),
     );
@@ -238,9 +250,15 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
     // DynamoDB Local answers; the tables need it.
     const { pid: dynamodbPid } = await allOrFirstError([
       dynamodbReady.then(async (dynamodb) => {
-        await createTables(clients.dynamodb);
+        await createTables(clients.dynamodb, tables);
         if (providerPort !== undefined) {
-          await startProvider(emulators.dynamodbEndpoint, providerPort, options.logDir, teardown);
+          await startProvider(
+            emulators.dynamodbEndpoint,
+            providerPort,
+            tables.provider,
+            options.logDir,
+            teardown,
+          );
         }
         return dynamodb;
       }),
@@ -258,7 +276,7 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
       modes: options.modes,
       sqs: clients.sqs,
       ddb: clients.ddb,
-      tableName: TABLE_NAME,
+      tableName: tables.ledger,
       // The local runtime reports its own in-flight invocations, so a short quiet period is enough.
       drainPolicy: { pollMs: 250, stablePolls: 3 },
       queueUrl: (mode) => queues[mode].queueUrl,
@@ -309,22 +327,30 @@ interface Endpoints {
 }
 
 /**
- * Step 1: fauxqs (in this process, ready at once), the handler bundles, and DynamoDB Local's JVM,
- * whose endpoint is known before it answers: the caller goes on while `dynamodbReady` is pending.
+ * Step 1: fauxqs (in this process, ready at once), the handler bundles, and DynamoDB Local's JVM
+ * (unless a shared one is given), whose endpoint is known before it answers: the caller goes on
+ * while `dynamodbReady` is pending.
  */
 async function startEmulatorsAndBundles(
   modes: readonly Mode[],
+  shared: SharedDynamoDb | undefined,
   teardown: Teardown,
-): Promise<{ emulators: Endpoints; dynamodbReady: Promise<RunningDynamoDb>; bundles: Bundles }> {
-  const port = await reserveLoopbackPort();
-  const dynamodbReady = teardown.whenStarted(startDynamoDbEmulator({ port }));
+): Promise<{ emulators: Endpoints; dynamodbReady: Promise<Pick<RunningDynamoDb, 'pid'>>; bundles: Bundles }> {
+  const port = shared ? undefined : await reserveLoopbackPort();
+  const dynamodbReady =
+    port === undefined
+      ? Promise.resolve({ pid: shared?.pid ?? 0 })
+      : teardown.whenStarted(startDynamoDbEmulator({ port }));
   const bundling = bundleHandlers([...modes, 'verifier']);
   teardown.add(async () => {
     await (await bundling.catch(() => undefined))?.dispose();
   });
   const [sqs, bundles] = await allOrFirstError([teardown.whenStarted(startSqsEmulator()), bundling]);
   return {
-    emulators: { sqsEndpoint: sqs.endpoint, dynamodbEndpoint: `http://127.0.0.1:${port}` },
+    emulators: {
+      sqsEndpoint: sqs.endpoint,
+      dynamodbEndpoint: shared?.endpoint ?? `http://127.0.0.1:${port}`,
+    },
     dynamodbReady,
     bundles,
   };
@@ -364,14 +390,14 @@ async function createQueues(
 }
 
 /** The tables as the stack creates them, once DynamoDB Local answers. */
-async function createTables(dynamodb: DynamoDBClient): Promise<void> {
-  await createLedgerTable(dynamodb, TABLE_NAME);
+async function createTables(dynamodb: DynamoDBClient, tables: StackTableNames): Promise<void> {
+  await createLedgerTable(dynamodb, tables.ledger);
   // As in the stack: one table for the modes that keep Powertools' idempotency records.
-  await createIdempotencyTable(dynamodb, IDEMPOTENCY_TABLE_NAME);
+  await createIdempotencyTable(dynamodb, tables.idempotency);
   // As in the stack, the provider's table exists whatever the run's modes, so the verifier can
   // count any mode (a charge mode that did not run has no charges); its process runs only for a
   // run with a charge mode.
-  await createPkSkTable(dynamodb, PROVIDER_TABLE_NAME, { ttlAttribute: PROVIDER_TTL_ATTRIBUTE });
+  await createPkSkTable(dynamodb, tables.provider, { ttlAttribute: PROVIDER_TTL_ATTRIBUTE });
 }
 
 /**
@@ -499,6 +525,7 @@ function createConsumers(
     readonly queues: Record<Mode, ProvisionedQueues>;
     readonly sqs: SQSClient;
     readonly specOf: SpecOf;
+    readonly tables: StackTableNames;
     readonly provider?: PaymentProviderValues;
   },
   teardown: Teardown,
@@ -516,12 +543,12 @@ function createConsumers(
         settings.functionTimeoutSeconds,
         MODES[mode].memoryMb,
         consumerEnvironment(MODES[mode], {
-          tableName: TABLE_NAME,
+          tableName: input.tables.ledger,
           queueUrl: queue.queueUrl,
           crashRate: options.crashRate,
           crashSeed: options.crashSeed,
           ...(options.crashAt ? { crashAt: options.crashAt } : {}),
-          idempotencyTableName: IDEMPOTENCY_TABLE_NAME,
+          idempotencyTableName: input.tables.idempotency,
           markerTtlSeconds: options.markerTtlSeconds ?? DEFAULT_RETENTION.markerTtlSeconds,
           ageGuard: options.ageGuard ?? true,
           ...(input.provider ? { provider: input.provider } : {}),

@@ -72,6 +72,20 @@ const FIFO_ATTRIBUTES = {
 } as const;
 
 /** Creates the ledger table with the stack's key schema and TTL. */
+/** The stack's three tables, by the names a local environment gives them. */
+export interface StackTableNames {
+  readonly ledger: string;
+  readonly idempotency: string;
+  readonly provider: string;
+}
+
+/** The names, with a prefix when several environments share one DynamoDB Local. */
+export const stackTableNames = (prefix = ''): StackTableNames => ({
+  ledger: `${prefix}ledger`,
+  idempotency: `${prefix}idempotency`,
+  provider: `${prefix}payment-provider`,
+});
+
 export async function createLedgerTable(ddb: DynamoDBClient, tableName: string): Promise<void> {
   await createPkSkTable(ddb, tableName, { ttlAttribute: TTL_ATTRIBUTE });
 }

@@ -5,14 +5,19 @@ import { chargeOf, type Mode } from '../../contract/topology.js';
 import { PROVIDER_TTL_ATTRIBUTE } from '../../functions/payment-provider/charges.js';
 import { providerCharges } from '../../functions/verifier.js';
 import { CREDENTIALS } from '../benchmarks/floor.js';
+import type { SharedDynamoDb } from '../emulators/dynamodb-emulator.js';
 import { startEmulators } from '../emulators/index.js';
 import { startPaymentProvider } from '../emulators/payment-provider.js';
-import { createIdempotencyTable, createLedgerTable, createPkSkTable } from '../environments/provision.js';
+import {
+  createIdempotencyTable,
+  createLedgerTable,
+  createPkSkTable,
+  stackTableNames,
+} from '../environments/provision.js';
 import { Teardown } from '../environments/teardown.js';
 import type { ExploreEnvironment } from './cell.js';
 
 const REGION = 'us-east-1';
-const TABLES = { ledger: 'ledger', idempotency: 'idempotency', provider: 'payment-provider' } as const;
 
 export interface RunningExploreEnvironment extends ExploreEnvironment {
   stop(): Promise<void>;
@@ -21,30 +26,36 @@ export interface RunningExploreEnvironment extends ExploreEnvironment {
 /**
  * The emulators every cell shares (fauxqs in this process, DynamoDB Local), the stack's tables,
  * and the payment provider when a charge mode is explored. Cells keep apart by run id and queue.
+ * `dynamodb`: a running DynamoDB Local to put the tables on (prefixed) and leave running, instead
+ * of one of its own.
  */
-export async function startExploreEnvironment(modes: readonly Mode[]): Promise<RunningExploreEnvironment> {
+export async function startExploreEnvironment(
+  modes: readonly Mode[],
+  dynamodb?: SharedDynamoDb,
+): Promise<RunningExploreEnvironment> {
   const teardown = new Teardown('the explorer could not stop its environment cleanly');
+  const TABLES = stackTableNames(dynamodb?.tablePrefix);
   try {
-    const emulators = await teardown.whenStarted(startEmulators());
-    const dynamodb = new DynamoDBClient({
+    const emulators = await teardown.whenStarted(startEmulators(dynamodb));
+    const client = new DynamoDBClient({
       region: REGION,
       credentials: CREDENTIALS,
       endpoint: emulators.dynamodbEndpoint,
     });
-    await createLedgerTable(dynamodb, TABLES.ledger);
-    await createIdempotencyTable(dynamodb, TABLES.idempotency);
+    await createLedgerTable(client, TABLES.ledger);
+    await createIdempotencyTable(client, TABLES.idempotency);
     let provider: { readonly url: string } | undefined;
     if (modes.some((mode) => chargeOf(mode) !== undefined)) {
-      await createPkSkTable(dynamodb, TABLES.provider, { ttlAttribute: PROVIDER_TTL_ATTRIBUTE });
+      await createPkSkTable(client, TABLES.provider, { ttlAttribute: PROVIDER_TTL_ATTRIBUTE });
       provider = await teardown.whenStarted(
         startPaymentProvider({ dynamodbEndpoint: emulators.dynamodbEndpoint, tableName: TABLES.provider }),
       );
     }
     const sqs = new SQSClient({ region: REGION, credentials: CREDENTIALS, endpoint: emulators.sqsEndpoint });
-    const ddb = DynamoDBDocumentClient.from(dynamodb);
+    const ddb = DynamoDBDocumentClient.from(client);
     teardown.add(async () => {
       sqs.destroy();
-      dynamodb.destroy();
+      client.destroy();
     });
     return {
       region: REGION,

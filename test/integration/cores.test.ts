@@ -7,6 +7,7 @@ import {
 } from '../../harness/explore/environment.js';
 import { exploreMode, isExact, type ModeExploration } from '../../harness/explore/explore.js';
 import { cellText, planText } from '../../harness/explore/report.js';
+import { sharedDynamoDb } from '../support/shared-dynamodb.js';
 
 /**
  * The component layer: every mode's core, in this process, against DynamoDB Local (real
@@ -105,7 +106,7 @@ const NOT_EXACT: { readonly [M in Mode]: Readonly<Record<string, string>> } = {
 
 let env: RunningExploreEnvironment;
 beforeAll(async () => {
-  env = await startExploreEnvironment(MODE_NAMES);
+  env = await startExploreEnvironment(MODE_NAMES, sharedDynamoDb('cores'));
 }, 120_000);
 afterAll(async () => {
   await env?.stop();

@@ -12,6 +12,7 @@ import { type EmbeddedEnvironment, startEmbeddedEnvironment } from '../../harnes
 import { newRunId, runExperiment } from '../../harness/experiment/experiment.js';
 import { describeSettings } from '../../harness/experiment/reconcile.js';
 import { NO_FAULTS } from '../../harness/faults/faults.js';
+import { sharedDynamoDb } from '../support/shared-dynamodb.js';
 
 /**
  * The deployed environment's real paths — SendMessageBatch, GetQueueAttributes, the manifest write
@@ -58,6 +59,7 @@ describe('deployed environment against real SQS and DynamoDB endpoints', () => {
       crashRate: CRASH_RATE,
       crashSeed: 'deployed-it',
       visibilityTimeoutSeconds: VISIBILITY_SECONDS,
+      dynamodb: sharedDynamoDb('deployed-environment'),
     });
   });
 

@@ -26,12 +26,13 @@ import {
   type RunningDynamoDbProxy,
   startDynamoDbProxy,
 } from '../../harness/dynamodb-proxy/proxy.js';
-import { type RunningDynamoDb, startDynamoDbEmulator } from '../../harness/emulators/dynamodb-emulator.js';
+import type { SharedDynamoDb } from '../../harness/emulators/dynamodb-emulator.js';
 import { createLedgerTable } from '../../harness/environments/provision.js';
+import { sharedDynamoDb } from '../support/shared-dynamodb.js';
 
 const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
 
-let emulator: RunningDynamoDb;
+let emulator: SharedDynamoDb;
 /** Straight to DynamoDB Local: what was really written, without the proxy in the way. */
 let direct: DynamoDBDocumentClient;
 let directClient: DynamoDBClient;
@@ -39,7 +40,7 @@ let tableName: string;
 const cleanups: (() => Promise<void> | void)[] = [];
 
 beforeAll(async () => {
-  emulator = await startDynamoDbEmulator();
+  emulator = sharedDynamoDb('dynamodb-proxy');
   directClient = new DynamoDBClient({ endpoint: emulator.endpoint, region: 'us-east-1', credentials });
   direct = DynamoDBDocumentClient.from(directClient);
   tableName = `ledger-${randomUUID()}`;
@@ -53,7 +54,6 @@ afterEach(async () => {
 afterAll(async () => {
   // A document client's destroy() does nothing: the client it wraps holds the sockets.
   directClient?.destroy();
-  await emulator?.stop();
 });
 
 /** The proxy with these policies (outermost first) in front of DynamoDB Local, or another target. */

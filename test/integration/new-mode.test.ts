@@ -89,6 +89,14 @@ describe('adding a mode', () => {
     await mkdir(join(copy, 'test/integration'), { recursive: true });
     const coresFile = join(copy, 'test/integration/cores.test.ts');
     await cp(join(PROJECT_ROOT, 'test/integration/cores.test.ts'), coresFile);
+    // Its DynamoDB Local, as the component project starts it (and nothing else of vitest.config.ts).
+    for (const file of ['shared-dynamodb.ts', 'shared-dynamodb.setup.ts']) {
+      await cp(join(PROJECT_ROOT, 'test/support', file), join(copy, 'test/support', file));
+    }
+    await writeFile(
+      join(copy, 'vitest.config.ts'),
+      "export default { test: { globalSetup: ['test/support/shared-dynamodb.setup.ts'] } };\n",
+    );
     await addLineAfter(
       coresFile,
       "  'at-least-once': ['UpdateItem', 'acknowledge'],",
@@ -115,7 +123,7 @@ describe('adding a mode', () => {
   }, 120_000);
 
   it('gets its own cells in the component layer, and keeps its promise in each', async () => {
-    // The copy has no vitest.config.ts: Vitest's defaults, the one file, the new mode's test only.
+    // The copy's vitest.config.ts has the shared DynamoDB Local only: the one file, the new mode's test.
     const { stdout } = await run(
       join(copy, 'node_modules/.bin/vitest'),
       ['run', 'test/integration/cores.test.ts', '-t', `the ${MODE} core`],

@@ -13,20 +13,19 @@ import {
 } from '../../functions/payment-provider/charges.js';
 import { ensureProviderTable } from '../../functions/payment-provider/http-server.js';
 import { createPaymentClient } from '../../functions/shared/payment-client.js';
-import { type RunningDynamoDb, startDynamoDbEmulator } from '../../harness/emulators/dynamodb-emulator.js';
 import {
   type RunningPaymentProvider,
   startPaymentProvider,
 } from '../../harness/emulators/payment-provider.js';
+import { sharedDynamoDb } from '../support/shared-dynamodb.js';
 
-const TABLE = 'payment-provider';
-let dynamodb: RunningDynamoDb;
+const dynamodb = sharedDynamoDb('payment-provider');
+const TABLE = `${dynamodb.tablePrefix}payment-provider`;
 let client: DynamoDBClient;
 let ddb: DynamoDBDocumentClient;
 let provider: RunningPaymentProvider;
 
 beforeAll(async () => {
-  dynamodb = await startDynamoDbEmulator();
   client = new DynamoDBClient({
     endpoint: dynamodb.endpoint,
     region: 'us-east-1',
@@ -39,7 +38,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await provider?.stop();
   client?.destroy();
-  await dynamodb?.stop();
 });
 
 /** A charge of its own run, so each test counts its own charges. */
@@ -293,7 +291,7 @@ async function leaseOf(key: string): Promise<number> {
 describe('key retention, at the core with an injected clock', () => {
   let clock: number;
   let core: PaymentProvider;
-  const table = 'provider-retention';
+  const table = `${dynamodb.tablePrefix}provider-retention`;
 
   beforeAll(async () => {
     await ensureProviderTable(client, table);

@@ -43,7 +43,7 @@ const RUN_BY: Record<string, string> = {
   explore: 'test/integration/explore.test.ts',
   sweep: 'test/integration/script-runs.test.ts',
   'docs:options':
-    'test/integration/cli-options.test.ts (its help, a bad option; options/docs.test.ts checks its output)',
+    'test/integration/cli-options.test.ts (a bad option; options/docs.test.ts checks its output)',
 };
 
 describe('every package.json script', () => {

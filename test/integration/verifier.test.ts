@@ -22,6 +22,7 @@ import { type EmbeddedEnvironment, startEmbeddedEnvironment } from '../../harnes
 import { runExperiment } from '../../harness/experiment/experiment.js';
 import { DEFAULTS } from '../../harness/options/declaration.js';
 import { experimentConfig } from '../support/embedded-run.js';
+import { sharedDynamoDb } from '../support/shared-dynamodb.js';
 
 const RUN = 'verifier-it';
 /** The modes whose consumers run, for the one case that runs a real experiment; the others write the ledger directly. */
@@ -82,6 +83,7 @@ beforeAll(async () => {
     visibilityTimeoutSeconds: DEFAULTS.visibilityTimeoutSeconds,
     // Poison reaches the DLQ after two receives, not ten: the run stays short.
     maxReceiveCount: 2,
+    dynamodb: sharedDynamoDb('verifier'),
   });
   await writeManifest(RUN, EVENTS, MODE_NAMES);
 });
