@@ -121,7 +121,8 @@ const SOAK_PROPERTY_RUNS = '5';
 /**
  * Four files at a time on the (2-core) machines this runs on: component files spend most of their
  * time waiting (visibility timeouts, batching windows, child processes starting), and each isolates
- * its data (its own emulators or fresh queues and tables, free ports). Measured on 2 cores at
+ * its data (its own emulators, or fresh queues and tables: prefixed ones on the component files'
+ * shared DynamoDB Local; free ports). Measured on 2 cores at
  * 72bdee5 (infra without isolation): three at a time 91 s, four 82 s, five 92 s. Groups run one
  * after the other: the cheap ones first.
  */

@@ -70,7 +70,7 @@ async function child(messages: number): Promise<void> {
       peakRssKb: {
         experiment: process.resourceUsage().maxRSS,
         verifier: report.memory.verifierPeakRssKb,
-        dynamodbLocal: peakRssOfPid(env.local.dynamodbPid),
+        dynamodbLocal: env.local.dynamodbPid === undefined ? undefined : peakRssOfPid(env.local.dynamodbPid),
       },
     };
     process.stdout.write(`${JSON.stringify(point)}\n`);

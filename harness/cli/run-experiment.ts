@@ -70,7 +70,12 @@ async function main(parsed: ParsedOptions<'experiment'>): Promise<number> {
     // Interrupted while starting: shutdown() is stopping it; do not start producing.
     if (stopping) return 130;
     const effective = {
-      ...reconcileWithEnvironment(config, options.explicit, environment.description, options.stackName),
+      ...reconcileWithEnvironment(
+        config,
+        options.explicit,
+        environment.description,
+        environment.redeployCommand,
+      ),
       // A deployed redrive without --modes: the stack's own.
       modes: environment.modes,
     };

@@ -47,7 +47,6 @@ export interface RunningDynamoDb extends RunningEmulator {
  */
 export interface SharedDynamoDb {
   readonly endpoint: string;
-  readonly pid: number;
   readonly tablePrefix: string;
 }
 
@@ -101,7 +100,8 @@ function withJavaOptions<T>(options: readonly string[], spawn: () => T): T {
   }
 }
 
-function assertJava(): void {
+/** Throws JavaMissingError unless Java 17+ is on PATH. */
+export function assertJava(): void {
   const result = spawnSync('java', ['-version'], { encoding: 'utf8' });
   if (result.error !== undefined) {
     const code = (result.error as NodeJS.ErrnoException).code ?? result.error.message;
@@ -172,9 +172,13 @@ function startError(port: number, reason: string, tail: string): DynamoDbLocalSt
   );
 }
 
-async function waitUntilReady(
+/**
+ * Polls `endpoint` until DynamoDB Local answers, its process exits (`exited`), or the deadline.
+ * Exported for users of a DynamoDB Local started elsewhere, which know only its endpoint.
+ */
+export async function waitUntilReady(
   endpoint: string,
-  exited: Promise<void>,
+  exited: Promise<void> = new Promise(() => undefined),
 ): Promise<'ready' | 'exited' | 'timeout'> {
   const client = new DynamoDBClient({
     endpoint,

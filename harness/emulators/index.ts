@@ -13,8 +13,11 @@ export interface RunningEmulator {
 export interface RunningEmulators {
   readonly sqsEndpoint: string;
   readonly dynamodbEndpoint: string;
-  /** Pid of DynamoDB Local's Java process (benchmarks read its peak memory from /proc). */
-  readonly dynamodbPid: number;
+  /**
+   * Pid of DynamoDB Local's Java process (benchmarks read its peak memory from /proc); absent for a
+   * shared one, which someone else started.
+   */
+  readonly dynamodbPid?: number;
   /** Stops both, even if stopping one fails. */
   stop(): Promise<void>;
 }
@@ -26,9 +29,7 @@ export interface RunningEmulators {
 export async function startEmulators(shared?: SharedDynamoDb): Promise<RunningEmulators> {
   const started = await Promise.allSettled([
     startSqsEmulator(),
-    shared
-      ? { endpoint: shared.endpoint, pid: shared.pid, stop: async () => undefined }
-      : startDynamoDbEmulator(),
+    shared ? { endpoint: shared.endpoint, stop: async () => undefined } : startDynamoDbEmulator(),
   ]);
   const [sqs, dynamodb] = started;
   if (sqs.status === 'rejected' || dynamodb.status === 'rejected') {
@@ -40,7 +41,7 @@ export async function startEmulators(shared?: SharedDynamoDb): Promise<RunningEm
   return {
     sqsEndpoint: sqs.value.endpoint,
     dynamodbEndpoint: dynamodb.value.endpoint,
-    dynamodbPid: dynamodb.value.pid,
+    ...('pid' in dynamodb.value ? { dynamodbPid: dynamodb.value.pid } : {}),
     stop: () => stopAll([sqs.value, dynamodb.value]),
   };
 }

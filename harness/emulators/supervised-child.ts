@@ -51,7 +51,8 @@ async function terminate(child: ChildProcess, exited: Promise<void>, graceMs: nu
   if (child.pid === undefined) return;
   if (child.exitCode === null && child.signalCode === null) {
     child.kill('SIGTERM');
-    const graceful = await Promise.race([exited.then(() => true), sleep(graceMs, false)]);
+    // Unref'd: the grace must not keep this process alive for its length once the child is gone.
+    const graceful = await Promise.race([exited.then(() => true), sleep(graceMs, false, { ref: false })]);
     if (!graceful) child.kill('SIGKILL');
   }
   await exited;

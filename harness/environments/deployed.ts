@@ -158,7 +158,7 @@ export async function connectDeployedEnvironment(
       const wanted = MODE_NAMES.filter((mode) => deployed.includes(mode) || missing.includes(mode));
       throw new StackVersionError(
         `stack ${options.stackName} does not deploy ${missing.join(', ')}: it deploys ${deployed.join(', ')}. ` +
-          `Redeploy it with them (${redeployCommand(options, outputs, wanted)}), or run --modes ${deployed.join(',')}.`,
+          `Redeploy it with them (${redeployCommand(options, outputs, { modes: wanted })}), or run --modes ${deployed.join(',')}.`,
       );
     }
     // The run's modes only. Their functions' own configuration is the truth about what runs (a hand
@@ -207,6 +207,7 @@ export async function connectDeployedEnvironment(
 
     const environment: ExperimentEnvironment = {
       description: { target: options.target, crashRate, crashSeed, modes },
+      redeployCommand: (changes) => redeployCommand(options, outputs, changes),
       modes: runModes,
       sqs: clients.sqs,
       ddb,

@@ -18,7 +18,6 @@ import { type FaultPolicy, faultPolicy } from '../dynamodb-proxy/faults.js';
 import { type DynamoDbMeterStats, type MeterPolicy, meterPolicy } from '../dynamodb-proxy/meter.js';
 import { type ProxyPolicy, startDynamoDbProxy } from '../dynamodb-proxy/proxy.js';
 import {
-  type RunningDynamoDb,
   reserveLoopbackPort,
   type SharedDynamoDb,
   startDynamoDbEmulator,
@@ -166,8 +165,8 @@ export interface EmbeddedEnvironment extends ExperimentEnvironment {
     readonly dynamodbEndpoint: string;
     readonly region: string;
     readonly deadLetterQueueUrls: Readonly<Record<Mode, string>>;
-    /** DynamoDB Local's Java process, for peak-memory readings. */
-    readonly dynamodbPid: number;
+    /** DynamoDB Local's Java process, for peak-memory readings; absent on a shared one. */
+    readonly dynamodbPid?: number;
     /** The stand-in payment provider, when the environment runs a charge mode. */
     readonly providerUrl?: string;
     /** The local Lambda service's counters per mode (invocations, billed duration, …). */
@@ -299,7 +298,7 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
         dynamodbEndpoint: emulators.dynamodbEndpoint,
         region: REGION,
         deadLetterQueueUrls,
-        dynamodbPid,
+        ...(dynamodbPid !== undefined ? { dynamodbPid } : {}),
         ...(provider ? { providerUrl: provider.url } : {}),
         functionStats: (mode) => consumers.functions.get(mode)?.stats,
         ...(dataPath.meter ? { dynamoDbMeter: dataPath.meter } : {}),
@@ -335,12 +334,10 @@ async function startEmulatorsAndBundles(
   modes: readonly Mode[],
   shared: SharedDynamoDb | undefined,
   teardown: Teardown,
-): Promise<{ emulators: Endpoints; dynamodbReady: Promise<Pick<RunningDynamoDb, 'pid'>>; bundles: Bundles }> {
+): Promise<{ emulators: Endpoints; dynamodbReady: Promise<{ readonly pid?: number }>; bundles: Bundles }> {
   const port = shared ? undefined : await reserveLoopbackPort();
-  const dynamodbReady =
-    port === undefined
-      ? Promise.resolve({ pid: shared?.pid ?? 0 })
-      : teardown.whenStarted(startDynamoDbEmulator({ port }));
+  const dynamodbReady: Promise<{ readonly pid?: number }> =
+    port === undefined ? Promise.resolve({}) : teardown.whenStarted(startDynamoDbEmulator({ port }));
   const bundling = bundleHandlers([...modes, 'verifier']);
   teardown.add(async () => {
     await (await bundling.catch(() => undefined))?.dispose();

@@ -4,6 +4,7 @@ import type { PollerRange } from '../../contract/deployment-settings.js';
 import type { Mode } from '../../contract/topology.js';
 import type { VerifierResult } from '../../functions/verifier.js';
 import type { RuntimeTimeline } from '../lambda-runtime/timeline.js';
+import type { RedeployChanges } from './redeploy-command.js';
 
 /** The settings a mode actually runs with in an environment (after local or deployed overrides). */
 export interface EffectiveModeSettings {
@@ -95,6 +96,11 @@ export interface VerifierInvocation {
  */
 export interface ExperimentEnvironment {
   readonly description: EnvironmentDescription;
+  /**
+   * A deployed stack: the command that redeploys it with `changes`, keeping what its outputs show
+   * (harness/environments/redeploy-command.ts). Absent where nothing is deployed.
+   */
+  readonly redeployCommand?: (changes: RedeployChanges) => string;
   readonly sqs: SQSClient;
   readonly ddb: DynamoDBDocumentClient;
   readonly tableName: string;

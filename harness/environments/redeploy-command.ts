@@ -12,10 +12,21 @@ export interface RedeployTarget {
   readonly stackName: string;
 }
 
+/** Settings the redeploy should change; the rest stays as the outputs show it. */
+export interface RedeployChanges {
+  /** Replaces the deployed modes. */
+  readonly modes?: readonly Mode[];
+  readonly crashRate?: number;
+  readonly batchSize?: number;
+}
+
+/** Context the outputs cannot show, for the person to add. */
+const UNSEEN = ['alarmEmail', 'markerRetentionDays', 'batchSize', 'maxReceiveCount'] as const;
+
 /**
  * The command that redeploys a stack from this checkout, with the context its outputs reveal
  * (crash rate and seed, provisioned pollers, the outbox relay, the modes), so that following the
- * advice does not quietly reset a deliberate setting. `modes` replaces the deployed ones.
+ * advice does not quietly reset a deliberate setting, and with the `changes` asked for.
  *
  * What the outputs cannot reveal (alarmEmail, markerRetentionDays, batchSize, maxReceiveCount)
  * is named for the person to add.
@@ -23,17 +34,23 @@ export interface RedeployTarget {
 export function redeployCommand(
   stack: RedeployTarget,
   outputs: ReadonlyMap<string, string>,
-  modes?: readonly Mode[],
+  changes: RedeployChanges = {},
 ): string {
+  const { modes } = changes;
   const context: string[] = [];
   if (stack.target === 'aws' || stack.stackName !== DEFAULT_STACK_NAME)
     context.push(`stackName=${stack.stackName}`);
-  const crashRate = outputs.get(STACK_OUTPUTS.crashRate);
-  if (crashRate !== undefined && Number(crashRate) !== DEFAULT_DEPLOYMENT.crashRate)
+  const deployedRate = outputs.get(STACK_OUTPUTS.crashRate);
+  const crashRate = changes.crashRate !== undefined ? String(changes.crashRate) : deployedRate;
+  if (
+    crashRate !== undefined &&
+    (changes.crashRate !== undefined || Number(crashRate) !== DEFAULT_DEPLOYMENT.crashRate)
+  )
     context.push(`crashRate=${crashRate}`);
   const crashSeed = outputs.get(STACK_OUTPUTS.crashSeed);
   if (crashSeed !== undefined && crashSeed !== DEFAULT_DEPLOYMENT.crashSeed)
     context.push(`crashSeed=${crashSeed}`);
+  if (changes.batchSize !== undefined) context.push(`batchSize=${changes.batchSize}`);
 
   const deployed = outputs.get(STACK_OUTPUTS.deployedModes)?.split(',') ?? [];
   const wanted = modes ?? MODE_NAMES.filter((mode) => deployed.includes(mode));
@@ -52,5 +69,6 @@ export function redeployCommand(
     stack.target === 'localstack'
       ? `npm run deploy:local${flags === '' ? '' : ` -- ${flags}`}`
       : `npx cdk deploy ${flags}`;
-  return `\`${command}\`, plus any alarmEmail, markerRetentionDays, batchSize or maxReceiveCount you deployed it with`;
+  const unseen = UNSEEN.filter((key) => !(key === 'batchSize' && changes.batchSize !== undefined));
+  return `\`${command}\`, plus any ${unseen.slice(0, -1).join(', ')} or ${unseen.at(-1)} you deployed it with`;
 }

@@ -1,29 +1,30 @@
 import { FIFO_MAX_BATCH_SIZE, isFifoMode, type Mode } from '../../contract/topology.js';
 import { concurrencyText, type EnvironmentDescription } from '../environments/environment.js';
+import type { RedeployChanges } from '../environments/redeploy-command.js';
 import { UsageError } from '../options/usage-error.js';
 import type { ExperimentConfig } from './experiment.js';
 
 /**
  * The run's configuration as the environment will really execute it. On a deployed stack the crash
  * rate and batch size are fixed at deploy time: an explicit flag that contradicts them is refused
- * (a run that silently used other settings than asked would mislead), with how to redeploy.
+ * (a run that silently used other settings than asked would mislead), with how to redeploy
+ * (`redeployCommand`: the deployed environment's, which keeps what the stack's outputs show).
  */
 export function reconcileWithEnvironment(
   config: ExperimentConfig,
   explicit: ReadonlySet<string>,
   description: EnvironmentDescription,
-  stackName: string,
+  redeployCommand: (changes: RedeployChanges) => string = (changes) =>
+    `with ${Object.entries(changes)
+      .map(([key, value]) => `-c ${key}=${value}`)
+      .join(' ')}`,
 ): ExperimentConfig {
   const deployedBatchSizes = [...new Set(config.modes.map((mode) => description.modes[mode].batchSize))];
-  const redeploy = (context: string) =>
-    description.target === 'localstack'
-      ? `npm run deploy:local -- ${context}`
-      : `npx cdk deploy -c stackName=${stackName} ${context}`;
 
   if (explicit.has('crash-rate') && config.crashRate !== description.crashRate) {
     throw new UsageError(
       `the stack was deployed with crashRate=${description.crashRate}, but --crash-rate ${config.crashRate} was asked for. ` +
-        `Drop --crash-rate, or redeploy: \`${redeploy(`-c crashRate=${config.crashRate} -c crashSeed=${description.crashSeed}`)}\``,
+        `Drop --crash-rate, or redeploy: ${redeployCommand({ crashRate: config.crashRate })}`,
     );
   }
   // A FIFO mode runs a batch size above 10 as 10 (contract/deployment-settings.ts): not a contradiction.
@@ -37,7 +38,7 @@ export function reconcileWithEnvironment(
   ) {
     throw new UsageError(
       `the stack was deployed with batch size ${deployedBatchSizes.join('/')}, but --batch-size ${config.batchSize} was asked for. ` +
-        `Drop --batch-size, or redeploy: \`${redeploy(`-c batchSize=${config.batchSize}`)}\``,
+        `Drop --batch-size, or redeploy: ${redeployCommand({ batchSize: requested })}`,
     );
   }
   return {

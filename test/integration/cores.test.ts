@@ -106,7 +106,7 @@ const NOT_EXACT: { readonly [M in Mode]: Readonly<Record<string, string>> } = {
 
 let env: RunningExploreEnvironment;
 beforeAll(async () => {
-  env = await startExploreEnvironment(MODE_NAMES, sharedDynamoDb('cores'));
+  env = await startExploreEnvironment(MODE_NAMES, await sharedDynamoDb('cores'));
 }, 120_000);
 afterAll(async () => {
   await env?.stop();

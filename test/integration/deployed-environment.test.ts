@@ -59,7 +59,7 @@ describe('deployed environment against real SQS and DynamoDB endpoints', () => {
       crashRate: CRASH_RATE,
       crashSeed: 'deployed-it',
       visibilityTimeoutSeconds: VISIBILITY_SECONDS,
-      dynamodb: sharedDynamoDb('deployed-environment'),
+      dynamodb: await sharedDynamoDb('deployed-environment'),
     });
   });
 
@@ -287,6 +287,12 @@ describe('deployed environment against real SQS and DynamoDB endpoints', () => {
       clients(),
     );
     expect(unasked.modes).toEqual(['at-least-once', 'effectively-once']);
+    // A --crash-rate or --batch-size that contradicts the stack is refused with this command: the
+    // change asked for, and what the outputs show kept (the modes, not the default ones).
+    expect(unasked.redeployCommand?.({ crashRate: 0.1, batchSize: 5 })).toBe(
+      '`npx cdk deploy -c stackName=Narrow -c crashRate=0.1 -c crashSeed=deployed-it -c batchSize=5 ' +
+        '-c modes=at-least-once,effectively-once`, plus any alarmEmail, markerRetentionDays or maxReceiveCount you deployed it with',
+    );
     await unasked.stop();
   });
 

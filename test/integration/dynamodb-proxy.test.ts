@@ -40,7 +40,7 @@ let tableName: string;
 const cleanups: (() => Promise<void> | void)[] = [];
 
 beforeAll(async () => {
-  emulator = sharedDynamoDb('dynamodb-proxy');
+  emulator = await sharedDynamoDb('dynamodb-proxy');
   directClient = new DynamoDBClient({ endpoint: emulator.endpoint, region: 'us-east-1', credentials });
   direct = DynamoDBDocumentClient.from(directClient);
   tableName = `ledger-${randomUUID()}`;

@@ -19,7 +19,7 @@ import {
 } from '../../harness/emulators/payment-provider.js';
 import { sharedDynamoDb } from '../support/shared-dynamodb.js';
 
-const dynamodb = sharedDynamoDb('payment-provider');
+const dynamodb = await sharedDynamoDb('payment-provider');
 const TABLE = `${dynamodb.tablePrefix}payment-provider`;
 let client: DynamoDBClient;
 let ddb: DynamoDBDocumentClient;

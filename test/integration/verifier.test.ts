@@ -83,7 +83,7 @@ beforeAll(async () => {
     visibilityTimeoutSeconds: DEFAULTS.visibilityTimeoutSeconds,
     // Poison reaches the DLQ after two receives, not ten: the run stays short.
     maxReceiveCount: 2,
-    dynamodb: sharedDynamoDb('verifier'),
+    dynamodb: await sharedDynamoDb('verifier'),
   });
   await writeManifest(RUN, EVENTS, MODE_NAMES);
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_DEPLOYMENT } from '../../../../contract/deployment-settings.js';
 import { modeOutputs, STACK_OUTPUTS } from '../../../../contract/stack-outputs.js';
 import { MODE_NAMES } from '../../../../contract/topology.js';
 import { redeployCommand } from '../../../../harness/environments/redeploy-command.js';
@@ -24,9 +25,9 @@ describe('the command that redeploys a stack from this checkout', () => {
         '-c modes=at-least-once,effectively-once -c outboxRelay=true -c provisionedPollers=2:10`' +
         TO_ADD,
     );
-    expect(redeployCommand({ target: 'aws', stackName: 'Sandbox' }, outputs, ['effectively-once'])).toContain(
-      '-c modes=effectively-once -c outboxRelay=true -c provisionedPollers=2:10`',
-    );
+    expect(
+      redeployCommand({ target: 'aws', stackName: 'Sandbox' }, outputs, { modes: ['effectively-once'] }),
+    ).toContain('-c modes=effectively-once -c outboxRelay=true -c provisionedPollers=2:10`');
   });
 
   it('leaves out what is at its default, and says modes=all for every mode (which brings the relay)', () => {
@@ -48,6 +49,19 @@ describe('the command that redeploys a stack from this checkout', () => {
     );
     expect(redeployCommand({ target: 'localstack', stackName: 'Mine' }, outputs)).toContain(
       '`npm run deploy:local -- -c stackName=Mine -c modes=at-most-once`',
+    );
+  });
+
+  it('sets the crash rate or batch size asked for, whatever the default, and stops naming batchSize', () => {
+    const outputs = stack({ [STACK_OUTPUTS.crashRate]: '0.05', [STACK_OUTPUTS.crashSeed]: 'seed' });
+    expect(
+      redeployCommand({ target: 'localstack', stackName: 'DeliverySemantics' }, outputs, {
+        crashRate: DEFAULT_DEPLOYMENT.crashRate,
+        batchSize: 5,
+      }),
+    ).toBe(
+      `\`npm run deploy:local -- -c crashRate=${DEFAULT_DEPLOYMENT.crashRate} -c batchSize=5\`, ` +
+        'plus any alarmEmail, markerRetentionDays or maxReceiveCount you deployed it with',
     );
   });
 

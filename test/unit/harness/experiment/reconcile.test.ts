@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MODE_NAMES } from '../../../../contract/topology.js';
 import type { EnvironmentDescription } from '../../../../harness/environments/environment.js';
+import type { RedeployChanges } from '../../../../harness/environments/redeploy-command.js';
 import type { ExperimentConfig } from '../../../../harness/experiment/experiment.js';
 import { reconcileWithEnvironment } from '../../../../harness/experiment/reconcile.js';
 import { NO_FAULTS } from '../../../../harness/faults/faults.js';
@@ -34,43 +35,40 @@ const config: ExperimentConfig = {
 
 describe('reconciling the run with a deployed stack', () => {
   it('takes the deployed crash rate and batch size when the flags were not given', () => {
-    expect(reconcileWithEnvironment(config, new Set(), deployed, 'DeliverySemantics')).toMatchObject({
+    expect(reconcileWithEnvironment(config, new Set(), deployed)).toMatchObject({
       crashRate: 0,
       batchSize: 10,
     });
   });
 
+  /** The deployed environment's command (redeploy-command.test.ts tests it), with the change asked for. */
+  const redeploy = (changes: RedeployChanges) => `<redeploy ${JSON.stringify(changes)}>`;
+
   it('refuses a --crash-rate that contradicts the deployment and says how to redeploy', () => {
-    const run = () => reconcileWithEnvironment(config, new Set(['crash-rate']), deployed, 'Sandbox');
+    const run = () => reconcileWithEnvironment(config, new Set(['crash-rate']), deployed, redeploy);
     expect(run).toThrow(UsageError);
-    expect(run).toThrow('npx cdk deploy -c stackName=Sandbox -c crashRate=0.02 -c crashSeed=seed');
+    expect(run).toThrow(
+      'the stack was deployed with crashRate=0, but --crash-rate 0.02 was asked for. ' +
+        'Drop --crash-rate, or redeploy: <redeploy {"crashRate":0.02}>',
+    );
   });
 
   it('refuses a --batch-size that contradicts the deployment', () => {
     const run = () =>
-      reconcileWithEnvironment(
-        { ...config, batchSize: 50 },
-        new Set(['batch-size']),
-        deployed,
-        'DeliverySemantics',
-      );
-    expect(run).toThrow(/deployed with batch size 10, but --batch-size 50/);
+      reconcileWithEnvironment({ ...config, batchSize: 50 }, new Set(['batch-size']), deployed, redeploy);
+    expect(run).toThrow(
+      'deployed with batch size 10, but --batch-size 50 was asked for. Drop --batch-size, or redeploy: <redeploy {"batchSize":50}>',
+    );
   });
 
-  it('tells a LocalStack user to redeploy there', () => {
-    const run = () =>
-      reconcileWithEnvironment(
-        config,
-        new Set(['crash-rate']),
-        { ...deployed, target: 'localstack' },
-        'DeliverySemantics',
-      );
-    expect(run).toThrow('npm run deploy:local -- -c crashRate=0.02');
+  it('without a command to redeploy with, names the context to change', () => {
+    const run = () => reconcileWithEnvironment(config, new Set(['crash-rate']), deployed);
+    expect(run).toThrow('Drop --crash-rate, or redeploy: with -c crashRate=0.02');
   });
 
   it('accepts flags that agree with the deployment', () => {
     const agreeing = { ...config, crashRate: 0, batchSize: 10 };
-    expect(reconcileWithEnvironment(agreeing, new Set(['crash-rate', 'batch-size']), deployed, 'X')).toEqual(
+    expect(reconcileWithEnvironment(agreeing, new Set(['crash-rate', 'batch-size']), deployed)).toEqual(
       agreeing,
     );
   });
