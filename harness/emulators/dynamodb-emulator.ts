@@ -172,13 +172,9 @@ function startError(port: number, reason: string, tail: string): DynamoDbLocalSt
   );
 }
 
-/**
- * Polls `endpoint` until DynamoDB Local answers, its process exits (`exited`), or the deadline.
- * Exported for users of a DynamoDB Local started elsewhere, which know only its endpoint.
- */
-export async function waitUntilReady(
+async function waitUntilReady(
   endpoint: string,
-  exited: Promise<void> = new Promise(() => undefined),
+  exited: Promise<void>,
 ): Promise<'ready' | 'exited' | 'timeout'> {
   const client = new DynamoDBClient({
     endpoint,

@@ -21,15 +21,21 @@ export interface RedeployChanges {
 }
 
 /** Context the outputs cannot show, for the person to add. */
-const UNSEEN = ['alarmEmail', 'markerRetentionDays', 'batchSize', 'maxReceiveCount'] as const;
+const UNSEEN = [
+  'alarmEmail',
+  'markerRetentionDays',
+  'batchSize',
+  'maxReceiveCount',
+  'providerLostResponseRate',
+] as const;
 
 /**
  * The command that redeploys a stack from this checkout, with the context its outputs reveal
  * (crash rate and seed, provisioned pollers, the outbox relay, the modes), so that following the
  * advice does not quietly reset a deliberate setting, and with the `changes` asked for.
  *
- * What the outputs cannot reveal (alarmEmail, markerRetentionDays, batchSize, maxReceiveCount)
- * is named for the person to add.
+ * What the outputs cannot reveal (alarmEmail, markerRetentionDays, batchSize, maxReceiveCount,
+ * providerLostResponseRate) is named for the person to add.
  */
 export function redeployCommand(
   stack: RedeployTarget,

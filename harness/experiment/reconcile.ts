@@ -14,17 +14,21 @@ export function reconcileWithEnvironment(
   config: ExperimentConfig,
   explicit: ReadonlySet<string>,
   description: EnvironmentDescription,
-  redeployCommand: (changes: RedeployChanges) => string = (changes) =>
-    `with ${Object.entries(changes)
-      .map(([key, value]) => `-c ${key}=${value}`)
-      .join(' ')}`,
+  redeployCommand?: (changes: RedeployChanges) => string,
 ): ExperimentConfig {
   const deployedBatchSizes = [...new Set(config.modes.map((mode) => description.modes[mode].batchSize))];
+  // Without a deployed stack's command (nothing here refuses then), the context to change.
+  const redeploy = (changes: RedeployChanges) =>
+    redeployCommand
+      ? `redeploy: ${redeployCommand(changes)}`
+      : `redeploy with ${Object.entries(changes)
+          .map(([key, value]) => `-c ${key}=${value}`)
+          .join(' ')}`;
 
   if (explicit.has('crash-rate') && config.crashRate !== description.crashRate) {
     throw new UsageError(
       `the stack was deployed with crashRate=${description.crashRate}, but --crash-rate ${config.crashRate} was asked for. ` +
-        `Drop --crash-rate, or redeploy: ${redeployCommand({ crashRate: config.crashRate })}`,
+        `Drop --crash-rate, or ${redeploy({ crashRate: config.crashRate })}`,
     );
   }
   // A FIFO mode runs a batch size above 10 as 10 (contract/deployment-settings.ts): not a contradiction.
@@ -38,7 +42,7 @@ export function reconcileWithEnvironment(
   ) {
     throw new UsageError(
       `the stack was deployed with batch size ${deployedBatchSizes.join('/')}, but --batch-size ${config.batchSize} was asked for. ` +
-        `Drop --batch-size, or redeploy: ${redeployCommand({ batchSize: requested })}`,
+        `Drop --batch-size, or ${redeploy({ batchSize: requested })}`,
     );
   }
   return {

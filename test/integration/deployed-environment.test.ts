@@ -264,7 +264,7 @@ describe('deployed environment against real SQS and DynamoDB endpoints', () => {
       `stack DeliverySemantics does not deploy charge-with-key: it deploys ${DEFAULT_MODES.join(', ')}. ` +
         'Redeploy it with them (`npx cdk deploy -c stackName=DeliverySemantics -c crashRate=0.05 -c crashSeed=deployed-it ' +
         `-c modes=${[...DEFAULT_MODES, 'charge-with-key'].join(',')}\`, plus any alarmEmail, markerRetentionDays, ` +
-        `batchSize or maxReceiveCount you deployed it with), or run --modes ${DEFAULT_MODES.join(',')}.`,
+        `batchSize, maxReceiveCount or providerLostResponseRate you deployed it with), or run --modes ${DEFAULT_MODES.join(',')}.`,
     );
     await expect(connect('localstack')).rejects.toThrow(
       `(\`npm run deploy:local -- -c crashRate=0.05 -c crashSeed=deployed-it -c modes=${[...DEFAULT_MODES, 'charge-with-key'].join(',')}\``,
@@ -291,7 +291,7 @@ describe('deployed environment against real SQS and DynamoDB endpoints', () => {
     // change asked for, and what the outputs show kept (the modes, not the default ones).
     expect(unasked.redeployCommand?.({ crashRate: 0.1, batchSize: 5 })).toBe(
       '`npx cdk deploy -c stackName=Narrow -c crashRate=0.1 -c crashSeed=deployed-it -c batchSize=5 ' +
-        '-c modes=at-least-once,effectively-once`, plus any alarmEmail, markerRetentionDays or maxReceiveCount you deployed it with',
+        '-c modes=at-least-once,effectively-once`, plus any alarmEmail, markerRetentionDays, maxReceiveCount or providerLostResponseRate you deployed it with',
     );
     await unasked.stop();
   });

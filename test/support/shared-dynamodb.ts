@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { inject } from 'vitest';
-import { type SharedDynamoDb, waitUntilReady } from '../../harness/emulators/dynamodb-emulator.js';
+import type { SharedDynamoDb } from '../../harness/emulators/dynamodb-emulator.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     /** The component project's one DynamoDB Local (shared-dynamodb.setup.ts). */
-    sharedDynamoDb: { readonly endpoint: string } | undefined;
+    sharedDynamoDb: { readonly endpoint: string; readonly outcomeFile: string } | undefined;
   }
 }
 
@@ -13,7 +15,8 @@ declare module 'vitest' {
  * The component project's DynamoDB Local, once it answers, with a table prefix of this file's own:
  * one JVM for the files that only need tables, instead of one each (a JVM start is 2–3
  * CPU-seconds, and the cheap phase is CPU-bound). A file that stops, kills or restarts DynamoDB
- * Local starts its own.
+ * Local starts its own. Waits for the start's own outcome (its deadline is the emulator's), and
+ * throws the error that stopped it.
  */
 export async function sharedDynamoDb(file: string): Promise<SharedDynamoDb> {
   const provided = inject('sharedDynamoDb');
@@ -23,11 +26,9 @@ export async function sharedDynamoDb(file: string): Promise<SharedDynamoDb> {
         '(test/support/shared-dynamodb.setup.ts) starts one; run it with `npx vitest run --project component <file>`',
     );
   }
-  const outcome = await waitUntilReady(provided.endpoint);
-  if (outcome !== 'ready') {
-    throw new Error(
-      `the shared DynamoDB Local at ${provided.endpoint} did not answer in time: the run's output says why it did not start`,
-    );
-  }
+  while (!existsSync(provided.outcomeFile)) await sleep(50);
+  const outcome = readFileSync(provided.outcomeFile, 'utf8');
+  if (outcome !== 'ready')
+    throw new Error(`the component files' shared DynamoDB Local did not start: ${outcome}`);
   return { endpoint: provided.endpoint, tablePrefix: `${file}-${randomUUID().slice(0, 8)}-` };
 }

@@ -5,7 +5,7 @@ import { MODE_NAMES } from '../../../../contract/topology.js';
 import { redeployCommand } from '../../../../harness/environments/redeploy-command.js';
 
 const TO_ADD =
-  ', plus any alarmEmail, markerRetentionDays, batchSize or maxReceiveCount you deployed it with';
+  ', plus any alarmEmail, markerRetentionDays, batchSize, maxReceiveCount or providerLostResponseRate you deployed it with';
 
 function stack(entries: Record<string, string>) {
   return new Map(Object.entries(entries));
@@ -61,7 +61,7 @@ describe('the command that redeploys a stack from this checkout', () => {
       }),
     ).toBe(
       `\`npm run deploy:local -- -c crashRate=${DEFAULT_DEPLOYMENT.crashRate} -c batchSize=5\`, ` +
-        'plus any alarmEmail, markerRetentionDays or maxReceiveCount you deployed it with',
+        'plus any alarmEmail, markerRetentionDays, maxReceiveCount or providerLostResponseRate you deployed it with',
     );
   });
 

@@ -63,7 +63,7 @@ describe('reconciling the run with a deployed stack', () => {
 
   it('without a command to redeploy with, names the context to change', () => {
     const run = () => reconcileWithEnvironment(config, new Set(['crash-rate']), deployed);
-    expect(run).toThrow('Drop --crash-rate, or redeploy: with -c crashRate=0.02');
+    expect(run).toThrow('Drop --crash-rate, or redeploy with -c crashRate=0.02');
   });
 
   it('accepts flags that agree with the deployment', () => {
