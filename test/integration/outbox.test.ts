@@ -27,6 +27,7 @@ import {
   serviceEvents,
 } from '../../harness/outbox/produce-through.js';
 import { OUTBOX_TABLES } from '../../harness/outbox/tables.js';
+import { sharedDynamoDb } from '../support/shared-dynamodb.js';
 
 const STANDARD: Mode = 'at-least-once';
 const FIFO: Mode = 'fifo-versioned';
@@ -42,13 +43,19 @@ const config = (endpoint: string) => ({
   credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
 });
 
+/** The component files' DynamoDB Local, with this file's own tables (the producer's defaults, prefixed). */
+const shared = await sharedDynamoDb('outbox');
+const TABLES = {
+  state: `${shared.tablePrefix}${OUTBOX_TABLES.state}`,
+  outbox: `${shared.tablePrefix}${OUTBOX_TABLES.outbox}`,
+};
 let emulators: RunningEmulators;
 let sqs: SQSClient;
 let dynamodb: DynamoDBClient;
 let ddb: DynamoDBDocumentClient;
 
 beforeAll(async () => {
-  emulators = await startEmulators();
+  emulators = await startEmulators(shared);
   sqs = new SQSClient(config(emulators.sqsEndpoint));
   dynamodb = new DynamoDBClient(config(emulators.dynamodbEndpoint));
   ddb = DynamoDBDocumentClient.from(dynamodb);
@@ -148,7 +155,7 @@ function outOfOrderAccounts(messages: readonly Message[]): string[] {
 async function pendingCentsOf(runId: string): Promise<number> {
   const { Items = [] } = await dynamodb.send(
     new ScanCommand({
-      TableName: OUTBOX_TABLES.state,
+      TableName: TABLES.state,
       FilterExpression: 'begins_with(pk, :run) AND sk = :pending',
       ExpressionAttributeValues: { ':run': { S: `RUN#${runId}#ACCOUNT#` }, ':pending': { S: 'PENDING' } },
     }),
@@ -160,7 +167,7 @@ async function pendingCentsOf(runId: string): Promise<number> {
 async function streamRecords(): Promise<DynamoDBRecord[]> {
   const streams = new DynamoDBStreamsClient(config(emulators.dynamodbEndpoint));
   try {
-    const { Table } = await dynamodb.send(new DescribeTableCommand({ TableName: OUTBOX_TABLES.outbox }));
+    const { Table } = await dynamodb.send(new DescribeTableCommand({ TableName: TABLES.outbox }));
     const StreamArn = Table?.LatestStreamArn;
     const { StreamDescription } = await streams.send(new DescribeStreamCommand({ StreamArn }));
     const records: DynamoDBRecord[] = [];
@@ -195,6 +202,7 @@ describe('the producing side under real SIGKILLs', () => {
     const sent: Partial<Record<Mode, number>> = {};
     const stats = await produceThrough('dual-write', env, [STANDARD, FIFO], manifest, {
       seed: SEED,
+      tables: TABLES,
       producerCrashRate: CRASH_RATE,
       relayCrashRate: CRASH_RATE,
       onSent: (mode, count) => {
@@ -244,6 +252,7 @@ describe('the producing side under real SIGKILLs', () => {
 
     const stats = await produceThrough('outbox', env, [STANDARD, FIFO], manifest, {
       seed: SEED,
+      tables: TABLES,
       producerCrashRate: CRASH_RATE,
       relayCrashRate: RELAY_CRASH_RATE,
     });
@@ -256,7 +265,7 @@ describe('the producing side under real SIGKILLs', () => {
     expect(await pendingCentsOf(manifest.runId)).toBe(expectedCents(manifest));
     const { Count } = await ddb.send(
       new QueryCommand({
-        TableName: OUTBOX_TABLES.outbox,
+        TableName: TABLES.outbox,
         KeyConditionExpression: 'pk = :pk',
         ExpressionAttributeValues: { ':pk': `RUN#${manifest.runId}#ACCOUNT#acct-00` },
         Select: 'COUNT',
@@ -285,6 +294,7 @@ describe('the producing side under real SIGKILLs', () => {
     // Commits through the outbox with no relay crash; then replays the stream's records, as Lambda hands them over.
     await produceThrough('outbox', env, [STANDARD], manifest, {
       seed: SEED,
+      tables: TABLES,
       producerCrashRate: 0,
       relayCrashRate: 0,
     });
@@ -321,6 +331,7 @@ describe('the producing side under real SIGKILLs', () => {
     await expect(
       produceThrough('outbox', env, [STANDARD], manifest, {
         seed: SEED,
+        tables: TABLES,
         producerCrashRate: 0,
         relayCrashRate: 1,
       }),
@@ -336,7 +347,7 @@ describe('the producing side under real SIGKILLs', () => {
         { ...env, description: { ...env.description, target: 'aws' } },
         [STANDARD],
         manifest,
-        { seed: SEED, producerCrashRate: 0, relayCrashRate: 0 },
+        { seed: SEED, tables: TABLES, producerCrashRate: 0, relayCrashRate: 0 },
       ),
     ).rejects.toThrow(OutboxNotSupportedError);
   });
