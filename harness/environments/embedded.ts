@@ -11,7 +11,6 @@ import {
 } from '../../contract/function-environment.js';
 import { DEFAULT_RETENTION } from '../../contract/retention.js';
 import { chargeOf, isFifoMode, MODE_NAMES, MODES, type Mode, VERIFIER } from '../../contract/topology.js';
-import { PROVIDER_TTL_ATTRIBUTE } from '../../functions/payment-provider/charges.js';
 import type { VerifierResult } from '../../functions/verifier.js';
 import { type Bundles, bundleHandlers } from '../bundling/bundle.js';
 import { type FaultPolicy, faultPolicy } from '../dynamodb-proxy/faults.js';
@@ -36,10 +35,8 @@ import type {
 } from './environment.js';
 import { LOCAL_MAX_CONCURRENCY } from './local-timing.js';
 import {
-  createIdempotencyTable,
-  createLedgerTable,
   createModeQueues,
-  createPkSkTable,
+  createStackTables,
   type ProvisionedQueues,
   type StackTableNames,
   stackTableNames,
@@ -249,7 +246,8 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
     // DynamoDB Local answers; the tables need it.
     const { pid: dynamodbPid } = await allOrFirstError([
       dynamodbReady.then(async (dynamodb) => {
-        await createTables(clients.dynamodb, tables);
+        // The provider's process runs only for a run with a charge mode; its table always exists.
+        await createStackTables(clients.dynamodb, tables);
         if (providerPort !== undefined) {
           await startProvider(
             emulators.dynamodbEndpoint,
@@ -384,17 +382,6 @@ async function createQueues(
       MODE_NAMES.map(async (mode) => [mode, await createModeQueues(sqs, mode, modeSettings[mode])]),
     ),
   ) as Record<Mode, ProvisionedQueues>;
-}
-
-/** The tables as the stack creates them, once DynamoDB Local answers. */
-async function createTables(dynamodb: DynamoDBClient, tables: StackTableNames): Promise<void> {
-  await createLedgerTable(dynamodb, tables.ledger);
-  // As in the stack: one table for the modes that keep Powertools' idempotency records.
-  await createIdempotencyTable(dynamodb, tables.idempotency);
-  // As in the stack, the provider's table exists whatever the run's modes, so the verifier can
-  // count any mode (a charge mode that did not run has no charges); its process runs only for a
-  // run with a charge mode.
-  await createPkSkTable(dynamodb, tables.provider, { ttlAttribute: PROVIDER_TTL_ATTRIBUTE });
 }
 
 /**

@@ -8,6 +8,7 @@ import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@
 import { TTL_ATTRIBUTE } from '../../contract/ledger-keys.js';
 import { DEAD_LETTER_RETENTION_SECONDS, QUEUE_RETENTION_SECONDS } from '../../contract/retention.js';
 import { isFifoMode, type Mode, queueNames, STORAGE } from '../../contract/topology.js';
+import { PROVIDER_TTL_ATTRIBUTE } from '../../functions/payment-provider/charges.js';
 import type { EffectiveModeSettings } from './environment.js';
 
 export interface ProvisionedQueues {
@@ -71,7 +72,6 @@ const FIFO_ATTRIBUTES = {
   FifoThroughputLimit: 'perMessageGroupId',
 } as const;
 
-/** Creates the ledger table with the stack's key schema and TTL. */
 /** The stack's three tables, by the names a local environment gives them. */
 export interface StackTableNames {
   readonly ledger: string;
@@ -86,6 +86,18 @@ export const stackTableNames = (prefix = ''): StackTableNames => ({
   provider: `${prefix}payment-provider`,
 });
 
+/**
+ * The tables as the stack creates them. The provider's exists whatever the run's modes, as in the
+ * stack, so the verifier can count any mode (a charge mode that did not run has no charges).
+ */
+export async function createStackTables(ddb: DynamoDBClient, tables: StackTableNames): Promise<void> {
+  await createLedgerTable(ddb, tables.ledger);
+  // One table for the modes that keep Powertools' idempotency records.
+  await createIdempotencyTable(ddb, tables.idempotency);
+  await createPkSkTable(ddb, tables.provider, { ttlAttribute: PROVIDER_TTL_ATTRIBUTE });
+}
+
+/** Creates the ledger table with the stack's key schema and TTL. */
 export async function createLedgerTable(ddb: DynamoDBClient, tableName: string): Promise<void> {
   await createPkSkTable(ddb, tableName, { ttlAttribute: TTL_ATTRIBUTE });
 }

@@ -46,12 +46,10 @@ export function redeployCommand(
   const context: string[] = [];
   if (stack.target === 'aws' || stack.stackName !== DEFAULT_STACK_NAME)
     context.push(`stackName=${stack.stackName}`);
-  const deployedRate = outputs.get(STACK_OUTPUTS.crashRate);
-  const crashRate = changes.crashRate !== undefined ? String(changes.crashRate) : deployedRate;
-  if (
-    crashRate !== undefined &&
-    (changes.crashRate !== undefined || Number(crashRate) !== DEFAULT_DEPLOYMENT.crashRate)
-  )
+  // A change is written out even at its default; a deployed value only when it is not the default.
+  const crashRate = outputs.get(STACK_OUTPUTS.crashRate);
+  if (changes.crashRate !== undefined) context.push(`crashRate=${changes.crashRate}`);
+  else if (crashRate !== undefined && Number(crashRate) !== DEFAULT_DEPLOYMENT.crashRate)
     context.push(`crashRate=${crashRate}`);
   const crashSeed = outputs.get(STACK_OUTPUTS.crashSeed);
   if (crashSeed !== undefined && crashSeed !== DEFAULT_DEPLOYMENT.crashSeed)
@@ -75,6 +73,6 @@ export function redeployCommand(
     stack.target === 'localstack'
       ? `npm run deploy:local${flags === '' ? '' : ` -- ${flags}`}`
       : `npx cdk deploy ${flags}`;
-  const unseen = UNSEEN.filter((key) => !(key === 'batchSize' && changes.batchSize !== undefined));
+  const unseen = UNSEEN.filter((key) => !(key in changes));
   return `\`${command}\`, plus any ${unseen.slice(0, -1).join(', ')} or ${unseen.at(-1)} you deployed it with`;
 }

@@ -2,18 +2,12 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { chargeOf, type Mode } from '../../contract/topology.js';
-import { PROVIDER_TTL_ATTRIBUTE } from '../../functions/payment-provider/charges.js';
 import { providerCharges } from '../../functions/verifier.js';
 import { CREDENTIALS } from '../benchmarks/floor.js';
 import type { SharedDynamoDb } from '../emulators/dynamodb-emulator.js';
 import { startEmulators } from '../emulators/index.js';
 import { startPaymentProvider } from '../emulators/payment-provider.js';
-import {
-  createIdempotencyTable,
-  createLedgerTable,
-  createPkSkTable,
-  stackTableNames,
-} from '../environments/provision.js';
+import { createStackTables, stackTableNames } from '../environments/provision.js';
 import { Teardown } from '../environments/teardown.js';
 import type { ExploreEnvironment } from './cell.js';
 
@@ -34,7 +28,7 @@ export async function startExploreEnvironment(
   dynamodb?: SharedDynamoDb,
 ): Promise<RunningExploreEnvironment> {
   const teardown = new Teardown('the explorer could not stop its environment cleanly');
-  const TABLES = stackTableNames(dynamodb?.tablePrefix);
+  const tables = stackTableNames(dynamodb?.tablePrefix);
   try {
     const emulators = await teardown.whenStarted(startEmulators(dynamodb));
     const client = new DynamoDBClient({
@@ -42,13 +36,11 @@ export async function startExploreEnvironment(
       credentials: CREDENTIALS,
       endpoint: emulators.dynamodbEndpoint,
     });
-    await createLedgerTable(client, TABLES.ledger);
-    await createIdempotencyTable(client, TABLES.idempotency);
+    await createStackTables(client, tables);
     let provider: { readonly url: string } | undefined;
     if (modes.some((mode) => chargeOf(mode) !== undefined)) {
-      await createPkSkTable(client, TABLES.provider, { ttlAttribute: PROVIDER_TTL_ATTRIBUTE });
       provider = await teardown.whenStarted(
-        startPaymentProvider({ dynamodbEndpoint: emulators.dynamodbEndpoint, tableName: TABLES.provider }),
+        startPaymentProvider({ dynamodbEndpoint: emulators.dynamodbEndpoint, tableName: tables.provider }),
       );
     }
     const sqs = new SQSClient({ region: REGION, credentials: CREDENTIALS, endpoint: emulators.sqsEndpoint });
@@ -63,12 +55,12 @@ export async function startExploreEnvironment(
       ddb,
       sqsEndpoint: emulators.sqsEndpoint,
       dynamodbEndpoint: emulators.dynamodbEndpoint,
-      tableName: TABLES.ledger,
-      idempotencyTableName: TABLES.idempotency,
+      tableName: tables.ledger,
+      idempotencyTableName: tables.idempotency,
       ...(provider
         ? {
             providerUrl: provider.url,
-            charges: providerCharges(ddb, TABLES.provider),
+            charges: providerCharges(ddb, tables.provider),
           }
         : {}),
       stop: () => teardown.run(),
