@@ -27,6 +27,7 @@ import {
 import { type RunningEmulators, startEmulators } from '../../harness/emulators/index.js';
 import { assertFifoPatchApplied } from '../../harness/emulators/sqs-emulator.js';
 import { createLedgerTable } from '../../harness/environments/provision.js';
+import { sharedDynamoDb } from '../support/shared-dynamodb.js';
 
 const clientConfig = (endpoint: string) => ({
   endpoint,
@@ -39,7 +40,9 @@ let sqs: SQSClient;
 let dynamodb: DynamoDBClient;
 
 beforeAll(async () => {
-  emulators = await startEmulators();
+  // fauxqs of its own; the component files' DynamoDB Local (its tables are this file's own, and a
+  // ClientRequestToken is a fresh UUID). The lifecycle tests below start and stop JVMs of their own.
+  emulators = await startEmulators(await sharedDynamoDb('emulators'));
   sqs = new SQSClient(clientConfig(emulators.sqsEndpoint));
   dynamodb = new DynamoDBClient(clientConfig(emulators.dynamodbEndpoint));
 });

@@ -141,9 +141,17 @@ describe('the embedded experiment (fauxqs, DynamoDB Local, real handler processe
   });
 
   it('without crashes: every mode applies every event exactly once and the money adds up', async () => {
-    // Two batches in flight per mode keep every invocation far from the function timeout even on a
-    // loaded CI machine; a timeout is a crash-like failure and would (rightly) break exactness.
-    const { cfg, report } = await run({ crashRate: 0, seed: 'it-clean', messages: 150, concurrency: 2 });
+    // A timeout is a crash-like failure and would (rightly) break exactness, so keep every
+    // invocation far from it: two batches in flight per mode, and a 10 s visibility timeout (an 8 s
+    // function timeout, not the default 3 s) that costs a run without crashes nothing, since no
+    // message waits one out. At the default, a loaded 2-core machine once timed out an invocation.
+    const { cfg, report } = await run({
+      crashRate: 0,
+      seed: 'it-clean',
+      messages: 150,
+      concurrency: 2,
+      visibilityTimeoutSeconds: 10,
+    });
     for (const mode of DEFAULT_MODES) {
       expect(report.modes[mode]?.runtime?.timeouts, `${mode} timeouts`).toBe(0);
       expect(report.modes[mode], mode).toMatchObject({
