@@ -75,9 +75,13 @@ const SOAK = [
   'test/integration/new-mode.test.ts',
   // `npm run proofs` for every mode (in npm test: two modes, each kind of verdict once).
   'test/integration/proofs.test.ts',
-  // The verifier's per-event detail at its cap, 20,000 events × every mode (npm test: a tenth, scaled).
-  'test/unit/functions/verifier.test.ts',
 ];
+
+/**
+ * The unit files with a long form under test:soak, in the unit project's environment: the
+ * verifier's per-event detail at its cap, 20,000 events × every mode (npm test: a tenth, scaled).
+ */
+const SOAK_UNIT = ['test/unit/functions/verifier.test.ts'];
 /**
  * Seconds each whole-run file may take, by project and file (the property test runs once in `runs`,
  * five times in `soak`), from a fresh clone's .ci/run on the 2-core machine (97d0418: experiment 31,
@@ -135,15 +139,14 @@ const CHEAP = { groupOrder: 0, maxWorkers: 4 } as const;
  * first instead: its real `cdk synth` is the longest of the cheap files, and started last it would
  * run alone at the end; the many short unit files go last, to fill the gaps.
  */
-const PROJECT_ORDER = ['infra', 'component', 'unit', 'runs', 'soak'];
+const PROJECT_ORDER = ['infra', 'component', 'unit', 'runs', 'soak', 'soak-unit'];
 
 /**
  * The cheap files that take longest (measured, 10–30 s each beside others), started first,
  * whatever their project and whatever Vitest knows: a fresh clone (CI) has no timings, and Vitest
  * would order by file size, which started the mapping's fault tests last and alone. Ranked across
- * projects, not within each: ranked within, the unit verifier test (15 s beside others) started
- * last and ran alone at the end. The rest
- * keep Vitest's order (longest first once it has timings, largest file first before).
+ * projects, not within each: ranked within, a long unit file would start last and run alone at the
+ * end. The rest keep Vitest's order (longest first once it has timings, largest file first before).
  */
 const LONGEST_CHEAP_FILES = [
   // The component layer per core: in process and CPU-bound (every mode's cells side by side),
@@ -156,7 +159,6 @@ const LONGEST_CHEAP_FILES = [
   'test/integration/event-source-mapping-fifo.test.ts',
   'test/integration/deployed-environment.test.ts',
   'test/integration/cli-options.test.ts',
-  'test/unit/functions/verifier.test.ts',
   'test/integration/scripts.test.ts',
   'test/integration/core-copy.test.ts',
   'test/integration/verifier.test.ts',
@@ -226,7 +228,8 @@ export default defineConfig({
           // As in unit and infra: the SDK, fauxqs and the harness imported once per worker, not once
           // per file (the workers' CPU went from 102 to 88 s). Each file starts and stops what it
           // uses, on its own ports, queues and table prefixes; deployed-environment restores the
-          // clients it mocks; no file mocks a module. A file that needs its own module graph: runs.
+          // clients it mocks; no file mocks a module or resets the module graph (emulators.test points
+          // the fauxqs check at an unpatched copy instead). A file that needs its own module graph: runs.
           isolate: false,
           testTimeout: 240_000,
           hookTimeout: 120_000,
@@ -249,13 +252,18 @@ export default defineConfig({
           name: 'soak',
           include: SOAK,
           // SOAK: a file in both projects runs its long form here.
-          env: {
-            ...handlerEnv,
-            SOAK: '1',
-            FAULT_PROPERTY_RUNS: process.env.FAULT_PROPERTY_RUNS ?? SOAK_PROPERTY_RUNS,
-          },
+          env: { SOAK: '1', FAULT_PROPERTY_RUNS: process.env.FAULT_PROPERTY_RUNS ?? SOAK_PROPERTY_RUNS },
           testTimeout: 240_000,
           hookTimeout: 120_000,
+          fileParallelism: false,
+          sequence: { groupOrder: 2 },
+        },
+      },
+      {
+        test: {
+          name: 'soak-unit',
+          include: SOAK_UNIT,
+          env: { ...handlerEnv, SOAK: '1' },
           fileParallelism: false,
           sequence: { groupOrder: 2 },
         },

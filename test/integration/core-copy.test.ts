@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { access, cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -197,6 +197,9 @@ describe('functions/core/ copied into a package of its own', () => {
     // A file of its own beside the core's, in a program of its own: the core's files resolve
     // packages from the same folder, and the check stays one small program, not a second copy.
     // Written after the copy's own type-check, which would otherwise include it.
+    await expect(
+      access(join(ROOT, 'node_modules/@aws-lambda-powertools/logger/package.json')),
+    ).resolves.toBeUndefined();
     await typeCheck();
     await writeFile(
       join(copy, 'probe.ts'),

@@ -2,7 +2,7 @@ import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-clo
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetFunctionConfigurationCommand, InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { mockClient } from 'aws-sdk-client-mock';
+import { type AwsClientStub, mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { modeOutputs, STACK_OUTPUTS } from '../../contract/stack-outputs.js';
 import { DEFAULT_MODES, MODE_NAMES, MODES, type Mode, TOPOLOGY_VERSION } from '../../contract/topology.js';
@@ -36,8 +36,10 @@ function blob(text: string) {
 const RUN_MODES: readonly Mode[] = ['effectively-once', 'powertools-idempotency', 'fifo-versioned'];
 
 describe('deployed environment against real SQS and DynamoDB endpoints', () => {
-  const cloudFormation = mockClient(CloudFormationClient);
-  const lambda = mockClient(LambdaClient);
+  // Mocked in beforeAll, not at collection: a filtered run that runs no test runs no afterAll
+  // either, and the prototypes' stubs would outlive the file in its worker.
+  let cloudFormation: AwsClientStub<CloudFormationClient>;
+  let lambda: AwsClientStub<LambdaClient>;
   let backing: EmbeddedEnvironment;
   const CRASH_RATE = 0.05;
   /**
@@ -49,6 +51,8 @@ describe('deployed environment against real SQS and DynamoDB endpoints', () => {
   const VISIBILITY_SECONDS = 8;
 
   beforeAll(async () => {
+    cloudFormation = mockClient(CloudFormationClient);
+    lambda = mockClient(LambdaClient);
     backing = await startEmbeddedEnvironment({
       modes: RUN_MODES,
       crashRate: CRASH_RATE,
@@ -59,8 +63,8 @@ describe('deployed environment against real SQS and DynamoDB endpoints', () => {
   });
 
   afterAll(async () => {
-    cloudFormation.restore();
-    lambda.restore();
+    cloudFormation?.restore();
+    lambda?.restore();
     await backing?.stop();
   });
 

@@ -1,5 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import {
   DynamoDBClient,
   GetItemCommand,
@@ -25,7 +28,7 @@ import {
   startDynamoDbEmulator,
 } from '../../harness/emulators/dynamodb-emulator.js';
 import { type RunningEmulators, startEmulators } from '../../harness/emulators/index.js';
-import { assertFifoPatchApplied } from '../../harness/emulators/sqs-emulator.js';
+import { assertFifoPatchApplied, startSqsEmulator } from '../../harness/emulators/sqs-emulator.js';
 import { createLedgerTable } from '../../harness/environments/provision.js';
 import { sharedDynamoDb } from '../support/shared-dynamodb.js';
 
@@ -316,24 +319,15 @@ describe('SQS emulator (fauxqs): FIFO queues, patched (patches/fauxqs+1.9.2.patc
   });
 
   it('refuses to start fauxqs when the patch is missing, saying how to apply it', async () => {
-    vi.resetModules();
-    vi.doMock('node:fs', async (importOriginal) => {
-      const fs = await importOriginal<typeof import('node:fs')>();
-      const readFileSync = ((...args: Parameters<typeof fs.readFileSync>) =>
-        String(args[0]).endsWith('/sqs/sqsStore.js')
-          ? 'export class SqsQueue {} // unpatched'
-          : fs.readFileSync(...args)) as typeof fs.readFileSync;
-      return { ...fs, default: { ...fs, readFileSync }, readFileSync };
-    });
+    const unpatched = join(mkdtempSync(join(tmpdir(), 'fauxqs-unpatched-')), 'sqsStore.js');
+    writeFileSync(unpatched, 'export class SqsQueue {} // unpatched');
     try {
-      const unpatched = await import('../../harness/emulators/sqs-emulator.js');
-      expect(() => unpatched.assertFifoPatchApplied()).toThrow(
+      expect(() => assertFifoPatchApplied(unpatched)).toThrow(
         /fauxqs is not patched \(.*sqsStore\.js\).*npm ci.*patches\/fauxqs\+1\.9\.2\.patch.*npx patch-package/s,
       );
-      await expect(unpatched.startSqsEmulator()).rejects.toThrow(/fauxqs is not patched/);
+      await expect(startSqsEmulator(unpatched)).rejects.toThrow(/fauxqs is not patched/);
     } finally {
-      vi.doUnmock('node:fs');
-      vi.resetModules();
+      rmSync(dirname(unpatched), { recursive: true, force: true });
     }
   });
 

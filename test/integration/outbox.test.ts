@@ -309,8 +309,9 @@ describe('the producing side under real SIGKILLs', () => {
       'QUEUE_URLS',
       JSON.stringify({ [STANDARD]: env.queueUrl(STANDARD), [FIFO]: env.queueUrl(FIFO) }),
     );
-    const { relayRecords, readTargets } = await import('../../functions/outbox-relay.js');
-    vi.unstubAllEnvs();
+    const { relayRecords, readTargets } = await import('../../functions/outbox-relay.js').finally(() =>
+      vi.unstubAllEnvs(),
+    );
     const result = await relayRecords(records, {
       sqs,
       targets: readTargets({ QUEUE_URLS: JSON.stringify({ [FIFO]: env.queueUrl(FIFO) }) }),

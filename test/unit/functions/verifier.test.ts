@@ -829,6 +829,16 @@ describe('verifier', () => {
       expect(result.modes).toEqual(counts.modes);
     });
 
+    it(`returns the detail for exactly ${MAX_DETAILED_EVENTS} events (the cap is inclusive, as the experiment's)`, async () => {
+      largeRun(MAX_DETAILED_EVENTS, ['at-least-once']);
+
+      const result = await verifyRun(deps, { runId: RUN, modes: ['at-least-once'], events: true });
+
+      expect(result.eventsOmitted).toBeUndefined();
+      expect(result.manifest?.eventIds).toHaveLength(MAX_DETAILED_EVENTS);
+      expect(result.modes['at-least-once']?.events?.states).toHaveLength(MAX_DETAILED_EVENTS);
+    }, 60_000);
+
     it(`omits the detail above ${MAX_DETAILED_EVENTS} events and says why, with the counts unchanged`, async () => {
       largeRun(MAX_DETAILED_EVENTS + 1, ['at-least-once']);
 
