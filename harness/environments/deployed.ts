@@ -24,6 +24,7 @@ import {
   INVOKES_PER_POLLER,
   type VerifierInvocation,
 } from './environment.js';
+import { LOCALSTACK_DEFAULTS } from './localstack-defaults.js';
 import { readQueueDepth } from './queue-depth.js';
 import { redeployCommand } from './redeploy-command.js';
 import { type MoveTaskOptions, redriveWithMoveTask } from './redrive.js';
@@ -56,14 +57,6 @@ export interface DeployedClients {
   readonly sqs: SQSClient;
   readonly dynamodb: DynamoDBClient;
 }
-
-export const LOCALSTACK_DEFAULTS = {
-  // 127.0.0.1, not localhost: the compose file publishes the port on IPv4 only, and localhost may resolve to ::1.
-  endpoint: 'http://127.0.0.1:4566',
-  region: 'us-east-1',
-  // LocalStack accepts any credentials; these are its documented defaults.
-  credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-} as const;
 
 export function createDeployedClients(options: DeployedOptions): DeployedClients {
   const local = options.target === 'localstack';

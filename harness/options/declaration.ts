@@ -9,12 +9,12 @@
 import { DEFAULT_STACK_NAME } from '../../contract/stack-outputs.js';
 import { DEFAULT_MODES, MODE_NAMES, MODES, type Mode, type ModeSettings } from '../../contract/topology.js';
 import { crashTarget } from '../../functions/shared/crash.js';
-import { LOCALSTACK_DEFAULTS } from '../environments/deployed.js';
 import {
   LOCAL_MAX_CONCURRENCY,
   localVisibilityTimeoutSeconds,
   MIN_LOCAL_VISIBILITY_TIMEOUT_SECONDS,
 } from '../environments/local-timing.js';
+import { LOCALSTACK_DEFAULTS } from '../environments/localstack-defaults.js';
 import type { EntryPointName } from './entry-points.js';
 
 export const TARGETS = ['embedded', 'localstack', 'aws'] as const;
