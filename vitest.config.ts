@@ -1,6 +1,8 @@
+import { defaultServerConditions } from 'vite';
 import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { MODE_NAMES } from './contract/topology.js';
+import { SOURCE_CONDITION } from './lib/bundling.js';
 import { TimeBudgets } from './test/support/time-budgets.js';
 
 // The verifier reads its configuration at module scope, and a test may invoke a mode's handler
@@ -180,15 +182,30 @@ class InfraFirst extends BaseSequencer {
   }
 }
 
+/**
+ * This repository's packages resolve to their sources (lib/bundling.ts, SOURCE_CONDITION), in every
+ * project: inline projects do not inherit the root's resolve options. Vitest's own defaults are
+ * kept, since giving any replaces them: Vite's server conditions without `module`, because Vitest
+ * also hands these to Node for the dependencies it does not transform, and `module` would pick
+ * bundler-only builds (the AWS SDK's dist-es) that Node cannot load.
+ */
+const SERVER_CONDITIONS = [SOURCE_CONDITION, ...defaultServerConditions.filter((c) => c !== 'module')];
+const SOURCE_RESOLVE = {
+  resolve: { conditions: SERVER_CONDITIONS },
+  ssr: { resolve: { conditions: SERVER_CONDITIONS } },
+};
+
 export default defineConfig({
+  ...SOURCE_RESOLVE,
   test: {
     sequence: { sequencer: InfraFirst },
     reporters: ['default', new TimeBudgets(TIME_BUDGETS_SECONDS, PHASE_BUDGETS)],
     projects: [
       {
+        ...SOURCE_RESOLVE,
         test: {
           name: 'unit',
-          include: ['test/unit/**/*.test.ts', 'functions/core/**/*.test.ts'],
+          include: ['test/unit/**/*.test.ts', 'packages/*/src/**/*.test.ts'],
           env: handlerEnv,
           // One module graph per worker, not per file (Vitest's "disable isolation" recipe): the
           // SDK and the handlers are imported once per worker, which halves the project's CPU time
@@ -202,6 +219,7 @@ export default defineConfig({
         },
       },
       {
+        ...SOURCE_RESOLVE,
         test: {
           name: 'infra',
           include: ['test/infra/**/*.test.ts'],
@@ -238,6 +256,7 @@ export default defineConfig({
         },
       },
       {
+        ...SOURCE_RESOLVE,
         test: {
           name: 'runs',
           include: RUNS,
@@ -248,6 +267,7 @@ export default defineConfig({
         },
       },
       {
+        ...SOURCE_RESOLVE,
         test: {
           name: 'soak',
           include: SOAK,
@@ -260,6 +280,7 @@ export default defineConfig({
         },
       },
       {
+        ...SOURCE_RESOLVE,
         test: {
           name: 'soak-unit',
           include: SOAK_UNIT,

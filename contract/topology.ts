@@ -117,7 +117,7 @@ export interface ModeSettings {
    *   `<runId>:<eventId>` (fifoIdsOf), deduplication per group and throughput per group (high throughput). Lambda then takes at
    *   most 10 records per batch and no batching window ({@link FIFO_MAX_BATCH_SIZE}), keeps one
    *   batch per group in flight, and the handler stops a group at its first failure, reporting it
-   *   and every later record of the group (functions/core/batch.ts).
+   *   and every later record of the group (packages/consumer-cores/src/batch.ts).
    * @default 'standard'
    */
   readonly queue?: 'standard' | 'fifo';
@@ -139,7 +139,7 @@ export interface ModeSettings {
   readonly inDefaultRun?: boolean;
 }
 
-/** Every mode starts from these (and the consumer construct, lib/constructs/sqs-consumer.ts, defaults to them). */
+/** Every mode starts from these (and the consumer construct, packages/cdk-constructs/src/sqs-consumer.ts, defaults to them). */
 export const CONSUMER_DEFAULTS = {
   batchSize: 10,
   maxBatchingWindowSeconds: 0,

@@ -1,13 +1,13 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { createAtLeastOnceHandler } from '@sqs-delivery-semantics/consumer-cores/at-least-once';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { createAtLeastOnceHandler } from './core/at-least-once.js';
 import { appliedOnBalanceClient, creditUpdate } from './shared/applied-on-balance.js';
 import { type ConsumerDeps, countDeliveries, crashAfterApplying } from './shared/consumer.js';
 import { labMode } from './shared/lab-mode.js';
 import { type MessageBody, parseMessageBody, receiveCountOf } from './shared/message.js';
 
 /**
- * at-least-once, as the lab runs it: the core (functions/core/at-least-once.ts: work, then partial
+ * at-least-once, as the lab runs it: the core (packages/consumer-cores/src/at-least-once.ts: work, then partial
  * batch response) with the work a team ships, one UpdateItem crediting the account. From outside:
  * the application added to that same write (appliedOnBalanceClient), and the crash "after applying
  * the message, before the batch is acknowledged" once the credit has answered. A crash there

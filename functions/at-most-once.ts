@@ -1,7 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { createAtMostOnceHandler } from '@sqs-delivery-semantics/consumer-cores/at-most-once';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { createAtMostOnceHandler } from './core/at-most-once.js';
 import { appliedOnBalanceClient, creditUpdate } from './shared/applied-on-balance.js';
 import { requireEnv } from './shared/config.js';
 import { countDeliveries } from './shared/consumer.js';
@@ -9,7 +9,7 @@ import { labMode, type ModeDeps } from './shared/lab-mode.js';
 import { parseMessageBody, receiveCountOf, recordAttribution, runIdOf } from './shared/message.js';
 
 /**
- * at-most-once, as the lab runs it: the core (functions/core/at-most-once.ts: delete the batch,
+ * at-most-once, as the lab runs it: the core (packages/consumer-cores/src/at-most-once.ts: delete the batch,
  * then work) with the work a team would ship, one UpdateItem crediting the account, its
  * application added to that write from outside (appliedOnBalanceClient). The crash "after the batch
  * was deleted, before applying the message" is drawn for each deleted record as the core reads it

@@ -1,11 +1,11 @@
+import { createEffectivelyOnceHandler } from '@sqs-delivery-semantics/consumer-cores/effectively-once';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { createEffectivelyOnceHandler } from './core/effectively-once.js';
 import { type ConsumerDeps, countDeliveries } from './shared/consumer.js';
 import { labMode } from './shared/lab-mode.js';
 import { creditBalance, markerLab } from './shared/marker-lab.js';
 
 /**
- * effectively-once, as the lab runs it: the core (functions/core/effectively-once.ts: the marker
+ * effectively-once, as the lab runs it: the core (packages/consumer-cores/src/effectively-once.ts: the marker
  * and the team's writes in ONE conditional transaction) with the lab's write, credit the account,
  * and the lab's keys and instruments around it (functions/shared/marker-lab.ts). A redelivery after
  * a crash finds the marker, the transaction is cancelled with ConditionalCheckFailed, and the

@@ -1,7 +1,7 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { createEntryUpsertHandler } from '@sqs-delivery-semantics/consumer-cores/entry-upsert';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { COUNTERS, markerKey, partitionKey, TTL_ATTRIBUTE } from '../contract/ledger-keys.js';
-import { createEntryUpsertHandler } from './core/entry-upsert.js';
 import { type ConsumerDeps, countDeliveries, crashAfterApplying } from './shared/consumer.js';
 import { instrumentClient, withMoreAttributes } from './shared/instrumented-client.js';
 import { labMode } from './shared/lab-mode.js';
@@ -10,7 +10,7 @@ import { type MessageBody, parseMessageBody, payloadHash } from './shared/messag
 import { pendingWrites } from './shared/pending-writes.js';
 
 /**
- * entry-upsert, as the lab runs it: the core (functions/core/entry-upsert.ts: one entry per event,
+ * entry-upsert, as the lab runs it: the core (packages/consumer-cores/src/entry-upsert.ts: one entry per event,
  * keyed on its id, one UpdateItem) with the lab's keys (the run's partition, `APP#<eventId>`), so
  * the entry is the verifier's application record too (`applications` always 1, a repeat can never
  * read as a duplicate). From outside: `writes` (how many deliveries wrote it), the first receive

@@ -1,7 +1,7 @@
+import { createFifoVersionedHandler } from '@sqs-delivery-semantics/consumer-cores/fifo-versioned';
+import { storedVersion } from '@sqs-delivery-semantics/consumer-cores/version';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { COUNTERS } from '../contract/ledger-keys.js';
-import { createFifoVersionedHandler } from './core/fifo-versioned.js';
-import { storedVersion } from './core/version.js';
 import { appliedOnBalanceClient } from './shared/applied-on-balance.js';
 import { requireEnv } from './shared/config.js';
 import { countDeliveries, crashAfterApplying } from './shared/consumer.js';
@@ -10,7 +10,7 @@ import { addToCounter } from './shared/ledger.js';
 import { type MessageBody, parseMessageBody } from './shared/message.js';
 
 /**
- * fifo-versioned, as the lab runs it: the core (functions/core/fifo-versioned.ts: a FIFO queue,
+ * fifo-versioned, as the lab runs it: the core (packages/consumer-cores/src/fifo-versioned.ts: a FIFO queue,
  * one group per account; ONE conditional UpdateItem adds the amount and sets `version` to the
  * event's seq only if the account is at seq − 1; a gap fails the rest of the group and releases it
  * at once) with the lab's keys.

@@ -1,7 +1,7 @@
+import { createStateUpsertHandler } from '@sqs-delivery-semantics/consumer-cores/state-upsert';
+import { storedVersion } from '@sqs-delivery-semantics/consumer-cores/version';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { balanceKey, COUNTERS, partitionKey } from '../contract/ledger-keys.js';
-import { createStateUpsertHandler } from './core/state-upsert.js';
-import { storedVersion } from './core/version.js';
 import { type ConsumerDeps, countDeliveries, crashAfterApplying } from './shared/consumer.js';
 import { InvalidMessageError } from './shared/errors.js';
 import { upsertEventRecord } from './shared/event-record.js';
@@ -12,7 +12,7 @@ import { type MessageBody, parseMessageBody } from './shared/message.js';
 import { pendingWrites } from './shared/pending-writes.js';
 
 /**
- * state-upsert, as the lab runs it: the core (functions/core/state-upsert.ts: ONE conditional
+ * state-upsert, as the lab runs it: the core (packages/consumer-cores/src/state-upsert.ts: ONE conditional
  * UpdateItem of the account's state and version, written only over an older version) with the
  * lab's keys. The event carries the account's balance after it (`balanceAfterCents`) and its
  * position (`seq`).

@@ -8,6 +8,14 @@ import { fileURLToPath } from 'node:url';
  * dependencies that call it on Node built-ins. The AWS SDK is bundled rather than taken from the
  * runtime, so the deployed code runs exactly the SDK version in package-lock.json.
  */
+/**
+ * The export condition under which this repository's own packages (packages/*) resolve to their
+ * TypeScript sources, so nothing is built before a run or a synth. Set in every resolver: .npmrc's
+ * node-options (Node and tsx under npm), tsconfig's customConditions, Vitest's resolve conditions
+ * and esbuild's (BUNDLING.conditions). A team installing the packages never sets it, and gets dist/.
+ */
+export const SOURCE_CONDITION = '@sqs-delivery-semantics/source';
+
 export const BUNDLING = {
   format: 'esm',
   /** Matches the runtime the stack pins (nodejs24.x); the local runtime builds for the local Node instead. */
@@ -16,6 +24,8 @@ export const BUNDLING = {
   minify: true,
   sourcemap: true,
   mainFields: ['module', 'main'],
+  /** esbuild drops its implicit `module` condition once any is given: kept, so third-party packages resolve as before. */
+  conditions: [SOURCE_CONDITION, 'module'],
   banner:
     "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
   externalModules: [] as string[],

@@ -1,3 +1,4 @@
+import { LoggedFunction, SqsConsumer } from '@sqs-delivery-semantics/cdk-constructs';
 import { ArnFormat, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -30,8 +31,6 @@ import {
   VERIFIER,
 } from '../contract/topology.js';
 import { handlerEntry } from './bundling.js';
-import { LoggedFunction } from './constructs/logged-function.js';
-import { SqsConsumer } from './constructs/sqs-consumer.js';
 import { LAB_PACKAGING } from './nodejs-bundling.js';
 import { OutboxRelay } from './outbox-relay.js';
 import { PaymentProvider } from './payment-provider.js';

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
+import type { FunctionPackaging } from '@sqs-delivery-semantics/cdk-constructs';
 import { type BundlingOptions, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { BUNDLING, PROJECT_ROOT } from './bundling.js';
-import type { FunctionPackaging } from './constructs/logged-function.js';
 
 /**
  * BUNDLING as NodejsFunction takes it, for every function of the stack and its constructs: local
@@ -16,6 +16,7 @@ export const NODEJS_BUNDLING: BundlingOptions = {
   banner: BUNDLING.banner,
   externalModules: BUNDLING.externalModules,
   forceDockerBundling: false,
+  esbuildArgs: { '--conditions': BUNDLING.conditions.join(',') },
 };
 
 /** How every function of this stack is packaged: this project's esbuild options, root and lockfile. */

@@ -1,3 +1,4 @@
+import { LoggedFunction } from '@sqs-delivery-semantics/cdk-constructs';
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
@@ -13,7 +14,6 @@ import { TTL_ATTRIBUTE } from '../contract/ledger-keys.js';
 import { DEAD_LETTER_RETENTION_SECONDS } from '../contract/retention.js';
 import { isFifoMode, type Mode, STORAGE } from '../contract/topology.js';
 import { handlerEntry } from './bundling.js';
-import { LoggedFunction } from './constructs/logged-function.js';
 import { LAB_PACKAGING } from './nodejs-bundling.js';
 
 export interface OutboxRelayProps {

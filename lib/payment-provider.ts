@@ -1,3 +1,4 @@
+import { LoggedFunction } from '@sqs-delivery-semantics/cdk-constructs';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -5,7 +6,6 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Construct } from 'constructs';
 import { handlerEntry } from './bundling.js';
-import { LoggedFunction } from './constructs/logged-function.js';
 import { LAB_PACKAGING } from './nodejs-bundling.js';
 
 export interface PaymentProviderProps {

@@ -1,8 +1,8 @@
+import { createCallThenRecordHandler } from '@sqs-delivery-semantics/consumer-cores/call-then-record';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { COUNTERS } from '../../contract/ledger-keys.js';
 import { PROVIDER_KEY_RETENTION_SECONDS, type Retention, retentionOf } from '../../contract/retention.js';
 import { chargeOf } from '../../contract/topology.js';
-import { createCallThenRecordHandler } from '../core/call-then-record.js';
 import { requireEnv, requireRate, requireSwitch } from './config.js';
 import { type ConsumerDeps, countDeliveries } from './consumer.js';
 import { crashDraw } from './crash.js';
@@ -38,7 +38,7 @@ export function idempotencyKeyOf(message: MessageBody): string {
 }
 
 /**
- * A side effect outside DynamoDB, as the lab runs it: the core (functions/core/call-then-record.ts:
+ * A side effect outside DynamoDB, as the lab runs it: the core (packages/consumer-cores/src/call-then-record.ts:
  * call the API, then record its result in effectively-once's marker transaction) with the lab's
  * call, a charge at the payment provider with or without the event's key (`idempotencyKey`), and
  * the lab's marker instruments (functions/shared/marker-lab.ts). From outside the core: the

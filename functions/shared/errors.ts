@@ -1,7 +1,7 @@
 /** One error class per failure kind, so callers branch on `instanceof`, never on message text. */
 
 // The cores' own: the lab throws the same classes, so one `instanceof` holds on both sides.
-export { ConflictingReuseError, TooOldToDedupeError } from '../core/errors.js';
+export { ConflictingReuseError, TooOldToDedupeError } from '@sqs-delivery-semantics/consumer-cores/errors';
 
 /** Configuration is missing or malformed; thrown at cold start so a bad deploy fails loudly. */
 export class ConfigError extends Error {

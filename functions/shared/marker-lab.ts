@@ -1,8 +1,11 @@
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import type {
+  EffectivelyOnceOptions,
+  TransactItem,
+} from '@sqs-delivery-semantics/consumer-cores/effectively-once';
 import type { Context, SQSEvent } from 'aws-lambda';
 import { balanceKey, COUNTERS, markerKey, partitionKey, TTL_ATTRIBUTE } from '../../contract/ledger-keys.js';
 import type { Retention } from '../../contract/retention.js';
-import type { EffectivelyOnceOptions, TransactItem } from '../core/effectively-once.js';
 import { type ConsumerDeps, crashAfterApplying } from './consumer.js';
 import { instrumentClient, type SentCommand, withMoreAttributes } from './instrumented-client.js';
 import { addToCounter, expiresAt, type Ledger, recordRefusal } from './ledger.js';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
+import { isUtcTimestamp } from '@sqs-delivery-semantics/consumer-cores/event';
 import type { SQSRecord } from 'aws-lambda';
 import * as v from 'valibot';
-import { isUtcTimestamp } from '../core/event.js';
 import { InvalidMessageError, InvalidRecordError } from './errors.js';
 
 /**

@@ -5,15 +5,15 @@ import {
   UpdateCommand,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
+import { processInOrder } from '@sqs-delivery-semantics/consumer-cores/batch';
+import type { ConsumerEvent, ParseEvent } from '@sqs-delivery-semantics/consumer-cores/event';
+import type { ConsumerLogger } from '@sqs-delivery-semantics/consumer-cores/logger';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { processInOrder } from '../core/batch.js';
-import type { ConsumerEvent, ParseEvent } from '../core/event.js';
-import type { ConsumerLogger } from '../core/logger.js';
 
 /**
  * DO NOT COPY: the mistake blog posts teach, kept so that `npm run explore` can show the exact
  * steps where it breaks. A processed-marker and the credit as TWO writes instead of one
- * transaction (functions/core/effectively-once.ts is the one to copy):
+ * transaction (packages/consumer-cores/src/effectively-once.ts is the one to copy):
  * - `marker-then-credit`: a conditional PutItem of the marker, then the credit. Anything that
  *   stops it between the two loses the event: its redelivery finds the marker and skips. So does
  *   a lost response to the marker's put, with no crash at all: the SDK's retry fails the put's own

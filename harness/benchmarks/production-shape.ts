@@ -1,6 +1,6 @@
 /**
  * Each mode's production shape, priced next to its instrumented one (issue 15, "the honest price"):
- * the mode's core (functions/core/) exactly as a team builds it — its own keys, its own writes, no
+ * the mode's core (packages/consumer-cores/src/) exactly as a team builds it — its own keys, its own writes, no
  * lab around it — fed synthetic batches in the bench's own process (`concurrency` in flight), through
  * a request meter of its own in front of DynamoDB Local. In the experiment the lab adds what the
  * verifier needs beside the same requests (evidence attributes, a record after an idempotent write,
@@ -23,15 +23,15 @@ import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, paginateQuery, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { createAtLeastOnceHandler } from '@sqs-delivery-semantics/consumer-cores/at-least-once';
+import { createEffectivelyOnceHandler } from '@sqs-delivery-semantics/consumer-cores/effectively-once';
+import { createEntryUpsertHandler } from '@sqs-delivery-semantics/consumer-cores/entry-upsert';
+import { createFifoVersionedHandler } from '@sqs-delivery-semantics/consumer-cores/fifo-versioned';
+import type { ConsumerLogger } from '@sqs-delivery-semantics/consumer-cores/logger';
+import { createStateUpsertHandler } from '@sqs-delivery-semantics/consumer-cores/state-upsert';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { balanceKey, markerKey, partitionKey, SK } from '../../contract/ledger-keys.js';
 import { isFifoMode, type Mode } from '../../contract/topology.js';
-import { createAtLeastOnceHandler } from '../../functions/core/at-least-once.js';
-import { createEffectivelyOnceHandler } from '../../functions/core/effectively-once.js';
-import { createEntryUpsertHandler } from '../../functions/core/entry-upsert.js';
-import { createFifoVersionedHandler } from '../../functions/core/fifo-versioned.js';
-import type { ConsumerLogger } from '../../functions/core/logger.js';
-import { createStateUpsertHandler } from '../../functions/core/state-upsert.js';
 import { type MessageBody, parseMessageBody } from '../../functions/shared/message.js';
 import type { OperationCounts } from '../dynamodb-proxy/meter.js';
 import { meterPolicy } from '../dynamodb-proxy/meter.js';
@@ -79,7 +79,7 @@ const credit = (deps: ShapeDeps, message: MessageBody) => ({
 
 /**
  * The modes the bench prices in their production shape, next to their instrumented rows: each one
- * its core (functions/core/), the lab's parse (the bench's bodies are the lab's) and plain keys.
+ * its core (packages/consumer-cores/src/), the lab's parse (the bench's bodies are the lab's) and plain keys.
  */
 export const PRODUCTION_SHAPES: Partial<Record<Mode, ProductionShape>> = {
   'at-least-once': {

@@ -11,7 +11,7 @@ import type { ParsedOptions } from '../options/parse.js';
 import { runEntryPoint } from '../options/run.js';
 import { UsageError } from '../options/usage-error.js';
 
-const CORE_DIR = new URL('../../functions/core/', import.meta.url);
+const CORE_DIR = new URL('../../packages/consumer-cores/src/', import.meta.url);
 
 async function main(options: ParsedOptions<'explore'>) {
   const core = options.values.core;
@@ -21,21 +21,23 @@ async function main(options: ParsedOptions<'explore'>) {
 }
 
 /**
- * Resolves functions/core/* from a copy of `dir` from now on. The copy is made inside the project
+ * Resolves the cores (packages/consumer-cores/src/*) from a copy of `dir` from now on. The copy is made inside the project
  * (.explore/, removed at exit), so the team's files import this project's packages and are ES
  * modules wherever `dir` is.
  */
 function useCores(dir: string): void {
   const path = resolve(dir);
   if (!existsSync(path) || !statSync(path).isDirectory()) {
-    throw new UsageError(`--core ${dir}: no such directory (give a copy of functions/core/, every file)`);
+    throw new UsageError(
+      `--core ${dir}: no such directory (give a copy of packages/consumer-cores/src/, every file)`,
+    );
   }
   const missing = readdirSync(CORE_DIR)
     .filter((file) => file.endsWith('.ts') && !file.endsWith('.test.ts'))
     .filter((file) => !existsSync(resolve(path, file)));
   if (missing.length > 0) {
     throw new UsageError(
-      `--core ${dir} has no ${missing.join(', ')}: give a copy of the whole of functions/core/, changed (the lab imports every core by its file name)`,
+      `--core ${dir} has no ${missing.join(', ')}: give a copy of the whole of packages/consumer-cores/src/, changed (the lab imports every core by its file name)`,
     );
   }
   const copy = join(PROJECT_ROOT, '.explore', `core-${process.pid}`);

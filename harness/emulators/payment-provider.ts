@@ -126,6 +126,7 @@ function bundleServer(): Promise<string> {
       target: `node${process.versions.node}`,
       sourcemap: true,
       mainFields: [...BUNDLING.mainFields],
+      conditions: [...BUNDLING.conditions],
       banner: { js: BUNDLING.banner },
       outExtension: { '.js': '.mjs' },
       logLevel: 'error',

@@ -7,9 +7,9 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { deleteRecords } from '@sqs-delivery-semantics/consumer-cores/delete-records';
 import type { SQSRecord } from 'aws-lambda';
 import { isFifoMode, MODES, type Mode, type ModeSettings } from '../../contract/topology.js';
-import { deleteRecords } from '../../functions/core/delete-records.js';
 import type { ChargeReader } from '../../functions/shared/charge-outcome.js';
 import type { ManifestEvent, ManifestSummary } from '../../functions/shared/manifest.js';
 import { writeManifestEvents, writeManifestSummary } from '../../functions/shared/manifest.js';

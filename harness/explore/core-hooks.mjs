@@ -1,6 +1,6 @@
 /**
  * Module resolution hooks for `npm run explore -- --core DIR` (Node's module.register): every
- * module under functions/core/ resolves to the file of the same name in the copy of DIR the
+ * module under packages/consumer-cores/src/ resolves to the file of the same name in the copy of DIR the
  * explorer made inside this project (so its packages and its module type are this project's), and
  * the lab's modes run the team's cores unchanged around them (the harness keeps its own). Plain JavaScript: hooks run on a
  * thread of their own.

@@ -18,7 +18,7 @@ import {
 export interface ExploreReport {
   readonly scenario: Scenario;
   readonly depth: 1 | 2;
-  /** `--core`: the folder whose cores were explored instead of functions/core/. */
+  /** `--core`: the folder whose cores were explored instead of packages/consumer-cores/src/. */
   readonly core?: string;
   readonly modes: readonly ModeExploration[];
   readonly cells: number;

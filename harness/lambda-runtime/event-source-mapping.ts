@@ -1,7 +1,7 @@
 import { type Message, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { deleteRecords } from '@sqs-delivery-semantics/consumer-cores/delete-records';
 import type { SQSRecord } from 'aws-lambda';
 import { FIFO_MAX_BATCH_SIZE } from '../../contract/topology.js';
-import { deleteRecords } from '../../functions/core/delete-records.js';
 import { redriveCountOf } from '../../functions/shared/message.js';
 import { faultDraw, faultHits } from '../faults/faults.js';
 import { INIT_TIMEOUT, InitError } from './execution-environment.js';

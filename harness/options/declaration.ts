@@ -709,9 +709,9 @@ export const OPTIONS = {
     placeholder: 'DIR',
     group: 'run',
     help:
-      'explore the cores in DIR instead of functions/core/: a copy of that folder (every file), changed the ' +
+      'explore the cores in DIR instead of packages/consumer-cores/src/: a copy of that folder (every file), changed the ' +
       'way your service changes it; the lab runs its modes with them',
-    entryPoints: { explore: { defaultText: 'functions/core/' } },
+    entryPoints: { explore: { defaultText: 'packages/consumer-cores/src/' } },
   },
   check: {
     kind: 'flag',

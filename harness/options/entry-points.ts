@@ -111,7 +111,7 @@ acknowledgement not applied), drained through redeliveries and the DLQ, and coun
 verifier by event id. The consumers run in this process against fauxqs and DynamoDB Local.`,
     footer: `Prints a matrix per mode (steps down, faults across) and writes reports/explore-<timestamp>.json
 and .html (each cell's trace and replay command on hover). With --core DIR the lab's modes run
-the cores in DIR (a copy of functions/core/, changed) instead of functions/core/.`,
+the cores in DIR (a changed copy of packages/consumer-cores/src/) instead of the package's own.`,
     exitCodes:
       "0 every mode's promise held in every cell, 1 one broke (or the exploration failed), 2 invalid options.",
   },

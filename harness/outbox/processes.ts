@@ -33,6 +33,7 @@ export async function outboxBundles(): Promise<OutboxBundles> {
       // Minified: a restart after every crash parses it again (a third less startup time than unminified).
       minify: true,
       sourcemap: true,
+      conditions: [...BUNDLING.conditions],
       banner: { js: BUNDLING.banner },
       outExtension: { '.js': '.mjs' },
       logLevel: 'error',

