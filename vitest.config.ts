@@ -151,6 +151,9 @@ const PROJECT_ORDER = ['infra', 'component', 'unit', 'runs', 'soak', 'soak-unit'
  * end. The rest keep Vitest's order (longest first once it has timings, largest file first before).
  */
 const LONGEST_CHEAP_FILES = [
+  // npm pack, npm ci from the cache, then tsc, cdk synth and the handler side by side (about 30 s,
+  // mostly waiting on npm and the file system): first, so the rest runs beside it.
+  'test/integration/packed-install.test.ts',
   // The component layer per core: in process and CPU-bound (every mode's cells side by side),
   // started first, beside the mapping's tests, which mostly wait. Three runs of the cheap projects
   // with it were 89–92 s, no cell timed out.
@@ -162,7 +165,6 @@ const LONGEST_CHEAP_FILES = [
   'test/integration/deployed-environment.test.ts',
   'test/integration/cli-options.test.ts',
   'test/integration/scripts.test.ts',
-  'test/integration/core-copy.test.ts',
   'test/integration/verifier.test.ts',
 ];
 

@@ -1,0 +1,75 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type PackedService, packedService, type Result } from '../support/packed-service.js';
+import { sharedDynamoDb } from '../support/shared-dynamodb.js';
+
+/**
+ * The packages as a team gets them: packed, installed from the tarballs into a service of its own
+ * outside the repository (test/fixtures/packed-service/), with only the dependencies the packages'
+ * READMEs list. Its handler, its CDK app and its own check run on the packages' dist/.
+ */
+describe('the packages, packed and installed into a service of its own', () => {
+  let service: PackedService;
+  let started: number;
+  /** The service's own commands, started side by side once it is installed. */
+  let typecheck: Promise<Result>;
+  let synth: Promise<Result>;
+  let check: Promise<Result>;
+
+  beforeAll(async () => {
+    started = Date.now();
+    const { endpoint } = await sharedDynamoDb('packed-install');
+    service = await packedService();
+    typecheck = service.run('npx', ['tsc', '-p', 'tsconfig.json']);
+    synth = service.run('npx', ['cdk', 'synth', '--quiet']);
+    check = service.run('npx', ['tsx', 'src/check.ts'], { DYNAMODB_ENDPOINT: endpoint });
+  }, 120_000);
+
+  afterAll(async () => {
+    await service?.dispose();
+    console.log(
+      `packed install: pack ${service?.seconds.pack} s, install ${service?.seconds.install} s, all ${(Date.now() - started) / 1000} s`,
+    );
+  });
+
+  it('installs the built dist/ of each package, not its sources', async () => {
+    const manifest = JSON.parse(
+      await readFile(
+        join(service.dir, 'node_modules/@sqs-delivery-semantics/consumer-cores/package.json'),
+        'utf8',
+      ),
+    );
+    expect(manifest.exports['./effectively-once'].default).toBe('./dist/effectively-once.js');
+    const resolved = await service.run('node', [
+      '--input-type=module',
+      '-e',
+      "console.log(import.meta.resolve('@sqs-delivery-semantics/consumer-cores/effectively-once'), import.meta.resolve('@sqs-delivery-semantics/cdk-constructs'))",
+    ]);
+    expect(resolved.stdout).toMatch(
+      /consumer-cores\/dist\/effectively-once\.js\s.*cdk-constructs\/dist\/index\.js/s,
+    );
+  });
+
+  it('type-checks the handler and the CDK app, and synthesizes with the local esbuild', async () => {
+    const [typechecked, synthesized] = await Promise.all([typecheck, synth]);
+    expect(typechecked, typechecked.stdout).toMatchObject({ code: 0 });
+    expect(synthesized, synthesized.stderr).toMatchObject({ code: 0 });
+    const template = JSON.parse(
+      await readFile(join(service.dir, 'cdk.out/StockService.template.json'), 'utf8'),
+    );
+    const types = Object.values(template.Resources as Record<string, { Type: string }>).map((r) => r.Type);
+    expect(types).toEqual(expect.arrayContaining(['AWS::SQS::Queue', 'AWS::Lambda::EventSourceMapping']));
+    // Bundled here, by the esbuild the service installed: never Docker.
+    expect(synthesized.stderr).not.toMatch(/docker/i);
+  });
+
+  it('runs its handler against DynamoDB Local: a redelivery and a re-send are applied once', async () => {
+    const checked = await check;
+    expect(checked, checked.stderr).toMatchObject({ code: 0 });
+    const result = JSON.parse(checked.stdout.trim().split('\n').at(-1) ?? '{}');
+    // 10 in stock, one line of 3 delivered three times.
+    expect(result).toEqual({ stock: 7, failures: [] });
+    expect(checked.stdout.match(/duplicate suppressed/g)).toHaveLength(2);
+  });
+});
