@@ -1,4 +1,4 @@
-import { LoggedFunction, SqsConsumer } from '@sqs-delivery-semantics/cdk-constructs';
+import { grantWriteOwnPartitions, LoggedFunction, SqsConsumer } from '@sqs-delivery-semantics/cdk-constructs';
 import { ArnFormat, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -179,6 +179,9 @@ export class DeliverySemanticsStack extends Stack {
     const provider = settings.charge ? this.paymentProvider : undefined;
     const consumer = new SqsConsumer(this, modeId(mode), {
       packaging: LAB_PACKAGING,
+      // A sandbox experiment: `cdk destroy` removes the queues, the DLQ and the log group too
+      // (SqsConsumer retains them by default).
+      removalPolicy: RemovalPolicy.DESTROY,
       entry: handlerEntry(mode),
       fifo: isFifoMode(mode),
       batchSize: settings.batchSize,
@@ -319,11 +322,9 @@ export class DeliverySemanticsStack extends Stack {
    * The consumers use Put and Update (the effectively-once marker is a conditional write in the
    * transaction, Put or Update) and plain UpdateItem for counters; no ConditionCheck, Delete or read.
    *
-   * Condition: `dynamodb:LeadingKeys` is multivalued, so it takes a set operator. `ForAllValues`
-   * (as in AWS's own LeadingKeys examples) requires every partition key the request touches to
-   * match; `ForAnyValue` would let one matching key carry others. `ForAllValues` is also true when
-   * the key is absent or empty, which in an Allow would let such a request through, so `Null: false`
-   * requires the key to be present (conditions in one statement are ANDed). `StringLike`, not
+   * Condition ({@link grantWriteOwnPartitions}, whose TSDoc cites AWS): `ForAllValues:StringLike` on
+   * `dynamodb:LeadingKeys` (every partition key the request touches must match) and `Null: false`
+   * (a request without a key, a Scan, does not pass vacuously). `StringLike`, not
    * `StringEquals`, because the run id varies: its `*` matches any characters, `#` included, so the
    * pattern matches exactly the keys ending in `#MODE#<mode>`. A run's manifest partition ends in
    * `#MANIFEST` and never matches; another mode's partition ends in `#MODE#<other>` and matches only
@@ -333,18 +334,11 @@ export class DeliverySemanticsStack extends Stack {
    * apart). The infra tests check all of this against the synthesized template.
    */
   private allowWritesToOwnPartitionOnly(consumer: NodejsFunction, mode: Mode): void {
-    consumer.addToRolePolicy(
-      new iam.PolicyStatement({
-        sid: 'WriteOwnModePartitionOnly',
-        effect: iam.Effect.ALLOW,
-        actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
-        resources: [this.table.tableArn],
-        conditions: {
-          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [partitionKey('*', mode)] },
-          Null: { 'dynamodb:LeadingKeys': 'false' },
-        },
-      }),
-    );
+    grantWriteOwnPartitions(this.table, consumer, {
+      leadingKeys: [partitionKey('*', mode)],
+      actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
+      sid: 'WriteOwnModePartitionOnly',
+    });
   }
 
   /**
@@ -353,23 +347,18 @@ export class DeliverySemanticsStack extends Stack {
    * second mode ever share the table.
    */
   private allowOwnIdempotencyRecordsOnly(consumer: NodejsFunction, table: dynamodb.Table, mode: Mode): void {
-    consumer.addToRolePolicy(
-      new iam.PolicyStatement({
-        sid: 'OwnIdempotencyRecordsOnly',
-        effect: iam.Effect.ALLOW,
-        actions: [...IDEMPOTENCY_RECORD_ACTIONS],
-        resources: [table.tableArn],
-        conditions: {
-          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${mode}#*`] },
-          Null: { 'dynamodb:LeadingKeys': 'false' },
-        },
-      }),
-    );
+    grantWriteOwnPartitions(table, consumer, {
+      leadingKeys: [`${mode}#*`],
+      actions: IDEMPOTENCY_RECORD_ACTIONS,
+      sid: 'OwnIdempotencyRecordsOnly',
+    });
   }
 
   private addVerifier(): NodejsFunction {
     const verifier = new LoggedFunction(this, 'Verifier', {
       ...LAB_PACKAGING,
+      // A sandbox: `cdk destroy` removes its log group too (LoggedFunction retains by default).
+      logGroupRemovalPolicy: RemovalPolicy.DESTROY,
       entry: handlerEntry('verifier'),
       timeout: Duration.seconds(VERIFIER.functionTimeoutSeconds),
       memorySize: VERIFIER.memoryMb,

@@ -184,6 +184,8 @@ export class OutboxRelay extends Construct {
   private relayFunction(targets: readonly (readonly [Mode, sqs.IQueue])[]): NodejsFunction {
     const fn = new LoggedFunction(this, 'Relay', {
       ...LAB_PACKAGING,
+      // A sandbox: `cdk destroy` removes its log group too (LoggedFunction retains by default).
+      logGroupRemovalPolicy: RemovalPolicy.DESTROY,
       entry: handlerEntry('outbox-relay'),
       timeout: Duration.seconds(30),
       memorySize: 256,

@@ -56,6 +56,8 @@ export class PaymentProvider extends Construct {
     // Its own role, writing to its own log group only (not AWSLambdaBasicExecutionRole's every log group).
     this.fn = new LoggedFunction(this, 'Function', {
       ...LAB_PACKAGING,
+      // A sandbox: `cdk destroy` removes its log group too (LoggedFunction retains by default).
+      logGroupRemovalPolicy: RemovalPolicy.DESTROY,
       entry: handlerEntry('payment-provider/handler'),
       // Longer than a lease: a request overtaken by a repeat finds its lease gone and commits nothing.
       timeout: Duration.seconds(leaseSeconds + 5),

@@ -237,6 +237,22 @@ describe('DeliverySemanticsStack', () => {
     });
   });
 
+  it('deletes every queue and log group with the stack (a sandbox for cdk destroy), though SqsConsumer and LoggedFunction retain by default', () => {
+    const resources = Object.entries(template.toJSON().Resources as Record<string, Record<string, unknown>>);
+    const kept = (type: string) =>
+      resources
+        .filter(([, resource]) => resource.Type === type)
+        .map(([id, resource]) => [id, resource.DeletionPolicy, resource.UpdateReplacePolicy]);
+    const queues = kept('AWS::SQS::Queue');
+    // Every mode's pair, and the relay's on-failure queue; every mode's consumer, the verifier, the provider, the relay.
+    expect(queues).toHaveLength(2 * MODE_NAMES.length + 1);
+    const logGroups = kept('AWS::Logs::LogGroup');
+    expect(logGroups).toHaveLength(MODE_NAMES.length + 3);
+    for (const [id, deletion, replace] of [...queues, ...logGroups]) {
+      expect([id, deletion, replace]).toEqual([id, 'Delete', 'Delete']);
+    }
+  });
+
   /** The statements of the identity policy attached to a function's role. */
   function statementsOf(functionLogicalId: string): Array<Record<string, unknown>> {
     const fn = template.findResources('AWS::Lambda::Function')[functionLogicalId];

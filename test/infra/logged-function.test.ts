@@ -1,12 +1,16 @@
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LoggedFunction, type LoggedFunctionProps } from '@sqs-delivery-semantics/cdk-constructs';
-import { App, Duration, Stack, Validations } from 'aws-cdk-lib';
+import {
+  findLocalEsbuild,
+  LoggedFunction,
+  type LoggedFunctionProps,
+} from '@sqs-delivery-semantics/cdk-constructs';
+import { App, DockerImage, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { describe, expect, it } from 'vitest';
-import { handlerEntry } from '../../lib/bundling.js';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { handlerEntry, PROJECT_ROOT } from '../../lib/bundling.js';
 import { LAB_PACKAGING } from '../../lib/nodejs-bundling.js';
 
 /** One function alone in a stack, bundling skipped (test/infra/synth.test.ts bundles for real). */
@@ -53,6 +57,17 @@ describe('LoggedFunction (packages/cdk-constructs/src/logged-function.ts)', () =
     expect(statements[0]?.Resource).toEqual({ 'Fn::GetAtt': [logGroup, 'Arn'] });
   });
 
+  it('retains its log group by default, as CDK’s LogGroup does, and deletes it when given DESTROY', () => {
+    const policiesOf = (props: Partial<LoggedFunctionProps>) => {
+      const { template, stack, fn } = functionIn(props);
+      const resource =
+        template.toJSON().Resources[stack.getLogicalId(fn.functionLogGroup.node.defaultChild as never)];
+      return [resource?.DeletionPolicy, resource?.UpdateReplacePolicy];
+    };
+    expect(policiesOf({})).toEqual(['Retain', 'Retain']);
+    expect(policiesOf({ logGroupRemovalPolicy: RemovalPolicy.DESTROY })).toEqual(['Delete', 'Delete']);
+  });
+
   it('creates its log group and role beside itself, as <id>Logs and <id>Role', () => {
     const { stack, fn } = functionIn();
     expect(fn.functionLogGroup.node.scope).toBe(stack);
@@ -78,4 +93,61 @@ describe('LoggedFunction (packages/cdk-constructs/src/logged-function.ts)', () =
     expect(LAB_PACKAGING.depsLockFilePath).toMatch(/\/package-lock\.json$/);
     expect(() => functionIn(LAB_PACKAGING)).not.toThrow();
   });
+});
+
+describe('LoggedFunction: local esbuild, never a silent Docker fallback', () => {
+  /** A project of its own outside the repository: a handler and a lockfile, no node_modules. */
+  const project = mkdtempSync(join(tmpdir(), 'no-esbuild-'));
+  writeFileSync(join(project, 'handler.ts'), 'export const handler = async () => undefined;\n');
+  writeFileSync(join(project, 'package-lock.json'), '{"lockfileVersion": 3, "packages": {}}\n');
+  /** An empty folder for PATH: no `esbuild` executable on it. */
+  const emptyPath = mkdtempSync(join(tmpdir(), 'empty-path-'));
+  const inProject: Partial<LoggedFunctionProps> = {
+    entry: join(project, 'handler.ts'),
+    projectRoot: project,
+    depsLockFilePath: join(project, 'package-lock.json'),
+  };
+
+  afterEach(() => vi.unstubAllEnvs());
+  afterAll(() => {
+    rmSync(project, { recursive: true, force: true });
+    rmSync(emptyPath, { recursive: true, force: true });
+  });
+
+  it('refuses to synthesize without a local esbuild, naming esbuild, the project root and the fixes', () => {
+    // Not vacuous: from that folder and that PATH, there is no esbuild to find.
+    expect(findLocalEsbuild(project, { searchPath: emptyPath })).toBeUndefined();
+    vi.stubEnv('PATH', emptyPath);
+    expect(() => functionIn(inProject)).toThrow(
+      `LoggedFunction Worker: no local esbuild found from ${project}; install it ` +
+        '(npm install --save-dev esbuild@0.28.2), or set bundling.forceDockerBundling to bundle in Docker',
+    );
+  });
+
+  it('lets a team that asks for Docker (forceDockerBundling) have it: no refusal', () => {
+    vi.stubEnv('PATH', emptyPath);
+    // An image from a registry, so that nothing runs `docker build` (bundling is skipped here).
+    const dockerImage = DockerImage.fromRegistry('public.ecr.aws/sam/build-nodejs24.x');
+    expect(() =>
+      functionIn({ ...inProject, bundling: { forceDockerBundling: true, dockerImage } }),
+    ).not.toThrow();
+  });
+
+  it('with esbuild present, bundles for real: the handler is built locally into the asset', () => {
+    expect(findLocalEsbuild(PROJECT_ROOT)).toEqual({ version: '0.28.2', source: 'package' });
+    const outdir = mkdtempSync(join(tmpdir(), 'bundled-fn-'));
+    try {
+      // The asset's path in the template's metadata, as the CLI asks for it.
+      const app = new App({ outdir, context: { 'aws:cdk:enable-asset-metadata': true } });
+      const { stack, fn } = functionIn({ ...LAB_PACKAGING, entry: handlerEntry('verifier') }, app);
+      const assembly = app.synth();
+      const code =
+        Template.fromStack(stack).toJSON().Resources[stack.getLogicalId(fn.node.defaultChild as never)]
+          ?.Metadata?.['aws:asset:path'];
+      expect(code).toMatch(/^asset\./);
+      expect(existsSync(join(assembly.directory, code, 'index.mjs'))).toBe(true);
+    } finally {
+      rmSync(outdir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

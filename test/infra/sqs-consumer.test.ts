@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { SqsConsumer, type SqsConsumerProps } from '@sqs-delivery-semantics/cdk-constructs';
-import { App, Duration, Stack } from 'aws-cdk-lib';
+import { App, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { describe, expect, it } from 'vitest';
@@ -168,6 +168,40 @@ describe('SqsConsumer: the queue pair, the grants and the alarm', () => {
     });
   });
 
+  /** DeletionPolicy and UpdateReplacePolicy of the queue, the DLQ and the function's log group. */
+  function removalPoliciesOf(props: Partial<SqsConsumerProps>): Record<string, [unknown, unknown]> {
+    const stack = new Stack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'C');
+    const consumer = new SqsConsumer(stack, 'Orders', { entry: handlerEntry('at-least-once'), ...props });
+    const resources = Template.fromStack(stack).toJSON().Resources;
+    const policiesOf = (construct: { node: { defaultChild?: unknown } }): [unknown, unknown] => {
+      const resource = resources[stack.getLogicalId(construct.node.defaultChild as never)];
+      return [resource?.DeletionPolicy, resource?.UpdateReplacePolicy];
+    };
+    return {
+      queue: policiesOf(consumer.queue),
+      deadLetterQueue: policiesOf(consumer.deadLetterQueue),
+      logGroup: policiesOf(consumer.fn.functionLogGroup),
+    };
+  }
+
+  it('retains the queue, the DLQ and the log group by default: a deleted or replaced stack keeps the dead letters', () => {
+    const retained = {
+      queue: ['Retain', 'Retain'],
+      deadLetterQueue: ['Retain', 'Retain'],
+      logGroup: ['Retain', 'Retain'],
+    };
+    expect(removalPoliciesOf({})).toEqual(retained);
+    expect(removalPoliciesOf({ fifo: true })).toEqual(retained);
+  });
+
+  it('deletes all three with the stack when given RemovalPolicy.DESTROY (a sandbox)', () => {
+    expect(removalPoliciesOf({ removalPolicy: RemovalPolicy.DESTROY })).toEqual({
+      queue: ['Delete', 'Delete'],
+      deadLetterQueue: ['Delete', 'Delete'],
+      logGroup: ['Delete', 'Delete'],
+    });
+  });
+
   it("says in its Props' @default comments what the topology's consumer defaults are", () => {
     const source = readFileSync(`${PROJECT_ROOT}packages/cdk-constructs/src/sqs-consumer.ts`, 'utf8');
     /** The `@default` line of a prop: the comment block right above `readonly <prop>?`. */
@@ -187,6 +221,7 @@ describe('SqsConsumer: the queue pair, the grants and the alarm', () => {
     expect(documented('maxReceiveCount')).toBe(String(CONSUMER_DEFAULTS.maxReceiveCount));
     expect(documented('maxConcurrency')).toMatch(new RegExp(`^${CONSUMER_DEFAULTS.maxConcurrency}\\b`));
     expect(documented('memorySize')).toBe(String(CONSUMER_DEFAULTS.memoryMb));
+    expect(documented('removalPolicy')).toBe('RemovalPolicy.RETAIN');
     expect(CONSUMER_DEFAULTS.visibilityTimeoutSeconds).toBe(6 * CONSUMER_DEFAULTS.functionTimeoutSeconds);
   });
 });

@@ -1,14 +1,17 @@
+import { dirname } from 'node:path';
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { type BundlingOptions, NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import { ESBUILD_INSTALL, missingLocalEsbuild } from './local-esbuild.js';
 
 /** How the handler is bundled: NodejsFunction's own settings, passed through. */
 export interface FunctionPackaging {
   /**
-   * esbuild's options.
+   * esbuild's options. `forceDockerBundling: true` is the one way to bundle in Docker: without it,
+   * LoggedFunction refuses to synthesize when no local esbuild is found (never a silent fallback).
    * @default NodejsFunction's (this stack passes lib/nodejs-bundling.ts's: ESM for node24, minified, source maps)
    */
   readonly bundling?: BundlingOptions;
@@ -43,6 +46,15 @@ export interface LoggedFunctionProps extends FunctionPackaging {
    * @default logs.RetentionDays.ONE_WEEK
    */
   readonly logRetention?: logs.RetentionDays;
+  /**
+   * What happens to the log group when it leaves the stack (deleted, or replaced). Retained by
+   * default, as CDK's own LogGroup does: what a function logged is what an incident is
+   * investigated with, and a stack deleted or replaced by mistake should not take it along. A
+   * retained group keeps its retention ({@link logRetention}), so its events still expire; the
+   * empty group stays. A sandbox that `cdk destroy` should clean passes RemovalPolicy.DESTROY.
+   * @default RemovalPolicy.RETAIN
+   */
+  readonly logGroupRemovalPolicy?: RemovalPolicy;
 }
 
 /**
@@ -53,15 +65,41 @@ export interface LoggedFunctionProps extends FunctionPackaging {
  *
  * The log group and the role are created beside the function, as `<id>Logs` and `<id>Role` in the
  * same scope, so that the function is a NodejsFunction itself (grants, event sources, metrics).
+ *
+ * Bundling is local, never Docker: without a local esbuild, NodejsFunction would silently switch to
+ * Docker (and, with no Docker, fail on a `docker build` that says nothing of esbuild). So unless
+ * `bundling.forceDockerBundling` asks for Docker, LoggedFunction looks for esbuild first, as
+ * aws-cdk-lib does (`findLocalEsbuild`), and refuses to synthesize, naming it, if there is none.
+ *
+ * @example
+ * const fn = new LoggedFunction(stack, 'Worker', {
+ *   entry: new URL('../src/worker.ts', import.meta.url).pathname,
+ *   environment: { TABLE_NAME: table.tableName },
+ * });
+ * table.grantReadData(fn);
  */
 export class LoggedFunction extends NodejsFunction {
   public readonly functionLogGroup: logs.LogGroup;
   public readonly functionRole: iam.Role;
 
   constructor(scope: Construct, id: string, props: LoggedFunctionProps) {
+    if (!props.bundling?.forceDockerBundling) {
+      // Where NodejsFunction bundles: projectRoot, else the lockfile's folder; without either, the
+      // lockfile it finds is at or above the working directory, which resolution walks up through.
+      const projectRoot =
+        props.projectRoot ??
+        (props.depsLockFilePath !== undefined ? dirname(props.depsLockFilePath) : process.cwd());
+      const missing = missingLocalEsbuild({ projectRoot });
+      if (missing !== undefined) {
+        throw new Error(
+          `LoggedFunction ${id}: ${missing}; install it (${ESBUILD_INSTALL}), or set ` +
+            'bundling.forceDockerBundling to bundle in Docker',
+        );
+      }
+    }
     const logGroup = new logs.LogGroup(scope, `${id}Logs`, {
       retention: props.logRetention ?? logs.RetentionDays.ONE_WEEK,
-      removalPolicy: RemovalPolicy.DESTROY,
+      removalPolicy: props.logGroupRemovalPolicy ?? RemovalPolicy.RETAIN,
     });
     const role = new iam.Role(scope, `${id}Role`, {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),

@@ -94,6 +94,21 @@ export interface SqsConsumerProps {
    * @default NodejsFunction's own
    */
   readonly packaging?: FunctionPackaging;
+  /**
+   * What happens to the queue, the DLQ and the function's log group when they leave the stack
+   * (the stack deleted, or a change that replaces them): CloudFormation's `DeletionPolicy` and
+   * `UpdateReplacePolicy`.
+   *
+   * Retained by default, unlike CDK's sqs.Queue, which defaults to DESTROY and so treats what a
+   * queue holds as transient. A DLQ's contents are not transient: each dead letter is a message
+   * that failed every receive and waits for a person to fix the cause and redrive it, and a
+   * deleted or replaced stack would lose them with the queue (the main queue may hold messages not
+   * yet processed, too). The log group holds what the handler said about them. Retained resources
+   * outlive the stack: delete them by hand, or pass RemovalPolicy.DESTROY for a sandbox that
+   * `cdk destroy` should clean.
+   * @default RemovalPolicy.RETAIN
+   */
+  readonly removalPolicy?: RemovalPolicy;
 }
 
 /**
@@ -105,7 +120,16 @@ export interface SqsConsumerProps {
  *
  * The defaults are the topology's consumer defaults (contract/topology.ts), written here as
  * literals so that the construct can be copied alone; test/infra/sqs-consumer.test.ts checks
- * that the two agree.
+ * that the two agree. The queue, the DLQ and the log group are retained when they leave the stack
+ * unless told otherwise ({@link SqsConsumerProps.removalPolicy}): dead letters outlive a mistake.
+ *
+ * @example
+ * const consumer = new SqsConsumer(stack, 'Reservations', {
+ *   entry: new URL('../src/handler.ts', import.meta.url).pathname,
+ *   environment: { TABLE_NAME: table.tableName },
+ *   alarmTopic: oncall,
+ * });
+ * grantWriteOwnPartitions(table, consumer.fn, { leadingKeys: ['RESERVATION#*'] });
  */
 export class SqsConsumer extends Construct {
   public readonly queue: sqs.Queue;
@@ -117,6 +141,7 @@ export class SqsConsumer extends Construct {
 
   constructor(scope: Construct, id: string, props: SqsConsumerProps) {
     super(scope, id);
+    const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
     const fifo: Partial<sqs.QueueProps> = props.fifo
       ? {
           fifo: true,
@@ -131,7 +156,7 @@ export class SqsConsumer extends Construct {
       enforceSSL: true,
       retentionPeriod: props.deadLetterRetentionPeriod ?? Duration.days(14),
       ...(props.maxMessageSizeBytes !== undefined ? { maxMessageSizeBytes: props.maxMessageSizeBytes } : {}),
-      removalPolicy: RemovalPolicy.DESTROY,
+      removalPolicy,
     });
     const timeout = props.timeout ?? Duration.seconds(30);
     const visibilityTimeout = props.visibilityTimeout ?? Duration.seconds(6 * timeout.toSeconds());
@@ -149,7 +174,7 @@ export class SqsConsumer extends Construct {
       retentionPeriod: props.retentionPeriod ?? Duration.days(4),
       ...(props.maxMessageSizeBytes !== undefined ? { maxMessageSizeBytes: props.maxMessageSizeBytes } : {}),
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: props.maxReceiveCount ?? 10 },
-      removalPolicy: RemovalPolicy.DESTROY,
+      removalPolicy,
     });
 
     const environment =
@@ -159,6 +184,7 @@ export class SqsConsumer extends Construct {
       timeout,
       memorySize: props.memorySize ?? 256,
       environment,
+      logGroupRemovalPolicy: removalPolicy,
       ...props.packaging,
     });
 
