@@ -60,6 +60,14 @@ describe('the packages, packed and installed into a service of its own', () => {
     );
     const types = Object.values(template.Resources as Record<string, { Type: string }>).map((r) => r.Type);
     expect(types).toEqual(expect.arrayContaining(['AWS::SQS::Queue', 'AWS::Lambda::EventSourceMapping']));
+    // Retained by default: a deleted or replaced stack keeps the dead letters.
+    const queues = Object.values(
+      template.Resources as Record<string, { Type: string; DeletionPolicy?: string }>,
+    ).filter((resource) => resource.Type === 'AWS::SQS::Queue');
+    expect(queues.map((queue) => queue.DeletionPolicy)).toEqual(['Retain', 'Retain']);
+    expect(JSON.stringify(template)).toContain(
+      '"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["EVENT#*","SKU#*"]}',
+    );
     // Bundled here, by the esbuild the service installed: never Docker.
     expect(synthesized.stderr).not.toMatch(/docker/i);
   });
