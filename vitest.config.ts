@@ -236,6 +236,7 @@ export default defineConfig({
         },
       },
       {
+        ...SOURCE_RESOLVE,
         test: {
           // Emulators, the local Lambda runtime and event source mapping, the fault proxy, the
           // verifier and the deployed driver against the emulators, kill cleanup, the CLI's options,

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { cp, mkdtemp, rename, rm } from 'node:fs/promises';
+import { cp, mkdtemp, rename, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../../lib/bundling.js';
@@ -74,47 +74,42 @@ async function must(step: string, result: Promise<Result>): Promise<Result> {
 }
 
 /**
- * Builds both packages' dist/ (side by side: what their prepack does one after the other), packs
- * them, and installs them into a copy of the fixture.
+ * A copy of the package at `path` (what `files` would pack, plus its tsconfigs), its dist/ built
+ * there with the repository's TypeScript and packages (node_modules linked), packed to
+ * `<root>/<tarball>`: what `npm pack` in the package runs through its prepack.
+ */
+async function packCopy(path: string, root: string, tarball: string): Promise<void> {
+  const copy = join(root, 'build', path);
+  await cp(join(PROJECT_ROOT, path), copy, {
+    recursive: true,
+    filter: (source) => !/[\\/](dist|node_modules)$/.test(source),
+  });
+  await symlink(join(PROJECT_ROOT, 'node_modules'), join(copy, 'node_modules'), 'dir');
+  const tsc = join(PROJECT_ROOT, 'node_modules/typescript/bin/tsc');
+  await must(
+    `the build of ${path}`,
+    run(process.execPath, [tsc, '-p', 'tsconfig.build.json'], copy, teamEnv()),
+  );
+  // Built just above: no prepack.
+  const packed = await must(
+    `npm pack of ${path}`,
+    run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', root], copy, teamEnv()),
+  );
+  const [made] = JSON.parse(packed.stdout) as { filename: string }[];
+  if (made === undefined) throw new Error(`npm pack made no tarball of ${path}`);
+  await rename(join(root, made.filename), join(root, tarball));
+}
+
+/**
+ * Builds both packages' dist/ and packs them, each in a copy of its own (so no dist/ is left in the
+ * repository, where a resolver missing the source condition would quietly load it), then installs
+ * them into a copy of the fixture.
  */
 export async function packedService(): Promise<PackedService> {
   const root = await mkdtemp(join(tmpdir(), 'packed-service-'));
   try {
     let started = Date.now();
-    const tsc = join(PROJECT_ROOT, 'node_modules/typescript/bin/tsc');
-    await Promise.all(
-      Object.values(PACKAGES).map((path) =>
-        must(
-          `the build of ${path}`,
-          run(process.execPath, [tsc, '-p', join(path, 'tsconfig.build.json')], PROJECT_ROOT, teamEnv()),
-        ),
-      ),
-    );
-    const packed = await must(
-      'npm pack',
-      run(
-        'npm',
-        [
-          'pack',
-          '--json',
-          // Built just above.
-          '--ignore-scripts',
-          '--pack-destination',
-          root,
-          ...Object.values(PACKAGES).flatMap((path) => ['--workspace', path]),
-        ],
-        PROJECT_ROOT,
-        teamEnv(),
-      ),
-    );
-    const tarballs = JSON.parse(packed.stdout) as { name: string; filename: string }[];
-    for (const [file, path] of Object.entries(PACKAGES)) {
-      const tarball = tarballs.find(
-        (entry) => entry.name === `@sqs-delivery-semantics/${path.split('/')[1]}`,
-      );
-      if (tarball === undefined) throw new Error(`npm pack made no tarball of ${path}`);
-      await rename(join(root, tarball.filename), join(root, file));
-    }
+    await Promise.all(Object.entries(PACKAGES).map(([tarball, path]) => packCopy(path, root, tarball)));
     const pack = (Date.now() - started) / 1000;
 
     const dir = join(root, 'service');

@@ -250,8 +250,10 @@ describe('packages/consumer-cores/src/ stands alone', () => {
     expect(sizes.length).toBeGreaterThanOrEqual(7);
     // Issue 24 asked for 200. Every line left is behaviour docs/adopting.md ("What happens to each
     // record") promises: the limits, the typed refusals, guarded signals, the age guard, the FIFO
-    // group rule. The budget keeps it from growing unnoticed.
-    expect(Object.fromEntries(sizes)['effectively-once.ts']).toBeLessThanOrEqual(430);
+    // group rule. The budget keeps it from growing unnoticed. Raised from 430 for business refusals
+    // recorded once (onRefused: a second transaction with the refused marker, the negated
+    // ConditionCheck of negated-condition.ts, and RefusalNotRecordableError).
+    expect(Object.fromEntries(sizes)['effectively-once.ts']).toBeLessThanOrEqual(515);
   });
 
   it("carries none of the lab's vocabulary outside comments", () => {

@@ -8,6 +8,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import * as v from 'valibot';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createEffectivelyOnceHandler, type TransactItem } from './effectively-once.js';
+import { WriteRefusedError } from './errors.js';
 import { EventSchema, parseWith } from './event.js';
 import { batch, memoryLogger, NOW, record } from './test/records.js';
 
@@ -337,5 +338,261 @@ describe('createEffectivelyOnceHandler', () => {
       behind.messageId,
     ]);
     expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(2);
+  });
+
+  describe('a business refusal, recorded once (onRefused)', () => {
+    /** A stock decrement whose own expression names more than its condition: `#at`, `:at`. */
+    const decrement: TransactItem = {
+      Update: {
+        TableName: 'stock',
+        Key: { pk: 'SKU#A' },
+        UpdateExpression: 'SET #stock = #stock - :q, #at = :at',
+        ConditionExpression: '#stock >= :q',
+        ExpressionAttributeNames: { '#stock': 'stock', '#at': 'updatedAt' },
+        ExpressionAttributeValues: { ':q': 2, ':at': '2026-01-01T00:00:00.000Z' },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      },
+    };
+    const rejectedLine: TransactItem = {
+      Put: { TableName: 'stock', Item: { pk: 'REJECTED#evt-1', reason: 'out of stock' } },
+    };
+    /** The credit first, the decrement second: the refused write is index 1. */
+    const writesFor = (e: Credit) => [...credit(e), decrement];
+    /** The first transaction, cancelled on the decrement (item 2: the marker is item 0). */
+    const outOfStock = () =>
+      cancelled(
+        { Code: 'None' },
+        { Code: 'None' },
+        { Code: 'ConditionalCheckFailed', Item: { stock: { N: '1' } } },
+      );
+    /** The second transaction, cancelled on its negated check (item 1): the item changed in between. */
+    const checkFailed = () =>
+      cancelled({ Code: 'None' }, { Code: 'ConditionalCheckFailed' }, { Code: 'None' });
+    const transactions = () =>
+      ddb.commandCalls(TransactWriteCommand).map((call) => call.args[0].input.TransactItems ?? []);
+    const isSecond = (items: readonly TransactItem[]) => items[1]?.ConditionCheck !== undefined;
+
+    it('gives onRefused the typed error, naming the refused write by its index and its item as it was', async () => {
+      ddb.on(TransactWriteCommand).rejects(outOfStock());
+      const seen: unknown[][] = [];
+
+      await handler({
+        writesFor,
+        onRefused: (error, e) => {
+          seen.push([error, e.eventId]);
+          return 'retry';
+        },
+      })(batch(record(event())));
+
+      expect(seen).toHaveLength(1);
+      const [error, eventId] = seen[0] ?? [];
+      expect(error).toBeInstanceOf(WriteRefusedError);
+      expect(error).toMatchObject({ eventId: 'evt-1', index: 1, item: { stock: { N: '1' } } });
+      expect(eventId).toBe('evt-1');
+    });
+
+    it("on 'record', sends ONE second transaction: the marker refused, the negated check, the rejection writes; acknowledged", async () => {
+      ddb.on(TransactWriteCommand).rejectsOnce(outOfStock()).resolves({});
+      const logger = memoryLogger();
+
+      const response = await handler({
+        writesFor,
+        logger,
+        onRefused: () => 'record',
+        rejectionWritesFor: () => [rejectedLine],
+      })(batch(record(event())));
+
+      expect(response).toEqual({ batchItemFailures: [] });
+      const [first, second, ...more] = transactions();
+      expect(more).toEqual([]);
+      expect(first?.[0]?.Update?.ExpressionAttributeValues).toMatchObject({ ':outcome': 'applied' });
+      const [marker, check, ...rejections] = second ?? [];
+      // The same marker, under its own condition, saying what was decided.
+      expect(marker?.Update).toMatchObject({
+        Key: { pk: 'EVENT#evt-1' },
+        ConditionExpression: 'attribute_not_exists(#pk) OR #dedupeUntil < :now',
+        ExpressionAttributeNames: { '#outcome': 'outcome' },
+        ExpressionAttributeValues: { ':outcome': 'refused' },
+      });
+      // True when recorded: the refused item still fails the condition. Only the placeholders the
+      // condition names: DynamoDB refuses unused ones (#at, :at).
+      expect(check).toEqual({
+        ConditionCheck: {
+          TableName: 'stock',
+          Key: { pk: 'SKU#A' },
+          ConditionExpression: 'NOT (#stock >= :q)',
+          ExpressionAttributeNames: { '#stock': 'stock' },
+          ExpressionAttributeValues: { ':q': 2 },
+        },
+      });
+      expect(rejections).toEqual([rejectedLine]);
+      expect(logger.lines.at(-1)).toEqual({
+        level: 'info',
+        message: 'refusal recorded',
+        attributes: { eventId: 'evt-1', index: 1 },
+      });
+    });
+
+    it('sends no attribute names at all when the condition names none', async () => {
+      ddb.on(TransactWriteCommand).rejectsOnce(outOfStock()).resolves({});
+      const plain: TransactItem = {
+        Update: {
+          TableName: 'stock',
+          Key: { pk: 'SKU#A' },
+          UpdateExpression: 'SET stock = stock - :q, #at = :at',
+          ConditionExpression: 'stock >= :q',
+          ExpressionAttributeNames: { '#at': 'updatedAt' },
+          ExpressionAttributeValues: { ':q': 2, ':at': 'now' },
+        },
+      };
+
+      await handler({ writesFor: (e) => [...credit(e), plain], onRefused: () => 'record' })(
+        batch(record(event())),
+      );
+
+      expect(transactions()[1]?.[1]).toStrictEqual({
+        ConditionCheck: {
+          TableName: 'stock',
+          Key: { pk: 'SKU#A' },
+          ConditionExpression: 'NOT (stock >= :q)',
+          ExpressionAttributeValues: { ':q': 2 },
+        },
+      });
+    });
+
+    it('signals the recorded refusal with its typed error, once', async () => {
+      ddb.on(TransactWriteCommand).rejectsOnce(outOfStock()).resolves({});
+      const refused: [string, WriteRefusedError][] = [];
+
+      await handler({
+        writesFor,
+        onRefused: () => 'record',
+        signals: { refused: (e, error) => void refused.push([e.eventId, error]) },
+      })(batch(record(event())));
+
+      expect(refused).toHaveLength(1);
+      const [eventId, error] = refused[0] ?? [];
+      expect(eventId).toBe('evt-1');
+      expect(error).toBeInstanceOf(WriteRefusedError);
+      expect(error?.index).toBe(1);
+    });
+
+    it.each([
+      ['no onRefused (the default)', undefined],
+      ["onRefused saying 'retry'", () => 'retry' as const],
+    ])('with %s, fails the record as before: one transaction, nothing recorded', async (_name, onRefused) => {
+      ddb.on(TransactWriteCommand).rejectsOnce(outOfStock()).resolves({});
+      const refused: string[] = [];
+      const failing = record(event());
+      const logger = memoryLogger();
+
+      const response = await handler({
+        writesFor,
+        logger,
+        ...(onRefused ? { onRefused } : {}),
+        signals: { refused: (e) => void refused.push(e.eventId) },
+      })(batch(failing));
+
+      expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: failing.messageId }] });
+      expect(transactions()).toHaveLength(1);
+      expect(refused).toEqual([]);
+      expect(logger.lines.at(-1)?.attributes.error).toMatch(/^WriteRefusedError: event evt-1: write 1/);
+    });
+
+    it('goes back to the first transaction when the refused item changed before the refusal was recorded', async () => {
+      ddb.on(TransactWriteCommand).rejectsOnce(outOfStock()).rejectsOnce(checkFailed()).resolves({});
+      const refused: string[] = [];
+      const retried: string[] = [];
+
+      const response = await handler({
+        writesFor,
+        onRefused: () => 'record',
+        signals: {
+          refused: (e) => void refused.push(e.eventId),
+          retried: (e) => void retried.push(e.eventId),
+        },
+      })(batch(record(event())));
+
+      expect(response).toEqual({ batchItemFailures: [] });
+      const [first, second, third, ...more] = transactions();
+      expect(more).toEqual([]);
+      expect(second && isSecond(second)).toBe(true);
+      // The write now succeeds: applied, not refused.
+      expect(third).toEqual(first);
+      expect(third?.[0]?.Update?.ExpressionAttributeValues).toMatchObject({ ':outcome': 'applied' });
+      expect(refused).toEqual([]);
+      expect(retried).toEqual(['evt-1']);
+    });
+
+    it('fails the record for SQS to deliver again when the refusal stays undecided after its attempts', async () => {
+      ddb
+        .on(TransactWriteCommand)
+        .callsFake((input: { TransactItems: TransactItem[] }) =>
+          Promise.reject(isSecond(input.TransactItems) ? checkFailed() : outOfStock()),
+        );
+      const failing = record(event());
+
+      const response = await handler({ writesFor, onRefused: () => 'record' })(batch(failing));
+
+      expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: failing.messageId }] });
+      // Three attempts (the retry setting), each a refusal and a check that failed.
+      expect(transactions().map(isSecond)).toEqual([false, true, false, true, false, true]);
+    });
+
+    it('skips as a duplicate when the second transaction finds the marker there', async () => {
+      const hash = await fingerprintOf(event());
+      ddb.on(TransactWriteCommand).rejectsOnce(outOfStock()).rejects(markerHolds(hash));
+      const duplicates: string[] = [];
+      const refused: string[] = [];
+
+      const response = await handler({
+        writesFor,
+        onRefused: () => 'record',
+        signals: {
+          duplicate: (e) => void duplicates.push(e.eventId),
+          refused: (e) => void refused.push(e.eventId),
+        },
+      })(batch(record(event())));
+
+      expect(response).toEqual({ batchItemFailures: [] });
+      expect(transactions()).toHaveLength(2);
+      expect(duplicates).toEqual(['evt-1']);
+      expect(refused).toEqual([]);
+    });
+
+    it('fails a reused event id the second transaction finds, as the first would', async () => {
+      const hash = await fingerprintOf(event({ amountCents: 999 }));
+      ddb.on(TransactWriteCommand).rejectsOnce(outOfStock()).rejects(markerHolds(hash));
+      const failing = record(event());
+
+      const response = await handler({ writesFor, onRefused: () => 'record' })(batch(failing));
+
+      expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: failing.messageId }] });
+    });
+
+    it('refuses to record a refused Put, which names no key to check again, and fails the record', async () => {
+      ddb.on(TransactWriteCommand).rejects(outOfStock());
+      const failing = record(event());
+      const logger = memoryLogger();
+      const reserve: TransactItem = {
+        Put: {
+          TableName: 'stock',
+          Item: { pk: 'RESERVATION#A', quantity: 2 },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      };
+
+      const response = await handler({
+        writesFor: (e) => [...credit(e), reserve],
+        logger,
+        onRefused: () => 'record',
+      })(batch(failing));
+
+      expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: failing.messageId }] });
+      expect(transactions()).toHaveLength(1);
+      expect(logger.lines.at(-1)?.attributes.error).toMatch(
+        /^RefusalNotRecordableError: event evt-1: write 1/,
+      );
+    });
   });
 });

@@ -1,4 +1,4 @@
-import type { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import type { CancellationReason, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { type AgeGuard, ageGuardFor, checkAge } from './age-guard.js';
@@ -6,6 +6,7 @@ import { processInOrder } from './batch.js';
 import {
   ConflictingReuseError,
   MarkerKeyInUseError,
+  RefusalNotRecordableError,
   TooOldToDedupeError,
   TransactionLimitError,
   WriteFailedError,
@@ -14,6 +15,7 @@ import {
 import { type ConsumerEvent, type ParseEvent, parseEvent } from './event.js';
 import { fingerprintOf, storedFingerprint } from './fingerprint.js';
 import { type ConsumerLogger, describeError, guardedSignals, jsonLogger } from './logger.js';
+import { negatedCondition } from './negated-condition.js';
 import { sleep, utf8 } from './runtime.js';
 
 /** One item of a document client's TransactWriteItems. */
@@ -24,6 +26,14 @@ export type TransactItem = NonNullable<
 /** A DynamoDB key, plain values (the document client marshalls them). */
 export type Key = Record<string, string | number>;
 
+/**
+ * What the core does with a write refused by its own condition (`onRefused`). An async callback
+ * returns `RefusalDecision.record` (or `'record' as const`): TypeScript widens a bare string
+ * returned by an async function to `string`.
+ */
+export const RefusalDecision = { retry: 'retry', record: 'record' } as const;
+export type RefusalDecision = (typeof RefusalDecision)[keyof typeof RefusalDecision];
+
 /** What a team alarms on; each is awaited, so a metric write finishes before the record moves on. */
 export interface EffectivelyOnceSignals<E> {
   /** A redelivery found its marker: skipped, nothing written. */
@@ -32,8 +42,13 @@ export interface EffectivelyOnceSignals<E> {
   conflictingReuse?(event: NoInfer<E>, record: SQSRecord): void | Promise<void>;
   /** Older than the marker remembers: refused before any write; the record fails. */
   tooOld?(event: NoInfer<E>, ageSeconds: number, record: SQSRecord): void | Promise<void>;
-  /** A transaction cancelled by a conflict or throttling, tried again. Hot keys show here. */
+  /**
+   * A transaction cancelled by a conflict or throttling, or a refusal its item no longer confirms
+   * (see `onRefused`), tried again. Hot keys show here.
+   */
   retried?(event: NoInfer<E>, record: SQSRecord): void | Promise<void>;
+  /** A refused write recorded once (`onRefused` said 'record'): the record is acknowledged. */
+  refused?(event: NoInfer<E>, error: WriteRefusedError, record: SQSRecord): void | Promise<void>;
 }
 
 export interface EffectivelyOnceOptions<E extends ConsumerEvent> {
@@ -46,6 +61,38 @@ export interface EffectivelyOnceOptions<E extends ConsumerEvent> {
    * marker is the hundredth), 4 MB in all, none on the marker's item.
    */
   readonly writesFor: (event: NoInfer<E>, record: SQSRecord) => TransactItem[] | Promise<TransactItem[]>;
+  /**
+   * What to do when one of the writes fails its own condition: `error.index` is its place in
+   * `writesFor`'s writes, `error.item` the item as it was (if the write asked for
+   * `ReturnValuesOnConditionCheckFailure`). 'retry' (a version check that lost a race): the record
+   * fails and SQS delivers it again, as without this option. 'record' (a business "no": out of
+   * stock, over a limit): the refusal is decided once. A cancelled transaction wrote nothing, so a
+   * second one writes the marker with `outcome: 'refused'`, a ConditionCheck `NOT (<the write's
+   * condition>)` on the refused item (with only the placeholders that condition names), and
+   * `rejectionWritesFor`'s writes; then `signals.refused`, and the record is acknowledged. A
+   * redelivery finds the marker: a duplicate.
+   *
+   * The item may change between the two transactions: if the check fails (the write would now
+   * succeed), nothing is recorded and the first transaction is tried again, within `retry`; still
+   * undecided after that, the record fails and SQS delivers it again. A refused Put names no key
+   * (which of its attributes make one is the table's), so its refusal cannot be checked again:
+   * 'record' fails it with RefusalNotRecordableError; write it as an Update with the same condition.
+   * @default () => 'retry'
+   */
+  readonly onRefused?: (
+    error: WriteRefusedError,
+    event: NoInfer<E>,
+    record: SQSRecord,
+  ) => RefusalDecision | Promise<RefusalDecision>;
+  /**
+   * The team's writes beside a recorded refusal (a rejected order line), in the second transaction:
+   * at most 98, none on the marker's item or the refused one. @default none
+   */
+  readonly rejectionWritesFor?: (
+    event: NoInfer<E>,
+    error: WriteRefusedError,
+    record: SQSRecord,
+  ) => TransactItem[] | Promise<TransactItem[]>;
   /** The marker's key. @default `{ pk: 'EVENT#<eventId>' }`: a partition per event. */
   readonly markerKey?: (event: NoInfer<E>, record: SQSRecord) => Key;
   /** Reads and validates a body. @default {@link parseEvent}: `eventId`, `createdAt`, anything else kept */
@@ -108,6 +155,35 @@ const TRANSIENT = new Set(['TransactionConflict', 'ThrottlingError', 'Provisione
  *   ],
  * });
  * ```
+ *
+ * @example A business refusal, decided once: out of stock is recorded, not retried for half an hour.
+ * ```ts
+ * const Order = v.looseObject({ ...EventSchema.entries, sku: v.string(), quantity: v.number() });
+ * export const handler = createEffectivelyOnceHandler<v.InferOutput<typeof Order>>({
+ *   ddb,
+ *   markerTable: 'stock',
+ *   parse: parseWith(Order),
+ *   writesFor: (order) => [
+ *     {
+ *       Update: {
+ *         TableName: 'stock',
+ *         Key: { pk: `SKU#${order.sku}` },
+ *         UpdateExpression: 'SET stock = stock - :q',
+ *         ConditionExpression: 'stock >= :q',
+ *         ExpressionAttributeValues: { ':q': order.quantity },
+ *       },
+ *     },
+ *   ],
+ *   // Write 0 is the decrement: its "no" is the business's. Anything else (a version check) is retried.
+ *   onRefused: (error) => (error.index === 0 ? 'record' : 'retry'),
+ *   rejectionWritesFor: (order) => [
+ *     { Put: { TableName: 'stock', Item: { pk: `REJECTED#${order.eventId}`, sku: order.sku, reason: 'out of stock' } } },
+ *   ],
+ *   signals: { refused: (order) => metrics.addMetric('OutOfStock', 'Count', 1) },
+ * });
+ * // Out of stock: one transaction refused, then ONE that writes the marker (outcome 'refused') and
+ * // the rejected line, if `NOT (stock >= :q)` still holds. Acknowledged; a redelivery is a duplicate.
+ * ```
  */
 export function createEffectivelyOnceHandler<E extends ConsumerEvent = ConsumerEvent>(
   options: EffectivelyOnceOptions<E>,
@@ -137,58 +213,100 @@ export function createEffectivelyOnceHandler<E extends ConsumerEvent = ConsumerE
     const writes = await options.writesFor(event, record);
     refuseOverLimits(options.markerTable, key, writes);
     const hash = await fingerprint(event);
-    const marker = markerUpdate(options.markerTable, key, hash, Math.floor(now / 1000), {
-      ttlSeconds,
-      keepForSeconds: Math.max(ttlSeconds, options.keepForSeconds ?? ttlSeconds),
-      ttlAttribute: options.ttlAttribute ?? 'expiresAt',
+    const markerOf = (outcome: 'applied' | 'refused'): TransactItem => ({
+      Update: markerUpdate(options.markerTable, key, hash, outcome, Math.floor(now / 1000), {
+        ttlSeconds,
+        keepForSeconds: Math.max(ttlSeconds, options.keepForSeconds ?? ttlSeconds),
+        ttlAttribute: options.ttlAttribute ?? 'expiresAt',
+      }),
     });
+
+    /** Item 0 of a cancelled transaction found a marker: a redelivery returns, anything else throws. */
+    async function markerFound(found: CancellationReason, error: TransactionCanceledException) {
+      if (found.Item === undefined) {
+        // ReturnValuesOnConditionCheckFailure asked for it: without it a reuse cannot be told apart.
+        logger.warn('marker found without its item: a reused event id would pass as a duplicate', {
+          eventId: event.eventId,
+        });
+      }
+      // Every marker has an expiry: an item without one is another entity's, on the same key.
+      if (found.Item !== undefined && !('dedupeUntil' in found.Item)) {
+        throw new MarkerKeyInUseError(event.eventId);
+      }
+      const stored = storedFingerprint(found.Item);
+      // A marker without a fingerprint (written before there was one) counts as the same payload.
+      if (stored !== undefined && stored !== hash) {
+        await signals.conflictingReuse?.(event, record);
+        throw new ConflictingReuseError(event.eventId, { cause: error });
+      }
+      logger.info('duplicate suppressed: event already applied', {
+        eventId: event.eventId,
+        messageId: record.messageId,
+        receiveCount: record.attributes.ApproximateReceiveCount,
+      });
+      await signals.duplicate?.(event, record);
+    }
+
+    /** The second transaction: the marker, refused, if the refused write would still be refused. */
+    async function recordRefusal(refusal: WriteRefusedError) {
+      const write = writes[refusal.index];
+      const check = negatedCondition(write?.Update ?? write?.Delete ?? write?.ConditionCheck);
+      if (check === undefined) {
+        throw new RefusalNotRecordableError(event.eventId, refusal.index, { cause: refusal });
+      }
+      const checked = [
+        { ConditionCheck: check },
+        ...((await options.rejectionWritesFor?.(event, refusal, record)) ?? []),
+      ];
+      refuseOverLimits(options.markerTable, key, checked);
+      return transact([markerOf('refused'), ...checked]);
+    }
+
     for (let attempt = 1; ; attempt += 1) {
-      try {
-        // Each send is a fresh ClientRequestToken; the SDK's own retries inside it reuse one.
-        await options.ddb.send(new TransactWriteCommand({ TransactItems: [{ Update: marker }, ...writes] }));
-        return;
-      } catch (error) {
-        if (!isCancellation(error)) throw new WriteFailedError(describe(error), { cause: error });
-        const reasons = error.CancellationReasons ?? [];
-        if (reasons[0]?.Code === 'ConditionalCheckFailed') {
-          if (reasons[0].Item === undefined) {
-            // ReturnValuesOnConditionCheckFailure asked for it: without it a reuse cannot be told apart.
-            logger.warn('marker found without its item: a reused event id would pass as a duplicate', {
-              eventId: event.eventId,
-            });
-          }
-          // Every marker has an expiry: an item without one is another entity's, on the same key.
-          if (reasons[0].Item !== undefined && !('dedupeUntil' in reasons[0].Item)) {
-            throw new MarkerKeyInUseError(event.eventId);
-          }
-          const stored = storedFingerprint(reasons[0].Item);
-          // A marker without a fingerprint (written before there was one) counts as the same payload.
-          if (stored !== undefined && stored !== hash) {
-            await signals.conflictingReuse?.(event, record);
-            throw new ConflictingReuseError(event.eventId, { cause: error });
-          }
-          logger.info('duplicate suppressed: event already applied', {
-            eventId: event.eventId,
-            messageId: record.messageId,
-            receiveCount: record.attributes.ApproximateReceiveCount,
-          });
-          await signals.duplicate?.(event, record);
+      let cancelled = await transact([markerOf('applied'), ...writes]);
+      if (cancelled === undefined) return;
+      let reasons = cancelled.CancellationReasons ?? [];
+      if (reasons[0]?.Code === 'ConditionalCheckFailed') return markerFound(reasons[0], cancelled);
+      // Reasons come in the order of the items: the marker, then the team's writes.
+      const refused = reasons.findIndex(
+        (reason, index) => index > 0 && reason.Code === 'ConditionalCheckFailed',
+      );
+      if (refused > 0) {
+        const error = new WriteRefusedError(event.eventId, refused - 1, reasons[refused]?.Item, {
+          cause: cancelled,
+        });
+        if ((await options.onRefused?.(error, event, record)) !== 'record') throw error;
+        cancelled = await recordRefusal(error);
+        if (cancelled === undefined) {
+          logger.info('refusal recorded', { eventId: event.eventId, index: error.index });
+          await signals.refused?.(event, error, record);
           return;
         }
-        // Reasons come in the order of the items: the marker, then the team's writes.
-        const refused = reasons.findIndex(
-          (reason, index) => index > 0 && reason.Code === 'ConditionalCheckFailed',
-        );
-        if (refused > 0) {
-          throw new WriteRefusedError(event.eventId, refused - 1, reasons[refused]?.Item, { cause: error });
-        }
-        // A cancelled transaction wrote nothing: trying again cannot apply twice.
-        if (attempt >= retry.attempts || !reasons.some((reason) => TRANSIENT.has(reason.Code ?? ''))) {
-          throw new WriteFailedError(describe(error), { cause: error });
-        }
-        await signals.retried?.(event, record);
-        await sleep(Math.random() * retry.baseDelayMs * 2 ** attempt);
+        reasons = cancelled.CancellationReasons ?? [];
+        if (reasons[0]?.Code === 'ConditionalCheckFailed') return markerFound(reasons[0], cancelled);
       }
+      // A cancelled transaction wrote nothing: trying again cannot apply twice. A refusal whose
+      // check failed (item 1) is undecided: the item changed, and the write would now succeed.
+      const again =
+        reasons.some((reason) => TRANSIENT.has(reason.Code ?? '')) ||
+        (refused > 0 && reasons[1]?.Code === 'ConditionalCheckFailed');
+      if (attempt >= retry.attempts || !again) {
+        throw new WriteFailedError(describe(cancelled), { cause: cancelled });
+      }
+      await signals.retried?.(event, record);
+      await sleep(Math.random() * retry.baseDelayMs * 2 ** attempt);
+    }
+  }
+
+  /** Sends one transaction: undefined once committed, its cancellation if cancelled; else throws. */
+  async function transact(items: TransactItem[]) {
+    try {
+      // Each send is a fresh ClientRequestToken; the SDK's own retries inside it reuse one.
+      await options.ddb.send(new TransactWriteCommand({ TransactItems: items }));
+      return undefined;
+    } catch (error) {
+      if (!isCancellation(error)) throw new WriteFailedError(describe(error), { cause: error });
+      return error;
     }
   }
 
@@ -196,13 +314,16 @@ export function createEffectivelyOnceHandler<E extends ConsumerEvent = ConsumerE
 }
 
 /**
- * The marker: SET its fingerprint and its expiry only if no marker remembers the event. An Update,
- * not a Put, so that attributes others keep on the item survive a write after the expiry.
+ * The marker: SET its fingerprint, its expiry and its outcome (the writes applied, or a refusal
+ * recorded) only if no marker remembers the event. An Update, not a Put, so that attributes others
+ * keep on the item survive a write after the expiry; every marker SETs its outcome, so a marker
+ * written over an expired one never keeps the old one's.
  */
 function markerUpdate(
   table: string,
   key: Key,
   hash: string,
+  outcome: 'applied' | 'refused',
   nowSeconds: number,
   ttl: { readonly ttlSeconds: number; readonly keepForSeconds: number; readonly ttlAttribute: string },
 ) {
@@ -210,16 +331,19 @@ function markerUpdate(
     TableName: table,
     Key: key,
     ConditionExpression: 'attribute_not_exists(#pk) OR #dedupeUntil < :now',
-    UpdateExpression: 'SET #payloadHash = :payloadHash, #dedupeUntil = :dedupeUntil, #ttl = :ttl',
+    UpdateExpression:
+      'SET #payloadHash = :payloadHash, #dedupeUntil = :dedupeUntil, #ttl = :ttl, #outcome = :outcome',
     ExpressionAttributeNames: {
       '#pk': Object.keys(key)[0] ?? 'pk',
       '#payloadHash': 'payloadHash',
       '#dedupeUntil': 'dedupeUntil',
       '#ttl': ttl.ttlAttribute,
+      '#outcome': 'outcome',
     },
     ExpressionAttributeValues: {
       ':now': nowSeconds,
       ':payloadHash': hash,
+      ':outcome': outcome,
       ':dedupeUntil': nowSeconds + ttl.ttlSeconds,
       ':ttl': nowSeconds + ttl.keepForSeconds,
     },

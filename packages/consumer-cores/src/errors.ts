@@ -63,7 +63,8 @@ export class TransactionLimitError extends ConsumerError {
 
 /**
  * One of the team's own writes failed its condition (a business refusal, such as insufficient
- * funds): nothing was written, and the record fails. `index` is its place in the writes given.
+ * funds): nothing was written. `index` is its place in the writes given. The record fails, unless
+ * the core's `onRefused` decides to record the refusal (effectively-once).
  */
 export class WriteRefusedError extends ConsumerError {
   override readonly name = 'WriteRefusedError';
@@ -76,6 +77,25 @@ export class WriteRefusedError extends ConsumerError {
   ) {
     super(
       `event ${eventId}: write ${index} of its writes failed its condition; nothing was written`,
+      options,
+    );
+  }
+}
+
+/**
+ * A refusal `onRefused` asked to record that the core cannot confirm: the refused write is a Put
+ * (it names no key, so its item cannot be checked again). Nothing was written; the record fails, as
+ * on 'retry'. Write it as an Update with the same condition.
+ */
+export class RefusalNotRecordableError extends ConsumerError {
+  override readonly name = 'RefusalNotRecordableError';
+  constructor(
+    readonly eventId: string,
+    readonly index: number,
+    options?: ErrorOptions,
+  ) {
+    super(
+      `event ${eventId}: write ${index} has no key to check its refusal again (a Put), so it is not recorded; write it as an Update with the same condition`,
       options,
     );
   }
