@@ -1,4 +1,5 @@
-import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
+import { sqsRecord as teamRecord } from '@sqs-delivery-semantics/consumer-cores/testing';
+import type { Context, SQSRecord } from 'aws-lambda';
 import type { MessageBody } from '../../functions/shared/message.js';
 import { NOW } from './consumer-deps.js';
 
@@ -19,38 +20,30 @@ export function messageBody(overrides: Partial<MessageBody> = {}): MessageBody {
   };
 }
 
-/** A record exactly as the Lambda SQS event source delivers it. */
+/**
+ * A record exactly as the Lambda SQS event source delivers it: the cores package's own builder (what a
+ * team's tests use), with the lab's run id as a message attribute and a message id shaped like SQS's.
+ */
 export function sqsRecord(
   body: MessageBody | string,
   overrides: { receiveCount?: number; messageId?: string } = {},
 ): SQSRecord {
   sequence += 1;
-  const messageId = overrides.messageId ?? `00000000-0000-4000-8000-${String(sequence).padStart(12, '0')}`;
   const runId = typeof body === 'string' ? undefined : body.runId;
   return {
-    messageId,
-    receiptHandle: `receipt-${messageId}`,
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-    attributes: {
-      ApproximateReceiveCount: String(overrides.receiveCount ?? 1),
-      SentTimestamp: '1700000000000',
-      SenderId: 'AIDAEXAMPLE',
-      ApproximateFirstReceiveTimestamp: '1700000000001',
-    },
-    messageAttributes: runId
-      ? { runId: { stringValue: runId, stringListValues: [], binaryListValues: [], dataType: 'String' } }
-      : {},
-    md5OfBody: 'not-checked',
+    ...teamRecord(body, {
+      messageId: overrides.messageId ?? `00000000-0000-4000-8000-${String(sequence).padStart(12, '0')}`,
+      receiveCount: overrides.receiveCount ?? 1,
+      queueArn: 'arn:aws:sqs:eu-west-1:123456789012:queue',
+      messageAttributes: runId
+        ? { runId: { stringValue: runId, stringListValues: [], binaryListValues: [], dataType: 'String' } }
+        : {},
+    }),
     ...(runId ? { md5OfMessageAttributes: 'not-checked' } : {}),
-    eventSource: 'aws:sqs',
-    eventSourceARN: 'arn:aws:sqs:eu-west-1:123456789012:queue',
-    awsRegion: 'eu-west-1',
   };
 }
 
-export function sqsEvent(...records: SQSRecord[]): SQSEvent {
-  return { Records: records };
-}
+export { sqsEvent } from '@sqs-delivery-semantics/consumer-cores/testing';
 
 /** A Lambda context with 30 s left, as an invocation gets one. */
 export const lambdaContext: Context = {
