@@ -118,10 +118,19 @@ describe('LoggedFunction: local esbuild, never a silent Docker fallback', () => 
     // Not vacuous: from that folder and that PATH, there is no esbuild to find.
     expect(findLocalEsbuild(project, { searchPath: emptyPath })).toBeUndefined();
     vi.stubEnv('PATH', emptyPath);
-    expect(() => functionIn(inProject)).toThrow(
+    // An app that bundles this stack (cdk synth, deploy, diff: the CLI's default).
+    expect(() => functionIn(inProject, new App())).toThrow(
       `LoggedFunction Worker: no local esbuild found from ${project}; install it ` +
         '(npm install --save-dev esbuild@0.28.2), or set bundling.forceDockerBundling to bundle in Docker',
     );
+  });
+
+  it('needs no esbuild where the stack is not bundled (cdk destroy, cdk ls, a stack left out of a deploy)', () => {
+    vi.stubEnv('PATH', emptyPath);
+    // The CLI's context for those: no stack is bundled, so CDK would never fall back to Docker.
+    expect(() =>
+      functionIn(inProject, new App({ context: { 'aws:cdk:bundling-stacks': [] } })),
+    ).not.toThrow();
   });
 
   it('lets a team that asks for Docker (forceDockerBundling) have it: no refusal', () => {

@@ -180,6 +180,9 @@ describe('SqsConsumer: the queue pair, the grants and the alarm', () => {
     return {
       queue: policiesOf(consumer.queue),
       deadLetterQueue: policiesOf(consumer.deadLetterQueue),
+      // The TLS-only queue policies: a retained queue must keep its own.
+      queuePolicy: policiesOf(consumer.queue.node.findChild('Policy') as never),
+      deadLetterQueuePolicy: policiesOf(consumer.deadLetterQueue.node.findChild('Policy') as never),
       logGroup: policiesOf(consumer.fn.functionLogGroup),
     };
   }
@@ -188,6 +191,8 @@ describe('SqsConsumer: the queue pair, the grants and the alarm', () => {
     const retained = {
       queue: ['Retain', 'Retain'],
       deadLetterQueue: ['Retain', 'Retain'],
+      queuePolicy: ['Retain', 'Retain'],
+      deadLetterQueuePolicy: ['Retain', 'Retain'],
       logGroup: ['Retain', 'Retain'],
     };
     expect(removalPoliciesOf({})).toEqual(retained);
@@ -198,6 +203,8 @@ describe('SqsConsumer: the queue pair, the grants and the alarm', () => {
     expect(removalPoliciesOf({ removalPolicy: RemovalPolicy.DESTROY })).toEqual({
       queue: ['Delete', 'Delete'],
       deadLetterQueue: ['Delete', 'Delete'],
+      queuePolicy: ['Delete', 'Delete'],
+      deadLetterQueuePolicy: ['Delete', 'Delete'],
       logGroup: ['Delete', 'Delete'],
     });
   });

@@ -83,4 +83,19 @@ describe('@sqs-delivery-semantics/consumer-cores/testing', () => {
       await rm(bin, { recursive: true, force: true });
     }
   });
+
+  it('leaves no DynamoDB Local behind when the test process exits without stop()', async () => {
+    const script =
+      "const { startDynamoDbLocal } = await import('@sqs-delivery-semantics/consumer-cores/testing');" +
+      'const local = await startDynamoDbLocal(); console.log(local.endpoint); process.exit(0);';
+    const { stdout } = await run(
+      process.execPath,
+      ['--import', 'tsx', `--conditions=${SOURCE_CONDITION}`, '--input-type=module', '-e', script],
+      { cwd: PROJECT_ROOT, env: { PATH: process.env.PATH ?? '' } },
+    );
+    const endpoint = stdout.trim().split('\n').at(-1) ?? '';
+    expect(endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    // The JVM was SIGKILLed as its parent exited: nothing answers there.
+    await expect(fetch(endpoint, { signal: AbortSignal.timeout(5_000) })).rejects.toThrow();
+  }, 60_000);
 });

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
-import { cp, mkdtemp, rename, rm, symlink } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join, resolve } from 'node:path';
 import { PROJECT_ROOT } from '../../lib/bundling.js';
 
 /**
@@ -35,10 +35,19 @@ const PACKAGES = {
   'cdk-constructs.tgz': 'packages/cdk-constructs',
 };
 
-/** A team's environment: this machine's PATH, HOME (npm's cache) and TMPDIR, and nothing of ours. */
+/**
+ * A team's environment: this machine's PATH without this repository's folders (under `npm test` it
+ * holds node_modules/.bin, whose esbuild aws-cdk-lib would find on PATH), HOME (npm's cache) and
+ * TMPDIR, and nothing of ours.
+ */
 function teamEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const keep = ['PATH', 'HOME', 'TMPDIR', 'LANG'];
+  const keep = ['HOME', 'TMPDIR', 'LANG'];
+  const path = (process.env.PATH ?? '')
+    .split(delimiter)
+    .filter((entry) => entry !== '' && !resolve(entry).startsWith(resolve(PROJECT_ROOT)))
+    .join(delimiter);
   return {
+    PATH: path,
     ...Object.fromEntries(keep.flatMap((name) => (process.env[name] ? [[name, process.env[name]]] : []))),
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     CDK_DISABLE_CLI_TELEMETRY: 'true',
@@ -74,9 +83,9 @@ async function must(step: string, result: Promise<Result>): Promise<Result> {
 }
 
 /**
- * A copy of the package at `path` (what `files` would pack, plus its tsconfigs), its dist/ built
- * there with the repository's TypeScript and packages (node_modules linked), packed to
- * `<root>/<tarball>`: what `npm pack` in the package runs through its prepack.
+ * A copy of the package at `path`, with the repository's packages linked as its node_modules (its
+ * TypeScript and the types its build needs), packed there by `npm pack` with its own prepack, to
+ * `<root>/<tarball>`.
  */
 async function packCopy(path: string, root: string, tarball: string): Promise<void> {
   const copy = join(root, 'build', path);
@@ -85,19 +94,42 @@ async function packCopy(path: string, root: string, tarball: string): Promise<vo
     filter: (source) => !/[\\/](dist|node_modules)$/.test(source),
   });
   await symlink(join(PROJECT_ROOT, 'node_modules'), join(copy, 'node_modules'), 'dir');
-  const tsc = join(PROJECT_ROOT, 'node_modules/typescript/bin/tsc');
-  await must(
-    `the build of ${path}`,
-    run(process.execPath, [tsc, '-p', 'tsconfig.build.json'], copy, teamEnv()),
-  );
-  // Built just above: no prepack.
-  const packed = await must(
-    `npm pack of ${path}`,
-    run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', root], copy, teamEnv()),
-  );
-  const [made] = JSON.parse(packed.stdout) as { filename: string }[];
-  if (made === undefined) throw new Error(`npm pack made no tarball of ${path}`);
-  await rename(join(root, made.filename), join(root, tarball));
+  // npm pack as a publisher runs it: prepack builds dist/ (a clean one), postpack removes it.
+  const destination = join(root, 'packed', tarball);
+  await mkdir(destination, { recursive: true });
+  await must(`npm pack of ${path}`, run('npm', ['pack', '--pack-destination', destination], copy, teamEnv()));
+  const made = (await readdir(destination)).filter((name) => name.endsWith('.tgz'));
+  if (made.length !== 1) throw new Error(`npm pack of ${path} made ${made.length} tarballs`);
+  await rename(join(destination, made[0] as string), join(root, tarball));
+}
+
+/**
+ * The fixture's lockfile pins every package but ours, whose entries say what their manifests say
+ * today (their dependencies and peers), so that editing a manifest does not put the committed
+ * lockfile out of step. A new dependency of ours still needs the lockfile made again.
+ */
+async function lockOwnPackagesAsPacked(dir: string): Promise<void> {
+  const path = join(dir, 'package-lock.json');
+  const lock = JSON.parse(await readFile(path, 'utf8')) as {
+    packages: Record<string, Record<string, unknown>>;
+  };
+  for (const packagePath of Object.values(PACKAGES)) {
+    const manifest = JSON.parse(await readFile(join(PROJECT_ROOT, packagePath, 'package.json'), 'utf8'));
+    const entry = lock.packages[`node_modules/${manifest.name}`];
+    if (entry === undefined) throw new Error(`the fixture's lockfile has no ${manifest.name}`);
+    for (const field of [
+      'version',
+      'license',
+      'dependencies',
+      'engines',
+      'peerDependencies',
+      'peerDependenciesMeta',
+    ]) {
+      if (manifest[field] === undefined) delete entry[field];
+      else entry[field] = manifest[field];
+    }
+  }
+  await writeFile(path, `${JSON.stringify(lock, null, 2)}\n`);
 }
 
 /**
@@ -114,6 +146,7 @@ export async function packedService(): Promise<PackedService> {
 
     const dir = join(root, 'service');
     await cp(FIXTURE, dir, { recursive: true });
+    await lockOwnPackagesAsPacked(dir);
     started = Date.now();
     await must(
       'npm ci',

@@ -1,5 +1,5 @@
 import { dirname } from 'node:path';
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { type BundlingOptions, NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -83,7 +83,9 @@ export class LoggedFunction extends NodejsFunction {
   public readonly functionRole: iam.Role;
 
   constructor(scope: Construct, id: string, props: LoggedFunctionProps) {
-    if (!props.bundling?.forceDockerBundling) {
+    // Only where this stack is bundled: `cdk destroy`, `cdk ls` and stacks left out of a deploy
+    // bundle nothing (the CLI's bundling-stacks context), so a teardown needs no esbuild.
+    if (!props.bundling?.forceDockerBundling && Stack.of(scope).bundlingRequired) {
       // Where NodejsFunction bundles: projectRoot, else the lockfile's folder; without either, the
       // lockfile it finds is at or above the working directory, which resolution walks up through.
       const projectRoot =

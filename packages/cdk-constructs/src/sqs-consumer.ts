@@ -129,7 +129,8 @@ export interface SqsConsumerProps {
  *   environment: { TABLE_NAME: table.tableName },
  *   alarmTopic: oncall,
  * });
- * grantWriteOwnPartitions(table, consumer.fn, { leadingKeys: ['RESERVATION#*'] });
+ * // An effectively-once handler writes its markers (EVENT#…) beside its own items.
+ * grantWriteOwnPartitions(table, consumer.fn, { leadingKeys: ['EVENT#*', 'RESERVATION#*'] });
  */
 export class SqsConsumer extends Construct {
   public readonly queue: sqs.Queue;
@@ -176,6 +177,12 @@ export class SqsConsumer extends Construct {
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: props.maxReceiveCount ?? 10 },
       removalPolicy,
     });
+
+    // The TLS-only policies (enforceSSL) go with their queues: a retained queue without one would
+    // accept plain HTTP.
+    for (const queue of [this.queue, this.deadLetterQueue]) {
+      (queue.node.tryFindChild('Policy') as sqs.QueuePolicy | undefined)?.applyRemovalPolicy(removalPolicy);
+    }
 
     const environment =
       typeof props.environment === 'function' ? props.environment(this.queue) : (props.environment ?? {});

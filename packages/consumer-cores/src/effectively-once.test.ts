@@ -391,6 +391,33 @@ describe('createEffectivelyOnceHandler', () => {
       expect(eventId).toBe('evt-1');
     });
 
+    it("asks about every refused write, and records nothing when one of them says 'retry' (a version check beside the stock)", async () => {
+      // DynamoDB names both: the credit (index 0, a business "no" here) and the decrement (index 1,
+      // here the team's version check).
+      ddb
+        .on(TransactWriteCommand)
+        .rejects(
+          cancelled(
+            { Code: 'None' },
+            { Code: 'ConditionalCheckFailed' },
+            { Code: 'ConditionalCheckFailed', Item: { stock: { N: '1' } } },
+          ),
+        );
+      const asked: number[] = [];
+
+      const response = await handler({
+        writesFor,
+        onRefused: (error) => {
+          asked.push(error.index);
+          return error.index === 0 ? 'record' : 'retry';
+        },
+      })(batch(record(event())));
+
+      expect(asked).toEqual([0, 1]);
+      expect(response.batchItemFailures).toHaveLength(1);
+      expect(transactions().filter(isSecond)).toEqual([]);
+    });
+
     it("on 'record', sends ONE second transaction: the marker refused, the negated check, the rejection writes; acknowledged", async () => {
       ddb.on(TransactWriteCommand).rejectsOnce(outOfStock()).resolves({});
       const logger = memoryLogger();

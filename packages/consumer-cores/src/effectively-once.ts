@@ -62,7 +62,8 @@ export interface EffectivelyOnceOptions<E extends ConsumerEvent> {
    */
   readonly writesFor: (event: NoInfer<E>, record: SQSRecord) => TransactItem[] | Promise<TransactItem[]>;
   /**
-   * What to do when one of the writes fails its own condition: `error.index` is its place in
+   * What to do when one of the writes fails its own condition, asked for each write that did (a
+   * refusal is recorded only if each says 'record'): `error.index` is its place in
    * `writesFor`'s writes, `error.item` the item as it was (if the write asked for
    * `ReturnValuesOnConditionCheckFailure`). 'retry' (a version check that lost a race): the record
    * fails and SQS delivers it again, as without this option. 'record' (a business "no": out of
@@ -268,14 +269,18 @@ export function createEffectivelyOnceHandler<E extends ConsumerEvent = ConsumerE
       let reasons = cancelled.CancellationReasons ?? [];
       if (reasons[0]?.Code === 'ConditionalCheckFailed') return markerFound(reasons[0], cancelled);
       // Reasons come in the order of the items: the marker, then the team's writes.
-      const refused = reasons.findIndex(
-        (reason, index) => index > 0 && reason.Code === 'ConditionalCheckFailed',
+      // DynamoDB names every write whose condition failed: each is asked, and a refusal is recorded
+      // only if each says 'record' (a version check among them is retried); the first one is checked.
+      const refusals = reasons.flatMap((reason, index) =>
+        index > 0 && reason.Code === 'ConditionalCheckFailed'
+          ? [new WriteRefusedError(event.eventId, index - 1, reason.Item, { cause: cancelled })]
+          : [],
       );
-      if (refused > 0) {
-        const error = new WriteRefusedError(event.eventId, refused - 1, reasons[refused]?.Item, {
-          cause: cancelled,
-        });
-        if ((await options.onRefused?.(error, event, record)) !== 'record') throw error;
+      const [error] = refusals;
+      if (error !== undefined) {
+        for (const refusal of refusals) {
+          if ((await options.onRefused?.(refusal, event, record)) !== 'record') throw refusal;
+        }
         cancelled = await recordRefusal(error);
         if (cancelled === undefined) {
           logger.info('refusal recorded', { eventId: event.eventId, index: error.index });
@@ -289,7 +294,7 @@ export function createEffectivelyOnceHandler<E extends ConsumerEvent = ConsumerE
       // check failed (item 1) is undecided: the item changed, and the write would now succeed.
       const again =
         reasons.some((reason) => TRANSIENT.has(reason.Code ?? '')) ||
-        (refused > 0 && reasons[1]?.Code === 'ConditionalCheckFailed');
+        (error !== undefined && reasons[1]?.Code === 'ConditionalCheckFailed');
       if (attempt >= retry.attempts || !again) {
         throw new WriteFailedError(describe(cancelled), { cause: cancelled });
       }

@@ -27,8 +27,9 @@ export class DynamoDbLocalError extends Error {
  * @example
  * ```ts
  * let local: DynamoDbLocal;
- * beforeAll(async () => { local = await startDynamoDbLocal(); });
- * afterAll(() => local.stop());
+ * // A JVM starts: seconds, more than a test runner's default hook timeout on a busy machine.
+ * beforeAll(async () => { local = await startDynamoDbLocal(); }, 60_000);
+ * afterAll(() => local?.stop());
  * // const ddb = DynamoDBDocumentClient.from(new DynamoDBClient(local.clientConfig));
  * ```
  */
@@ -57,13 +58,24 @@ export async function startDynamoDbLocal(
     );
     child.once('exit', (code, signal) => resolve(`it exited (${signal ?? `code ${code}`})`));
   });
-  const stop = () => stopChild(child);
+  // A test process that ends without stop() (a hook timeout, Ctrl-C) must not leave a JVM behind.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  const stop = () => {
+    process.removeListener('exit', killOnExit);
+    return stopChild(child);
+  };
   const clientConfig = {
     endpoint,
     region: 'eu-west-1',
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
   };
-  const client = new DynamoDBClient({ ...clientConfig, maxAttempts: 1 });
+  // A listener that never answers must not outlast the deadline.
+  const client = new DynamoDBClient({
+    ...clientConfig,
+    maxAttempts: 1,
+    requestHandler: { connectionTimeout: 500, requestTimeout: 2_000, throwOnRequestTimeout: true },
+  });
   const deadline = Date.now() + (options.readyTimeoutMs ?? 30_000);
   try {
     for (;;) {
