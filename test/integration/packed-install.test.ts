@@ -72,12 +72,14 @@ describe('the packages, packed and installed into a service of its own', () => {
     expect(synthesized.stderr).not.toMatch(/docker/i);
   });
 
-  it('runs its handler against DynamoDB Local: a redelivery and a re-send are applied once', async () => {
+  it('runs its handler against DynamoDB Local: a redelivery and a re-send are applied once, an out-of-stock line is recorded once', async () => {
     const checked = await check;
     expect(checked, checked.stderr).toMatchObject({ code: 0 });
     const result = JSON.parse(checked.stdout.trim().split('\n').at(-1) ?? '{}');
-    // 10 in stock, one line of 3 delivered three times.
-    expect(result).toEqual({ stock: 7, failures: [] });
-    expect(checked.stdout.match(/duplicate suppressed/g)).toHaveLength(2);
+    // 10 in stock, one line of 3 delivered three times; 1 of B, a line of 3 refused and recorded once,
+    // its redelivery a duplicate: nothing left to retry.
+    expect(result).toEqual({ stock: 7, stockB: 1, refusal: 'refused', failures: [] });
+    expect(checked.stdout.match(/duplicate suppressed/g)).toHaveLength(3);
+    expect(checked.stdout.match(/refusal recorded/g)).toHaveLength(1);
   });
 });
