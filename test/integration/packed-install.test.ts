@@ -19,8 +19,12 @@ describe('the packages, packed and installed into a service of its own', () => {
 
   beforeAll(async () => {
     started = Date.now();
-    const { endpoint } = await sharedDynamoDb('packed-install');
-    service = await packedService();
+    // The shared DynamoDB Local may still be starting: pack and install meanwhile.
+    const [shared, installed] = await Promise.allSettled([sharedDynamoDb('packed-install'), packedService()]);
+    if (installed.status === 'rejected') throw installed.reason;
+    service = installed.value;
+    if (shared.status === 'rejected') throw shared.reason;
+    const { endpoint } = shared.value;
     typecheck = service.run('npx', ['tsc', '-p', 'tsconfig.json']);
     synth = service.run('npx', ['cdk', 'synth', '--quiet']);
     check = service.run('npx', ['tsx', 'src/check.ts'], { DYNAMODB_ENDPOINT: endpoint });
