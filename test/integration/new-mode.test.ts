@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROJECT_ROOT } from '../../lib/bundling.js';
+import { PROJECT_ROOT, SOURCE_CONDITION } from '../../lib/bundling.js';
 
 const run = promisify(execFile);
 
@@ -50,7 +50,8 @@ describe('adding a mode', () => {
     for (const dir of ['bin', 'contract', 'functions', 'harness', 'lib']) {
       await cp(join(PROJECT_ROOT, dir), join(copy, dir), { recursive: true });
     }
-    for (const file of ['package.json', 'tsconfig.json', 'cdk.json']) {
+    // .npmrc: its scripts resolve the workspace packages to their sources, as here.
+    for (const file of ['package.json', 'tsconfig.json', 'cdk.json', '.npmrc']) {
       await cp(join(PROJECT_ROOT, file), join(copy, file));
     }
     await symlink(join(PROJECT_ROOT, 'node_modules'), join(copy, 'node_modules'), 'dir');
@@ -93,9 +94,12 @@ describe('adding a mode', () => {
     for (const file of ['shared-dynamodb.ts', 'shared-dynamodb.setup.ts']) {
       await cp(join(PROJECT_ROOT, 'test/support', file), join(copy, 'test/support', file));
     }
+    // The packages resolve to their sources, as in vitest.config.ts.
+    const conditions = JSON.stringify([SOURCE_CONDITION, 'node', 'development|production']);
     await writeFile(
       join(copy, 'vitest.config.ts'),
-      "export default { test: { globalSetup: ['test/support/shared-dynamodb.setup.ts'] } };\n",
+      `export default { resolve: { conditions: ${conditions} }, ssr: { resolve: { conditions: ${conditions} } }, ` +
+        "test: { globalSetup: ['test/support/shared-dynamodb.setup.ts'] } };\n",
     );
     await addLineAfter(
       coresFile,
