@@ -195,6 +195,8 @@ const SERVER_CONDITIONS = [SOURCE_CONDITION, ...defaultServerConditions.filter((
 const SOURCE_RESOLVE = {
   resolve: { conditions: SERVER_CONDITIONS },
   ssr: { resolve: { conditions: SERVER_CONDITIONS } },
+  // Where Vitest runs a project's globalSetup (test/support/shared-dynamodb.setup.ts).
+  environments: { __vitest__: { resolve: { conditions: SERVER_CONDITIONS } } },
 };
 
 export default defineConfig({

@@ -1,14 +1,6 @@
 import { fileURLToPath } from 'node:url';
 
 /**
- * How a handler is bundled, shared by the stack (NodejsFunction, local esbuild, never Docker) and
- * the local runtime, so both run the same code built the same way.
- *
- * ESM output, because the project is ESM. The banner restores `require` for the few CommonJS
- * dependencies that call it on Node built-ins. The AWS SDK is bundled rather than taken from the
- * runtime, so the deployed code runs exactly the SDK version in package-lock.json.
- */
-/**
  * The export condition under which this repository's own packages (packages/*) resolve to their
  * TypeScript sources, so nothing is built before a run or a synth. Set in every resolver: .npmrc's
  * node-options (Node and tsx under npm), tsconfig's customConditions, Vitest's resolve conditions
@@ -16,6 +8,14 @@ import { fileURLToPath } from 'node:url';
  */
 export const SOURCE_CONDITION = '@sqs-delivery-semantics/source';
 
+/**
+ * How a handler is bundled, shared by the stack (NodejsFunction, local esbuild, never Docker) and
+ * the local runtime, so both run the same code built the same way.
+ *
+ * ESM output, because the project is ESM. The banner restores `require` for the few CommonJS
+ * dependencies that call it on Node built-ins. The AWS SDK is bundled rather than taken from the
+ * runtime, so the deployed code runs exactly the SDK version in package-lock.json.
+ */
 export const BUNDLING = {
   format: 'esm',
   /** Matches the runtime the stack pins (nodejs24.x); the local runtime builds for the local Node instead. */

