@@ -315,3 +315,16 @@ export function fifoBatchSizeNote(modes: readonly Mode[], batchSize: number | un
     `Lambda takes at most ${FIFO_MAX_BATCH_SIZE} records per batch from a FIFO queue`
   );
 }
+
+/** The settings a mode actually runs with in an environment (after local or deployed overrides). */
+export interface EffectiveModeSettings {
+  readonly batchSize: number;
+  readonly maxBatchingWindowSeconds: number;
+  /** The most batches in flight at once: maximum concurrency, or 10 per provisioned poller. */
+  readonly maxConcurrency: number;
+  /** A deployed mapping's provisioned pollers (`-c provisionedPollers`), which replace maximum concurrency. */
+  readonly provisionedPollers?: PollerRange;
+  readonly visibilityTimeoutSeconds: number;
+  readonly functionTimeoutSeconds: number;
+  readonly maxReceiveCount: number;
+}

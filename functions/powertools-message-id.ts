@@ -1,4 +1,5 @@
-import { type IdempotencyKeying, powertoolsMode } from './shared/powertools.js';
+import type { IdempotencyKeying } from './shared/idempotency.js';
+import { powertoolsMode } from './shared/powertools.js';
 
 export { type PowertoolsConsumerDeps, processBatch } from './shared/powertools.js';
 

@@ -10,14 +10,7 @@ import { labMode } from './lab-mode.js';
 import { addToCounter } from './ledger.js';
 import { creditBalance, markerLab } from './marker-lab.js';
 import { type MessageBody, receiveCountOf } from './message.js';
-import { createPaymentClient, type PaymentClient } from './payment-client.js';
-
-/** What a charge mode needs besides a consumer's deps: the provider, and its fault. */
-export interface ChargeDeps {
-  readonly payments: PaymentClient;
-  /** Probability, per request, that the provider executes the charge and its response is lost. */
-  readonly lostResponseRate: number;
-}
+import { type ChargeDeps, createPaymentClient } from './payment-client.js';
 
 export const CHARGE_CURRENCY = 'usd';
 

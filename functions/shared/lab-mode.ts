@@ -1,9 +1,9 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { Mode } from '../../contract/topology.js';
-import type { ChargeDeps } from './charge-then-record.js';
 import { readConsumerConfig } from './config.js';
 import { type ConsumerDeps, createConsumerDeps } from './consumer.js';
-import type { Idempotency } from './powertools.js';
+import type { Idempotency } from './idempotency.js';
+import type { ChargeDeps } from './payment-client.js';
 
 /** What a mode that deletes or releases records itself needs: the queue its mapping reads. */
 export interface QueueNeeds {

@@ -19,6 +19,26 @@ export interface ManifestEvent {
   readonly poison?: string;
 }
 
+/** One SQS message the producer sends (harness/experiment/producer.ts): an event's body (valid or poison), once or twice. */
+export interface OutgoingMessage {
+  readonly eventId: string;
+  /** Its account: the message group on a FIFO queue (a poison body may not say it). */
+  readonly accountId: string;
+  readonly body: string;
+}
+
+export interface Manifest {
+  readonly runId: string;
+  /** Every event, in production order; poison events carry their kind. */
+  readonly events: readonly ManifestEvent[];
+  /** What goes to each mode's queue, in order: the events' bodies plus the producer's re-sends. */
+  readonly messages: readonly OutgoingMessage[];
+  /** Σ amounts of the valid events. */
+  readonly expectedCents: number;
+  readonly poison: number;
+  readonly producerDuplicates: number;
+}
+
 export interface ManifestSummary {
   /** Events in the manifest, poison included. */
   readonly produced: number;

@@ -41,6 +41,13 @@ export interface PaymentClient {
   charge(request: ChargeRequest, options?: ChargeOptions): Promise<ChargeResult>;
 }
 
+/** What a charge mode needs besides a consumer's deps: the provider, and its fault. */
+export interface ChargeDeps {
+  readonly payments: PaymentClient;
+  /** Probability, per request, that the provider executes the charge and its response is lost. */
+  readonly lostResponseRate: number;
+}
+
 export interface PaymentClientOptions {
   /** The provider's base URL (a Function URL, or the embedded server's); `/charges` is appended. */
   readonly url: string;

@@ -1,7 +1,6 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import { IdempotencyConfig, makeIdempotent } from '@aws-lambda-powertools/idempotency';
 import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
-import type { IdempotencyConfigOptions } from '@aws-lambda-powertools/idempotency/types';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { IDEMPOTENCY_TABLE_ENV } from '../../contract/function-environment.js';
@@ -16,6 +15,7 @@ import {
   logRecordFailure,
   REPORTED_AS_FAILED,
 } from './consumer.js';
+import type { Idempotency, IdempotencyKeying } from './idempotency.js';
 import { asCoreSend } from './instrumented-client.js';
 import { type BatchHandler, type LabMode, labMode } from './lab-mode.js';
 import { addToCounter, type CreditOutcome, creditAccount } from './ledger.js';
@@ -29,33 +29,6 @@ import { type MessageBody, parseMessageBody } from './message.js';
  * a COMPLETED record is skipped. The modes differ only in their {@link IdempotencyKeying}: what the
  * key is taken from, and the configuration that goes with it.
  */
-
-/** What a Powertools mode keys its idempotency records on. */
-export interface IdempotencyKeying {
-  /**
-   * Which argument of the idempotent function Powertools selects the key from (its
-   * `dataIndexArgument`): the SQS record as delivered, or the validated message body.
-   */
-  readonly keyedOn: 'record' | 'body';
-  /** The IdempotencyConfig options of the mode; the responseHook is common to both and set here. */
-  readonly options: Omit<IdempotencyConfigOptions, 'responseHook' | 'lambdaContext' | 'expiresAfterSeconds'>;
-  /**
-   * How long a COMPLETED record remembers its key. `marker-retention`: the deployment's marker
-   * retention (MARKER_TTL_SECONDS), with the age guard refusing events older than that less its
-   * margin (functions/shared/age-guard.ts). `powertools-default`: Powertools' one hour and no guard,
-   * as the docs' example has it — a guard could not help a key that every redriven copy changes.
-   */
-  readonly remembers: 'marker-retention' | 'powertools-default';
-}
-
-/** The idempotency utility's configuration and store, built once per execution environment. */
-export interface Idempotency {
-  readonly config: IdempotencyConfig;
-  readonly persistenceStore: DynamoDBPersistenceLayer;
-  readonly keyedOn: IdempotencyKeying['keyedOn'];
-  /** The retention the age guard enforces when the keying has one (`marker-retention`), else undefined. */
-  readonly guardedBy?: Retention;
-}
 
 export interface PowertoolsConsumerDeps extends ConsumerDeps {
   readonly idempotency: Idempotency;

@@ -2,7 +2,7 @@ import type { Mode } from '../../contract/topology.js';
 import { newRunId, runExperiment } from '../experiment/experiment.js';
 import { benchConfig, floorTarget, startBenchEnvironment } from './environment.js';
 import { measureFloor } from './floor.js';
-import { type Spread, spread } from './summary.js';
+import { type Spread, spread } from './spread.js';
 
 export interface GridCell {
   readonly batchSize: number;

@@ -43,7 +43,7 @@ import { type MessageBody, payloadHash } from '../../functions/shared/message.js
 import { startDynamoDbEmulator } from '../emulators/dynamodb-emulator.js';
 import { createLedgerTable } from '../environments/provision.js';
 import { forEachConcurrently } from '../experiment/concurrently.js';
-import { spread } from './summary.js';
+import { spread } from './spread.js';
 
 const MODE = 'entry-upsert';
 const TABLE_NAME = 'ledger-read-cost';

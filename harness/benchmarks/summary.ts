@@ -4,31 +4,6 @@ import type { CellResult } from './end-to-end.js';
 import type { CellRatios, Target } from './report.js';
 import type { ScalePoint } from './scale.js';
 
-/** Median and spread of repeated measurements. */
-export interface Spread {
-  readonly median: number;
-  readonly min: number;
-  readonly max: number;
-  readonly runs: readonly number[];
-}
-
-export function spread(values: readonly number[]): Spread {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  const median =
-    sorted.length === 0
-      ? 0
-      : sorted.length % 2
-        ? (sorted[middle] ?? 0)
-        : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
-  return {
-    median: Math.round(median * 10) / 10,
-    min: sorted[0] ?? 0,
-    max: sorted[sorted.length - 1] ?? 0,
-    runs: values,
-  };
-}
-
 /** a ÷ b, two decimals; 0 when b is 0. */
 export const ratio = (a: number, b: number): number => (b > 0 ? Math.round((a / b) * 100) / 100 : 0);
 

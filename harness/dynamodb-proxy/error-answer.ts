@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { ProxyAnswer } from './proxy.js';
+import type { OutgoingHttpHeaders } from 'node:http';
+
+/** What goes back to the client (an answer of DynamoDB's, or one made here); the length is set when it is sent. */
+export interface ProxyAnswer {
+  readonly status: number;
+  readonly headers: OutgoingHttpHeaders;
+  readonly body: Buffer;
+}
 
 const ERROR_NAMESPACE = 'com.amazonaws.dynamodb.v20120810';
 

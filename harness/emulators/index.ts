@@ -1,14 +1,10 @@
 import { type SharedDynamoDb, startDynamoDbEmulator } from './dynamodb-emulator.js';
+import type { RunningEmulator } from './running-emulator.js';
 import { startSqsEmulator } from './sqs-emulator.js';
 
 export { DynamoDbLocalStartError, JavaMissingError } from './dynamodb-emulator.js';
 
-/** A local stand-in for an AWS service: where to send requests, and how to shut it down. */
-export interface RunningEmulator {
-  readonly endpoint: string;
-  /** Idempotent; resolves once the emulator no longer holds its port or process. */
-  stop(): Promise<void>;
-}
+export type { RunningEmulator } from './running-emulator.js';
 
 export interface RunningEmulators {
   readonly sqsEndpoint: string;

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { buildApp } from 'fauxqs';
-import type { RunningEmulator } from './index.js';
+import type { RunningEmulator } from './running-emulator.js';
 
 /** fauxqs's SQS store, the file patches/fauxqs+1.9.2.patch edits. */
 const FAUXQS_STORE = fileURLToPath(new URL('sqs/sqsStore.js', import.meta.resolve('fauxqs')));

@@ -1,23 +1,12 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { PollerRange } from '../../contract/deployment-settings.js';
+import type { EffectiveModeSettings } from '../../contract/deployment-settings.js';
 import type { Mode } from '../../contract/topology.js';
 import type { VerifierResult } from '../../functions/verifier.js';
 import type { RuntimeTimeline } from '../lambda-runtime/timeline.js';
 import type { RedeployChanges } from './redeploy-command.js';
 
-/** The settings a mode actually runs with in an environment (after local or deployed overrides). */
-export interface EffectiveModeSettings {
-  readonly batchSize: number;
-  readonly maxBatchingWindowSeconds: number;
-  /** The most batches in flight at once: maximum concurrency, or 10 per provisioned poller. */
-  readonly maxConcurrency: number;
-  /** A deployed mapping's provisioned pollers (`-c provisionedPollers`), which replace maximum concurrency. */
-  readonly provisionedPollers?: PollerRange;
-  readonly visibilityTimeoutSeconds: number;
-  readonly functionTimeoutSeconds: number;
-  readonly maxReceiveCount: number;
-}
+export type { EffectiveModeSettings };
 
 /** "Each event poller can handle up to 10 concurrent invokes" (Lambda's guide to SQS scaling). */
 export const INVOKES_PER_POLLER = 10;

@@ -5,11 +5,11 @@ import {
   waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { EffectiveModeSettings } from '../../contract/deployment-settings.js';
 import { TTL_ATTRIBUTE } from '../../contract/ledger-keys.js';
 import { DEAD_LETTER_RETENTION_SECONDS, QUEUE_RETENTION_SECONDS } from '../../contract/retention.js';
 import { isFifoMode, type Mode, queueNames, STORAGE } from '../../contract/topology.js';
 import { PROVIDER_TTL_ATTRIBUTE } from '../../functions/payment-provider/charges.js';
-import type { EffectiveModeSettings } from './environment.js';
 
 export interface ProvisionedQueues {
   readonly queueUrl: string;

@@ -4,6 +4,7 @@ import {
   type ManifestDetails,
   type ModeEventDetails,
 } from '../../functions/shared/event-details.js';
+import type { Manifest } from '../../functions/shared/manifest.js';
 import { writeManifestEvents, writeManifestSummary } from '../../functions/shared/manifest.js';
 import type { ModeOutcome } from '../../functions/shared/outcome.js';
 import type {
@@ -14,7 +15,7 @@ import type {
 import type { FaultSettings } from '../faults/faults.js';
 import { type ProducerStats, produceThrough } from '../outbox/produce-through.js';
 import { type DrainSnapshot, drainStallMs, waitUntilDrained } from './drain.js';
-import { buildManifest, type Manifest, produce } from './producer.js';
+import { buildManifest, produce } from './producer.js';
 import { type DetailedOutcome, leadWithFinalState, type ModeRedrive } from './redrive.js';
 
 export interface ExperimentConfig {

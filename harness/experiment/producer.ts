@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { SendMessageBatchCommand, type SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
 import { isFifoMode, type Mode, STORAGE } from '../../contract/topology.js';
 import { sizedBatches } from '../../functions/shared/chunks.js';
-import type { ManifestEvent } from '../../functions/shared/manifest.js';
+import type { Manifest, ManifestEvent, OutgoingMessage } from '../../functions/shared/manifest.js';
 import {
   EVENT_ID_ATTRIBUTE,
   fifoIdsOf,
@@ -13,26 +13,6 @@ import {
 import type { ExperimentEnvironment } from '../environments/environment.js';
 import { type FaultSettings, faultDraw, faultHits } from '../faults/faults.js';
 import { forEachConcurrently } from './concurrently.js';
-
-/** One SQS message the producer sends: an event's body (valid or poison), once or twice. */
-export interface OutgoingMessage {
-  readonly eventId: string;
-  /** Its account: the message group on a FIFO queue (a poison body may not say it). */
-  readonly accountId: string;
-  readonly body: string;
-}
-
-export interface Manifest {
-  readonly runId: string;
-  /** Every event, in production order; poison events carry their kind. */
-  readonly events: readonly ManifestEvent[];
-  /** What goes to each mode's queue, in order: the events' bodies plus the producer's re-sends. */
-  readonly messages: readonly OutgoingMessage[];
-  /** Σ amounts of the valid events. */
-  readonly expectedCents: number;
-  readonly poison: number;
-  readonly producerDuplicates: number;
-}
 
 /** mulberry32: a small, well-known seeded PRNG; the run's amounts and accounts follow from the seed. */
 function seededRandom(seed: string): () => number {

@@ -3,8 +3,7 @@ import type { ModeOutcome } from '../../functions/shared/outcome.js';
 import { forEachConcurrently } from '../experiment/concurrently.js';
 import { violations } from '../report/terminal.js';
 import { type CellRun, type ExploreEnvironment, runCell, type Scenario } from './cell.js';
-import { planText } from './report.js';
-import { type Fault, faultsAt, type PlannedFault, type Step } from './steps.js';
+import { type Fault, faultsAt, type PlannedFault, planText, type Step } from './steps.js';
 
 /** What a cell shows, by event id: the verifier's counts that the matrix prints. */
 export interface CellCounts {

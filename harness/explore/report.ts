@@ -11,6 +11,7 @@ import {
   type Fault,
   faultsAt,
   type PlannedFault,
+  planText,
   type Step,
   stepLabel,
 } from './steps.js';
@@ -44,10 +45,6 @@ export function cellText(cell: Pick<ExploredCell, 'counts' | 'exact' | 'promiseH
 }
 
 /** `killed-before@1:evt-0000000:UpdateItem:1:1`: what `--cell` takes. */
-export function planText(plan: readonly PlannedFault[]): string {
-  return plan.map((fault) => `${fault.fault}@${fault.delivery}:${fault.step}`).join(',');
-}
-
 export function replayCommand(
   mode: string,
   scenario: Scenario,

@@ -59,6 +59,11 @@ export interface PlannedFault {
   readonly fault: Fault;
 }
 
+/** A plan as `--cell` takes it, and as it names a cell: `fault@delivery:step`, comma-separated. */
+export function planText(plan: readonly PlannedFault[]): string {
+  return plan.map((fault) => `${fault.fault}@${fault.delivery}:${fault.step}`).join(',');
+}
+
 export const ACKNOWLEDGE = 'acknowledge';
 
 export function stepKey(event: string, operation: string, occurrence: number, attempt: number): string {

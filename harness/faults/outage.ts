@@ -1,5 +1,5 @@
+import type { EffectiveModeSettings } from '../../contract/deployment-settings.js';
 import type { Mode } from '../../contract/topology.js';
-import type { EffectiveModeSettings } from '../environments/environment.js';
 import type { FaultSettings } from './faults.js';
 
 /**

@@ -1,8 +1,8 @@
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { isFifoMode, type Mode } from '../../contract/topology.js';
+import type { Manifest } from '../../functions/shared/manifest.js';
 import type { OutboxTarget } from '../../functions/shared/outbox.js';
 import type { ExperimentEnvironment } from '../environments/environment.js';
-import type { Manifest } from '../experiment/producer.js';
 import { type OutboxBundles, outboxBundles, type RunningChild, Standby, startChild } from './processes.js';
 import type { ChildReport, ProducerWork, RelayWork, ServiceEvent } from './protocol.js';
 import { ensureOutboxTables, OUTBOX_TABLES, type OutboxTableNames } from './tables.js';

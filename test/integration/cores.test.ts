@@ -6,7 +6,8 @@ import {
   startExploreEnvironment,
 } from '../../harness/explore/environment.js';
 import { exploreMode, isExact, type ModeExploration } from '../../harness/explore/explore.js';
-import { cellText, planText } from '../../harness/explore/report.js';
+import { cellText } from '../../harness/explore/report.js';
+import { planText } from '../../harness/explore/steps.js';
 import { sharedDynamoDb } from '../support/shared-dynamodb.js';
 
 /**

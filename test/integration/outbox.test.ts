@@ -17,8 +17,9 @@ import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Mode } from '../../contract/topology.js';
+import type { Manifest } from '../../functions/shared/manifest.js';
 import { type RunningEmulators, startEmulators } from '../../harness/emulators/index.js';
-import { buildManifest, type Manifest } from '../../harness/experiment/producer.js';
+import { buildManifest } from '../../harness/experiment/producer.js';
 import { producerCrashes } from '../../harness/outbox/crash-draws.js';
 import {
   type OutboxEnvironment,

@@ -11,9 +11,10 @@ import {
 } from '../../../contract/retention.js';
 import { consumer as noKey } from '../../../functions/charge-no-key.js';
 import { consumer as withKey } from '../../../functions/charge-with-key.js';
-import { type ChargeDeps, chargeRetention } from '../../../functions/shared/charge-then-record.js';
+import { chargeRetention } from '../../../functions/shared/charge-then-record.js';
 import type { ConsumerDeps } from '../../../functions/shared/consumer.js';
 import { payloadHash } from '../../../functions/shared/message.js';
+import type { ChargeDeps } from '../../../functions/shared/payment-client.js';
 import {
   type ChargeOptions,
   type ChargeRequest,

@@ -2,13 +2,13 @@ import { describe, expect, it } from 'vitest';
 import type { CellModeResult, CellResult } from '../../../../harness/benchmarks/end-to-end.js';
 import type { CellRatios } from '../../../../harness/benchmarks/report.js';
 import type { ScalePoint } from '../../../../harness/benchmarks/scale.js';
+import { spread } from '../../../../harness/benchmarks/spread.js';
 import {
   MODE_RATIOS,
   modeRatioText,
   notMeasured,
   ratio,
   ratiosOf,
-  spread,
   targetsNotMeasured,
   targetsOf,
 } from '../../../../harness/benchmarks/summary.js';

@@ -6,7 +6,8 @@ import { PRICES } from '../../../../harness/benchmarks/prices.js';
 import { PRODUCTION_SHAPES } from '../../../../harness/benchmarks/production-shape.js';
 import type { ReadCostReport } from '../../../../harness/benchmarks/read-cost.js';
 import type { BenchReport, ProductionReport } from '../../../../harness/benchmarks/report.js';
-import { priceRatio, ratiosOf, spread, targetsOf } from '../../../../harness/benchmarks/summary.js';
+import { spread } from '../../../../harness/benchmarks/spread.js';
+import { priceRatio, ratiosOf, targetsOf } from '../../../../harness/benchmarks/summary.js';
 import { formatBench, formatReadCost } from '../../../../harness/benchmarks/table.js';
 
 const result = (endToEnd: number[], floor: number[], exact = true): CellModeResult => ({

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import type { EffectiveModeSettings } from '../../../../contract/deployment-settings.js';
 import { DEFAULT_MODES, MODE_NAMES, type Mode } from '../../../../contract/topology.js';
-import type { EffectiveModeSettings } from '../../../../harness/environments/environment.js';
 import { outageWarning } from '../../../../harness/faults/outage.js';
 
 /** Every mode with the local defaults: visibility 5 s, and the given max receive count. */
