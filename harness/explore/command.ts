@@ -4,9 +4,16 @@ import { PROJECT_ROOT } from '../../lib/bundling.js';
 import type { ParsedOptions } from '../options/parse.js';
 import type { Finished } from '../options/run.js';
 import { UsageError } from '../options/usage-error.js';
-import { FUNCTION_TIMEOUT_MS, type Scenario } from './cell.js';
+import {
+  DEFAULT_FUNCTION_TIMEOUT_MS,
+  type PlannedFault,
+  PlanError,
+  parsePlan,
+} from '@sqs-delivery-semantics/explorer';
 import { startExploreEnvironment } from './environment.js';
-import { exploreMode, type ModeExploration, PlanError } from './explore.js';
+import { exploreMode, type ModeExploration } from './explore.js';
+import type { LabScenario } from './lab-scenario.js';
+import { exploreScenarioFile } from './scenario-file.js';
 import {
   cellText,
   deliveryLine,
@@ -15,34 +22,33 @@ import {
   renderExplorePage,
   replayCommand,
 } from './report.js';
-import { FAULT_NAMES, type Fault, type PlannedFault } from './steps.js';
 
 /** The default scenarios: depth 1 in about a minute for every mode, depth 2 (the square) smaller. */
-export const DEFAULT_SCENARIOS: Readonly<Record<1 | 2, Omit<Scenario, 'resent'>>> = {
+export const DEFAULT_SCENARIOS: Readonly<Record<1 | 2, Omit<LabScenario, 'resent'>>> = {
   1: { events: 3, accounts: 2 },
   2: { events: 2, accounts: 1 },
 };
 
 /** `--cell killed-before@1:evt-0000000:UpdateItem:1:1[,…]` as the faults it plans. */
 export function parseCell(text: string): PlannedFault[] {
-  return text.split(',').map((part) => {
-    const at = part.indexOf('@');
-    const colon = part.indexOf(':', at);
-    const fault = part.slice(0, at);
-    if (!FAULT_NAMES.includes(fault as Fault)) {
-      throw new UsageError(`--cell: "${fault}" is not a fault (${FAULT_NAMES.join(', ')})`);
-    }
-    return {
-      fault: fault as Fault,
-      delivery: Number(part.slice(at + 1, colon)),
-      step: part.slice(colon + 1),
-    };
-  });
+  try {
+    return parsePlan(text);
+  } catch (error) {
+    throw error instanceof PlanError ? new UsageError(`--cell ${error.message}`) : error;
+  }
 }
 
 export async function explore({ values }: ParsedOptions<'explore'>): Promise<Finished> {
   const depth = values.depth === 2 ? 2 : 1;
-  const scenario: Scenario = {
+  if (values.scenario !== undefined) {
+    return exploreScenarioFile(values.scenario, {
+      depth,
+      concurrency: values.parallel,
+      ...(values.cell !== undefined ? { cell: values.cell } : {}),
+      json: values.json,
+    });
+  }
+  const scenario: LabScenario = {
     events: values.events ?? DEFAULT_SCENARIOS[depth].events,
     accounts: values.accounts ?? DEFAULT_SCENARIOS[depth].accounts,
     resent: values.resent,
@@ -84,7 +90,7 @@ export async function explore({ values }: ParsedOptions<'explore'>): Promise<Fin
         ...exploration,
         cells: exploration.cells.map((cell) => ({
           ...cell,
-          replay: replayCommand(mode, scenario, cell.plan, values.core),
+          replay: replayCommand(mode, scenario, cell.plan),
         })),
       });
     }
@@ -96,13 +102,12 @@ export async function explore({ values }: ParsedOptions<'explore'>): Promise<Fin
   const timedOut = modes.reduce((sum, mode) => sum + mode.cells.filter((cell) => cell.timedOut).length, 0);
   if (timedOut > 0) {
     say(
-      `${timedOut} cell(s) ran into the ${FUNCTION_TIMEOUT_MS} ms function timeout: not the cells planned (marked "timed out"); run fewer at once (--parallel)`,
+      `${timedOut} cell(s) ran into the ${DEFAULT_FUNCTION_TIMEOUT_MS} ms function timeout: not the cells planned (marked "timed out"); run fewer at once (--parallel)`,
     );
   }
   const report: ExploreReport = {
     scenario,
     depth,
-    ...(values.core !== undefined ? { core: values.core } : {}),
     modes,
     cells,
     broken,

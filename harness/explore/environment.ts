@@ -9,7 +9,7 @@ import { startEmulators } from '../emulators/index.js';
 import { startPaymentProvider } from '../emulators/payment-provider.js';
 import { createStackTables, stackTableNames } from '../environments/provision.js';
 import { Teardown } from '../environments/teardown.js';
-import type { ExploreEnvironment } from './cell.js';
+import type { ExploreEnvironment } from './explore.js';
 
 const REGION = 'us-east-1';
 
@@ -51,10 +51,11 @@ export async function startExploreEnvironment(
     });
     return {
       region: REGION,
+      credentials: CREDENTIALS,
+      endpoints: { dynamodb: emulators.dynamodbEndpoint, sqs: emulators.sqsEndpoint },
       sqs,
+      dynamodb: client,
       ddb,
-      sqsEndpoint: emulators.sqsEndpoint,
-      dynamodbEndpoint: emulators.dynamodbEndpoint,
       tableName: tables.ledger,
       idempotencyTableName: tables.idempotency,
       ...(provider

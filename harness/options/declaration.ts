@@ -702,16 +702,16 @@ export const OPTIONS = {
     help: 'run only this cell, and print its trace: the replay command of a cell gives it',
     entryPoints: { explore: { defaultText: 'every cell' } },
   },
-  core: {
+  scenario: {
     kind: 'text',
     pattern: /\S/,
-    shape: 'a directory',
-    placeholder: 'DIR',
+    shape: 'a file',
+    placeholder: 'FILE',
     group: 'run',
     help:
-      'explore the cores in DIR instead of packages/consumer-cores/src/: a copy of that folder (every file), changed the ' +
-      'way your service changes it; the lab runs its modes with them',
-    entryPoints: { explore: { defaultText: 'packages/consumer-cores/src/' } },
+      "explore your own consumer instead of the lab's modes: a module whose default export is a scenario " +
+      "(or several) of @sqs-delivery-semantics/explorer; --depth, --parallel and --cell apply to it",
+    entryPoints: { explore: { defaultText: "the lab's modes" } },
   },
   check: {
     kind: 'flag',

@@ -124,6 +124,11 @@ export function parseOptions<E extends EntryPointName>(
   };
 }
 
+/** Options that are gone, and what replaced them. */
+const REPLACED: Readonly<Record<string, string>> = {
+  core: "replaced by the explorer's API, which explores your own consumer, not a copy of the cores inside the lab's modes: write a scenario (docs/explore.md#explore-your-own-consumer) and run it with --scenario FILE or from your tests",
+};
+
 /** parseArgs' errors, said in this project's words where it helps (an option of another command). */
 function explainParseError(error: unknown, entryPoint: EntryPointName): string {
   const message = error instanceof Error ? error.message : String(error);
@@ -134,6 +139,8 @@ function explainParseError(error: unknown, entryPoint: EntryPointName): string {
     const elsewhere = (OPTION_NAMES as string[]).includes(name)
       ? ENTRY_POINT_NAMES.filter((other) => useAt(name as OptionName, other) !== undefined)
       : [];
+    const replaced = REPLACED[name];
+    if (replaced !== undefined) return `Unknown option '${option}': ${replaced}`;
     return elsewhere.length > 0
       ? `Unknown option '${option}': it is an option of ${elsewhere.map((other) => ENTRY_POINTS[other].command.replace(/ --$/, '')).join(', ')}, not of ${ENTRY_POINTS[entryPoint].command.replace(/ --$/, '')}`
       : `Unknown option '${option}'`;

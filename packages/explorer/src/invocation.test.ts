@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Invocation } from '../../../../harness/explore/invocation.js';
-import { type Fault, stepKey } from '../../../../harness/explore/steps.js';
+import { Invocation } from './invocation.js';
+import { type Fault, stepKey } from './steps.js';
 
 const KEY = stepKey('evt-1', 'UpdateItem', 1, 1);
 

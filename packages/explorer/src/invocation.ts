@@ -173,11 +173,11 @@ interface HandlerLike {
  * retries run as deployed, each attempt traced and faultable. `isStep` tells the consumer's
  * requests from the lab's (counters, evidence records), which pass untraced.
  */
-export function interceptClient(
-  client: { readonly config: { readonly requestHandler: unknown } },
+export function interceptClient<C extends { readonly config: { readonly requestHandler: unknown } }>(
+  client: C,
   service: 'dynamodb' | 'sqs',
-  isStep: () => boolean,
-): void {
+  isStep: () => boolean = () => true,
+): C {
   const handler = client.config.requestHandler as HandlerLike;
   if (typeof handler?.handle !== 'function') {
     throw new TypeError(`the ${service} client has no request handler to intercept`);
@@ -198,13 +198,15 @@ export function interceptClient(
       lost: () => ({ response: lostResponse(service) }),
     });
   };
+  return client;
 }
 
 /**
- * The payment client's fetch, each attempt a step. Attempts of one charge share its body (with a
- * key, the same key): counted per invocation to number them.
+ * A fetch whose every call within an invocation is a step (an HTTP service's; the lab's payment
+ * client). Attempts of one request share its body (with an idempotency key, the same key): counted
+ * per invocation to number them.
  */
-export function interceptFetch(base: typeof fetch = fetch): typeof fetch {
+export function interceptFetch(base: typeof fetch = fetch, operation = 'fetch'): typeof fetch {
   const attempts = new WeakMap<Invocation, Map<string, number>>();
   return (input, init) => {
     const invocation = currentInvocation();
@@ -215,8 +217,8 @@ export function interceptFetch(base: typeof fetch = fetch): typeof fetch {
     const attempt = (seen.get(body) ?? 0) + 1;
     seen.set(body, attempt);
     return invocation.step({
-      service: 'provider',
-      operation: 'Charge',
+      service: 'http',
+      operation,
       text: body,
       sendId: body,
       attempt,

@@ -1,12 +1,13 @@
 /**
  * The explorer's vocabulary: a step is one thing the consumer does that another system sees (an
- * attempt of a request to DynamoDB, SQS or the payment provider, or the acknowledgement), and a
- * fault is what happens to the process or the answer at that step. A cell is one scenario run with
- * exactly one fault at one step (depth 1), or one in the first delivery and one in the redelivery
- * (depth 2).
+ * attempt of a request to DynamoDB, SQS or an HTTP service, or the acknowledgement), and a fault
+ * is what happens to the process or the answer at that step. A cell is one scenario run with
+ * exactly one fault at one step (depth 1); or a lost response and a fault on the client's retry of
+ * it (a retry cell: the retry's attempt exists only after the first fault); or at depth 2 one
+ * fault and a second in a later delivery.
  */
 
-export type Service = 'dynamodb' | 'sqs' | 'provider' | 'mapping';
+export type Service = 'dynamodb' | 'sqs' | 'http' | 'mapping';
 
 /** One step of a delivery's trace, keyed so that the same scenario always gives the same keys. */
 export interface Step {
@@ -15,7 +16,7 @@ export interface Step {
   readonly service: Service;
   /** The event the request is about (`batch`: several; `-`: none it names). */
   readonly event: string;
-  /** `TransactWriteItems`, `DeleteMessageBatch`, `Charge` (the provider), `acknowledge`. */
+  /** `TransactWriteItems`, `DeleteMessageBatch`, an HTTP call's name (`fetch`), `acknowledge`. */
   readonly operation: string;
   /** The how-manieth send of this operation for this event in the delivery, from 1. */
   readonly occurrence: number;
@@ -52,16 +53,55 @@ export function faultsAt(step: Pick<Step, 'service'>): readonly Fault[] {
     : ['killed-before', 'response-lost', 'lost-then-killed', 'lost-error-seen'];
 }
 
-/** A fault at a step of one delivery (1: the first, 2: the redelivery after it). */
+/**
+ * The faults a retry's attempt takes in a retry cell, after the attempt before it had its response
+ * lost: lost again, lost and then killed, lost with the error seen. (Killed before the retry
+ * leaves is the cell "lost, killed" of the attempt before: counted once.)
+ */
+export const RETRY_FAULTS: readonly Fault[] = ['response-lost', 'lost-then-killed', 'lost-error-seen'];
+
+/** Column titles for the retry cells: the first attempt's response lost, then this on the retry. */
+export const RETRY_TITLES: Readonly<Partial<Record<Fault, string>>> = {
+  'response-lost': 'lost twice',
+  'lost-then-killed': 'lost, retry lost, killed',
+  'lost-error-seen': 'lost, retry lost, error seen',
+};
+
+/** single: one fault; retry: a lost response then a fault on the client's retry; pair: depth 2. */
+export type CellKind = 'single' | 'retry' | 'pair';
+
+/** A fault at a step of one delivery (1, 2, …: every invocation of the scenario in order). */
 export interface PlannedFault {
   readonly delivery: number;
   readonly step: string;
   readonly fault: Fault;
 }
 
-/** A plan as `--cell` takes it, and as it names a cell: `fault@delivery:step`, comma-separated. */
+/** A plan as `only` and `--cell` take it, and as it names a cell: `fault@delivery:step`, comma-separated. */
 export function planText(plan: readonly PlannedFault[]): string {
   return plan.map((fault) => `${fault.fault}@${fault.delivery}:${fault.step}`).join(',');
+}
+
+/** `killed-before@1:evt-1:UpdateItem:1:1[,…]` as the faults it plans. */
+export function parsePlan(text: string): PlannedFault[] {
+  return text.split(',').map((part) => {
+    const at = part.indexOf('@');
+    const colon = part.indexOf(':', at);
+    const fault = part.slice(0, at);
+    const delivery = Number(part.slice(at + 1, colon));
+    if (!FAULT_NAMES.includes(fault as Fault)) {
+      throw new PlanError(`${part}: "${fault}" is not a fault (${FAULT_NAMES.join(', ')})`);
+    }
+    if (at < 0 || colon < 0 || !Number.isInteger(delivery) || delivery < 1) {
+      throw new PlanError(`${part}: not fault@delivery:step (e.g. killed-before@1:evt-1:UpdateItem:1:1)`);
+    }
+    return { fault: fault as Fault, delivery, step: part.slice(colon + 1) };
+  });
+}
+
+/** A plan that names no step the consumer takes, or a fault its step cannot take. */
+export class PlanError extends Error {
+  override readonly name = 'PlanError';
 }
 
 export const ACKNOWLEDGE = 'acknowledge';

@@ -1,0 +1,212 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  type CellContext,
+  type HandlerClients,
+  interceptFetch,
+  powertoolsHash,
+  type Scenario,
+  type ScenarioEvent,
+} from '@sqs-delivery-semantics/explorer';
+import { DEFAULT_RETENTION } from '../../contract/retention.js';
+import { isFifoMode, MODES, type Mode, type ModeSettings } from '../../contract/topology.js';
+import { LAB_MODES } from '../../functions/lab-modes.js';
+import type { ChargeReader } from '../../functions/shared/charge-outcome.js';
+import type { ConsumerDeps } from '../../functions/shared/consumer.js';
+import { createCrashInjector } from '../../functions/shared/crash.js';
+import { isCoreSend } from '../../functions/shared/instrumented-client.js';
+import type { LabMode, ModeNeeds } from '../../functions/shared/lab-mode.js';
+import {
+  type ManifestEvent,
+  type ManifestSummary,
+  writeManifestEvents,
+  writeManifestSummary,
+} from '../../functions/shared/manifest.js';
+import { EVENT_ID_ATTRIBUTE, fifoIdsOf, RUN_ID_ATTRIBUTE } from '../../functions/shared/message.js';
+import type { ModeOutcome } from '../../functions/shared/outcome.js';
+import { createPaymentClient } from '../../functions/shared/payment-client.js';
+import { verifyMode } from '../../functions/verifier.js';
+import { syntheticBodies } from '../benchmarks/floor.js';
+import { MODE_NEEDS, type NeedsInputs } from '../modes/needs.js';
+import { type CellCounts, countsOf, isExact, promiseText, violationNames } from './verdict.js';
+
+/** The lab's scenario for a mode: one batch of synthetic credits, by construction. */
+export interface LabScenario {
+  readonly events: number;
+  readonly accounts: number;
+  /** The first `resent` events sent a second time, as messages of their own (a producer's retry). */
+  readonly resent: number;
+}
+
+/** What the lab's cells share beside the emulators: its tables and the payment provider. */
+export interface LabTables {
+  readonly ddb: DynamoDBDocumentClient;
+  /** For the verifier's sweep of a cell's DLQ. */
+  readonly sqs: SQSClient;
+  readonly tableName: string;
+  readonly idempotencyTableName: string;
+  readonly providerUrl?: string;
+  readonly charges?: ChargeReader;
+}
+
+/** What the lab's invariant hands back with its violations: the verifier's outcome and its counts. */
+export interface LabDetail {
+  readonly outcome: ModeOutcome;
+  readonly counts: CellCounts;
+  readonly exact: boolean;
+}
+
+/**
+ * A lab mode as the explorer's API takes a team's consumer: its handler (the lab's processBatch
+ * over the clients the explorer hands it), its events (one batch of credits, written to the shared
+ * ledger's manifest under the cell's id), and its promise as the invariant: the verifier's own
+ * join, by event id.
+ */
+export function labScenario(tables: LabTables, mode: Mode, scenario: LabScenario): Scenario {
+  const settings = MODES[mode] as ModeSettings;
+  const fifo = isFifoMode(mode);
+  const summaries = new Map<string, ManifestSummary>();
+  const eventsOf = (cell: CellContext): ScenarioEvent[] => {
+    const bodies = syntheticBodies(cell.id, scenario.events, scenario.accounts);
+    return [...bodies, ...bodies.slice(0, scenario.resent)].map((body) => ({
+      id: body.eventId,
+      body,
+      attributes: { [RUN_ID_ATTRIBUTE]: cell.id, [EVENT_ID_ATTRIBUTE]: body.eventId },
+      ...(fifo ? fromFifoIds(fifoIdsOf(cell.id, body.accountId, body.eventId)) : {}),
+    }));
+  };
+  return {
+    name: mode,
+    promise: promiseText(mode),
+    queue: { fifo, maxReceiveCount: settings.maxReceiveCount, reportBatchItemFailures: settings.reportBatchItemFailures },
+    events: eventsOf,
+    // Powertools' key in the mode keyed on the event: a hash of [runId, eventId].
+    aliases: (event, cell) => [powertoolsHash([cell.id, event.id])],
+    setup: async (cell) => {
+      summaries.set(cell.id, await writeManifest(tables, cell.id, mode, scenario));
+    },
+    handler: (clients) => labHandler(mode, tables, clients),
+    invariant: async (final) => {
+      const summary = summaries.get(final.cell.id);
+      if (summary === undefined) throw new Error(`no manifest for cell ${final.cell.id}`);
+      summaries.delete(final.cell.id);
+      const outcome = await verifyMode(
+        {
+          reader: { ddb: tables.ddb, tableName: tables.tableName },
+          sqs: tables.sqs,
+          deadLetterQueueUrls: new Proxy({} as Record<Mode, string>, { get: () => final.cell.deadLetterQueueUrl }),
+          sweepWaitSeconds: 0,
+          sweepVisibilitySeconds: 60,
+          ...(tables.charges ? { charges: tables.charges } : {}),
+        },
+        final.cell.id,
+        mode,
+        summary,
+      );
+      const counts = countsOf(mode, outcome);
+      const exact = isExact(counts, scenario.events);
+      const detail: LabDetail = { outcome, counts, exact };
+      return {
+        violations: violationNames(mode, outcome),
+        summary: countsText(counts, exact),
+        tone: exact ? 'exact' : 'held',
+        detail,
+      };
+    },
+  };
+}
+
+function fromFifoIds(ids: { MessageGroupId: string; MessageDeduplicationId: string }) {
+  return { groupId: ids.MessageGroupId, deduplicationId: ids.MessageDeduplicationId };
+}
+
+/** A cell in a few words: `exact`, or what went wrong (`dup 1, lost 2`). */
+export function countsText(counts: CellCounts, exact: boolean): string {
+  if (exact) return 'exact';
+  const parts = [
+    counts.duplicated > 0 ? `dup ${counts.duplicated}` : '',
+    counts.lost > 0 ? `lost ${counts.lost}` : '',
+    counts.deadLettered > 0 ? `dlq ${counts.deadLettered}` : '',
+    (counts.chargedTwice ?? 0) > 0 ? `charged twice ${counts.chargedTwice}` : '',
+    counts.consistent ? '' : 'ledger ≠ balance',
+  ].filter((part) => part !== '');
+  return parts.length > 0 ? parts.join(', ') : `drift ${counts.driftCents}`;
+}
+
+/**
+ * A mode's handler in one execution environment of a cell: the lab's processBatch, its clients
+ * made by the explorer's intercept so that every attempt the consumer sends (not the lab's own
+ * evidence and counters, `isCoreSend`) is a step. No crash settings: faults come only from the plan.
+ */
+async function labHandler<M extends Mode>(mode: M, tables: LabTables, clients: HandlerClients) {
+  const config = { region: clients.region, credentials: clients.credentials, endpoint: clients.endpoints.dynamodb };
+  const ledgerClient = clients.intercept(new DynamoDBClient(config), 'dynamodb', isCoreSend);
+  const idempotencyClient = clients.intercept(new DynamoDBClient(config), 'dynamodb');
+  const singleAttempt = clients.intercept(new DynamoDBClient({ ...config, maxAttempts: 1 }), 'dynamodb', isCoreSend);
+  const ddb = DynamoDBDocumentClient.from(ledgerClient);
+  const deps: ConsumerDeps = {
+    config: {
+      mode,
+      tableName: tables.tableName,
+      crashRate: 0,
+      crashSeed: 'explore',
+      crashAt: new Set(),
+      retention: DEFAULT_RETENTION,
+      ageGuard: true,
+    },
+    ledger: { ddb, tableName: tables.tableName, mode, retention: DEFAULT_RETENTION },
+    sqs: clients.sqs,
+    logger: new Logger({ serviceName: mode, logLevel: 'SILENT' }),
+    crash: createCrashInjector({ rate: 0, seed: 'explore', record: async () => undefined }),
+  };
+  const definition: LabMode<M> = await (LAB_MODES[mode] as () => Promise<LabMode<M>>)();
+  const needs = await (MODE_NEEDS[mode] as (inputs: NeedsInputs) => Promise<() => ModeNeeds[M]>)({
+    queueUrl: clients.queueUrl,
+    idempotencyTableName: tables.idempotencyTableName,
+    idempotencyClient,
+    workDdb: DynamoDBDocumentClient.from(singleAttempt),
+    ...(tables.providerUrl !== undefined
+      ? {
+          // The client as deployed in shape; its retries' backoff shorter in time.
+          payments: createPaymentClient({
+            url: tables.providerUrl,
+            sign: false,
+            fetch: interceptFetch(fetch, 'Charge'),
+            baseDelayMs: 20,
+          }),
+        }
+      : {}),
+  });
+  return (event: Parameters<LabMode<M>['processBatch']>[0], context: Parameters<LabMode<M>['processBatch']>[1]) =>
+    definition.processBatch(event, context, { ...deps, ...needs() });
+}
+
+/** The producer's manifest of the scenario, and its summary. */
+async function writeManifest(
+  tables: LabTables,
+  runId: string,
+  mode: Mode,
+  scenario: LabScenario,
+): Promise<ManifestSummary> {
+  const store = { ddb: tables.ddb, tableName: tables.tableName };
+  const events: ManifestEvent[] = syntheticBodies(runId, scenario.events, scenario.accounts).map(
+    ({ eventId, accountId, amountCents, seq }) => ({
+      eventId,
+      accountId,
+      amountCents,
+      ...(seq !== undefined ? { seq } : {}),
+    }),
+  );
+  const summary: ManifestSummary = {
+    produced: events.length,
+    poison: 0,
+    producerDuplicates: scenario.resent,
+    expectedCents: events.reduce((sum, event) => sum + event.amountCents, 0),
+    modes: [mode],
+  };
+  await writeManifestEvents(store, runId, events);
+  await writeManifestSummary(store, runId, summary);
+  return summary;
+}

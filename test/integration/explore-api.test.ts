@@ -1,0 +1,223 @@
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { createEffectivelyOnceHandler } from '@sqs-delivery-semantics/consumer-cores/effectively-once';
+import {
+  assertHeld,
+  type Exploration,
+  type Explorer,
+  type HandlerFactory,
+  InvariantBroken,
+  OwnClientsError,
+  ScenarioError,
+  startExplorer,
+} from '@sqs-delivery-semantics/explorer';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../../lib/bundling.js';
+import { deleteFirst, ORDERS, ordersScenario, reserve, SILENT, workFirst } from '../support/orders-scenario.js';
+import { sharedDynamoDb } from '../support/shared-dynamodb.js';
+
+/**
+ * The explorer's API as a team calls it (packages/explorer): its own handler, tables, events and
+ * invariant, on fauxqs and DynamoDB Local. The five-order scenario's three classic outcomes; the
+ * effectively-once core with its condition removed, failing with named cells; and broken
+ * consumers reported as cells, never as the explorer's crash.
+ */
+let explorer: Explorer;
+beforeAll(async () => {
+  explorer = await startExplorer({ dynamodbEndpoint: (await sharedDynamoDb('explore-api')).endpoint });
+}, 120_000);
+afterAll(() => explorer?.stop());
+
+/** The marker in the same transaction as the work, keyed on the order: the effectively-once core. */
+const markerInTransaction: HandlerFactory = ({ ddb, tables }) =>
+  createEffectivelyOnceHandler({
+    ddb,
+    markerTable: tables.stock as string,
+    logger: SILENT,
+    writesFor: (order) => [{ Update: reserve(tables.stock as string, order) }],
+  });
+
+/** The kill at the second event of the first batch, as each consumer's plan names it. */
+const KILLED_AT_ORDER_2 = {
+  'delete first, killed after the batch delete, before order-2\'s work': 'killed-before@1:order-2:UpdateItem:1:1',
+  'work first, killed after order-2\'s work, before the acknowledgement': 'killed-before@1:batch:acknowledge:1:1',
+} as const;
+
+function cell(exploration: Exploration) {
+  const [only] = exploration.cells;
+  if (only === undefined) throw new Error('no cell ran');
+  return only;
+}
+
+describe('the five-order scenario: five orders in batches of 2, killed at the second order of the first batch', () => {
+  it.concurrent('delete first loses one order: order-2, deleted with its batch and never worked', async () => {
+    const exploration = await explorer.explore(ordersScenario('delete-first', deleteFirst), {
+      only: [KILLED_AT_ORDER_2["delete first, killed after the batch delete, before order-2's work"]],
+    });
+    expect(exploration.clean.held).toBe(true);
+    expect(cell(exploration).violations).toEqual(['order-2 lost: never applied, not in the DLQ']);
+  }, 60_000);
+
+  it.concurrent('work first applies the first two orders twice', async () => {
+    const exploration = await explorer.explore(ordersScenario('work-first', workFirst), {
+      only: [KILLED_AT_ORDER_2["work first, killed after order-2's work, before the acknowledgement"]],
+    });
+    expect(exploration.clean.held).toBe(true);
+    expect(cell(exploration).violations).toEqual(['order-1 applied 2 times', 'order-2 applied 2 times']);
+  }, 60_000);
+
+  it.concurrent('the marker in the transaction is exact killed at either point, and in every cell', async () => {
+    const scenario = ordersScenario('marker-in-transaction', markerInTransaction);
+    const [beforeWork, beforeAck] = await Promise.all([
+      explorer.explore(scenario, { only: ['killed-before@1:order-2:TransactWriteItems:1:1'] }),
+      explorer.explore(scenario, { only: ['killed-before@1:batch:acknowledge:1:1'] }),
+    ]);
+    expect(cell(beforeWork).held && cell(beforeAck).held).toBe(true);
+    const every = await explorer.explore(scenario, { concurrency: 8 });
+    assertHeld(every);
+    // 5 transactions × 4 faults + 3 acknowledgements × 2; each transaction's retry × 3.
+    expect(every.counts).toEqual({ single: 26, retry: 15, pair: 0 });
+  }, 120_000);
+});
+
+describe('the effectively-once core with its condition removed, explored through the API', () => {
+  const mutantDir = join(PROJECT_ROOT, '.explore', `mutant-${process.pid}`);
+  afterAll(() => rm(mutantDir, { recursive: true, force: true }));
+
+  it('fails with named cells: every redelivery after an applied transaction applies it again', async () => {
+    // A copy of the cores inside the project (so it resolves this project's packages), the marker's
+    // condition made always true: nothing stops a second application.
+    await cp(join(PROJECT_ROOT, 'packages/consumer-cores/src'), mutantDir, { recursive: true });
+    const file = join(mutantDir, 'effectively-once.ts');
+    const source = await readFile(file, 'utf8');
+    const condition = "ConditionExpression: 'attribute_not_exists(#pk) OR #dedupeUntil < :now',";
+    expect(source).toContain(condition);
+    await writeFile(
+      file,
+      source.replace(condition, "ConditionExpression: 'attribute_not_exists(#pk) OR #dedupeUntil < :now OR attribute_exists(#pk)',"),
+    );
+    const mutant = (await import(pathToFileURL(file).href)) as {
+      createEffectivelyOnceHandler: typeof createEffectivelyOnceHandler;
+    };
+    const scenario = ordersScenario(
+      'effectively-once-without-its-condition',
+      ({ ddb, tables }) =>
+        mutant.createEffectivelyOnceHandler({
+          ddb,
+          markerTable: tables.stock as string,
+          logger: SILENT,
+          writesFor: (order) => [{ Update: reserve(tables.stock as string, order) }],
+        }),
+      { events: ORDERS.slice(0, 2), batches: [2] },
+    );
+    const exploration = await explorer.explore(scenario, { concurrency: 8 });
+
+    const broken = exploration.cells.filter((each) => !each.held).map((each) => each.plan);
+    expect(broken).toEqual(
+      expect.arrayContaining([
+        'killed-before@1:batch:acknowledge:1:1',
+        'ack-not-applied@1:batch:acknowledge:1:1',
+        'lost-then-killed@1:order-1:TransactWriteItems:1:1',
+        'lost-error-seen@1:order-2:TransactWriteItems:1:1',
+      ]),
+    );
+    expect(() => assertHeld(exploration)).toThrow(InvariantBroken);
+    expect(() => assertHeld(exploration)).toThrow(
+      /killed-before@1:batch:acknowledge:1:1: order-1 applied 2 times; order-2 applied 2 times\n\s+delivery 1 .*\n.*\n\s+replay: explore\(effectively-once-without-its-condition, \{ only: \['killed-before@1:batch:acknowledge:1:1'\] \}\)/,
+    );
+  }, 120_000);
+});
+
+describe('a broken consumer is a cell with its outcome, never a crash of the explorer', () => {
+  const oneOrder = { events: ORDERS.slice(0, 1), batches: [1] };
+
+  it.concurrent('a handler that throws: each delivery threw, the order ends in the DLQ', async () => {
+    const exploration = await explorer.explore(
+      ordersScenario('throws', () => async () => {
+        throw new Error('boom');
+      }, { ...oneOrder, queue: { maxReceiveCount: 2 } }),
+    );
+    expect(exploration.clean.deliveries.map((each) => [each.ended, each.error])).toEqual([
+      ['threw', 'Error: boom'],
+      ['threw', 'Error: boom'],
+    ]);
+    expect(exploration.clean.violations).toEqual(['order-1 never applied (in the DLQ)']);
+    expect(exploration.cells).toEqual([]);
+  }, 60_000);
+
+  it.concurrent('a handler that returns garbage: the whole batch failed, as Lambda fails it', async () => {
+    const exploration = await explorer.explore(
+      ordersScenario('garbage', ({ ddb, tables }) => async (event) => {
+        for (const record of event.Records) await ddb.send(new UpdateCommand(reserve(tables.stock as string, JSON.parse(record.body))));
+        return { batchItemFailures: [{ itemIdentifier: 42 }] };
+      }, { ...oneOrder, queue: { maxReceiveCount: 2 } }),
+    );
+    expect(exploration.clean.deliveries[0]?.error).toMatch(/returned .*itemIdentifier.*: not a batch response Lambda reads, so the whole batch failed/);
+    expect(exploration.clean.violations).toEqual(['order-1 applied 2 times']);
+    expect(exploration.cells.length).toBeGreaterThan(0);
+  }, 60_000);
+
+  it.concurrent('a handler that never returns: timed out at the function timeout', async () => {
+    const exploration = await explorer.explore(
+      ordersScenario('never-returns', () => () => new Promise(() => undefined), {
+        ...oneOrder,
+        queue: { maxReceiveCount: 1 },
+        functionTimeoutMs: 300,
+      }),
+    );
+    expect(exploration.clean.deliveries.map((each) => each.ended)).toEqual(['timed-out']);
+    expect(exploration.clean.timedOut).toBe(true);
+    expect(exploration.clean.violations).toEqual(['order-1 never applied (in the DLQ)']);
+  }, 60_000);
+
+  it.concurrent('a marker sent outside the transaction: the failing cells, read from the final state', async () => {
+    // The team's copy sent its marker as its own write, after the work: not atomic with it.
+    const exploration = await explorer.explore(
+      ordersScenario('marker-outside', ({ ddb, tables }) => async (event) => {
+        for (const record of event.Records) {
+          const order = JSON.parse(record.body);
+          await ddb.send(new UpdateCommand(reserve(tables.stock as string, order)));
+          await ddb.send(new PutCommand({ TableName: tables.stock, Item: { pk: `EVENT#${order.eventId}` } }));
+        }
+        return { batchItemFailures: [] };
+      }, oneOrder),
+    );
+    expect(exploration.clean.held).toBe(true);
+    const broken = exploration.cells.filter((each) => !each.held).map((each) => each.plan);
+    expect(broken).toContain('killed-before@1:order-1:PutItem:1:1');
+    expect(broken).toContain('lost-then-killed@1:order-1:UpdateItem:1:1');
+  }, 60_000);
+
+  it.concurrent('a write the invariant cannot read: a violation saying so', async () => {
+    const exploration = await explorer.explore(
+      ordersScenario('unreadable', ({ ddb, tables }) => async (event) => {
+        for (const record of event.Records) {
+          await ddb.send(new PutCommand({ TableName: tables.stock, Item: { pk: 'SKU#A', orders: 'not a list' } }));
+        }
+      }, oneOrder),
+    );
+    expect(exploration.clean.violations).toEqual([
+      expect.stringMatching(/^the invariant could not read the final state: TypeError: stock\.orders is not a list/),
+    ]);
+  }, 60_000);
+
+  it('a handler that builds its own clients is refused, naming the fix', async () => {
+    const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
+    const { DynamoDBDocumentClient } = await import('@aws-sdk/lib-dynamodb');
+    // What the README's Lambda entry does at module scope, pointed nowhere reachable (never AWS).
+    const own = DynamoDBDocumentClient.from(
+      new DynamoDBClient({ region: 'us-east-1', endpoint: 'http://127.0.0.1:9', credentials: { accessKeyId: 'x', secretAccessKey: 'x' }, maxAttempts: 1 }),
+    );
+    const scenario = ordersScenario('own-clients', ({ tables }) => async (event) => {
+      for (const record of event.Records) await own.send(new UpdateCommand(reserve(tables.stock as string, JSON.parse(record.body))));
+    }, { ...oneOrder, queue: { maxReceiveCount: 1 } });
+    await expect(explorer.explore(scenario)).rejects.toThrow(OwnClientsError);
+    await expect(explorer.explore(scenario)).rejects.toThrow(/builds its own clients.*handler: \(\{ ddb, tables \}\) =>/s);
+  }, 60_000);
+
+  it('a scenario it cannot run gets a ScenarioError', async () => {
+    await expect(explorer.explore(ordersScenario('big', deleteFirst, { queue: { batchSize: 11 } }))).rejects.toThrow(ScenarioError);
+  });
+});
