@@ -48,6 +48,9 @@ const NOT_EXACT: { readonly [M in Mode]: Readonly<Record<string, string>> } = {
     'lost-then-killed@DeleteMessageBatch': 'lost 1',
     'lost-error-seen@DeleteMessageBatch': 'lost 1',
     'killed-before@UpdateItem': 'lost 1',
+    // Retry cells: the first attempt's response lost, then this on the client's retry.
+    'response-lost@DeleteMessageBatch then lost-error-seen@DeleteMessageBatch#2': 'lost 1',
+    'response-lost@DeleteMessageBatch then lost-then-killed@DeleteMessageBatch#2': 'lost 1',
   },
   // Credited first, with no evidence: whatever redelivers (or resends) the credit applies it again.
   'at-least-once': {
@@ -56,6 +59,10 @@ const NOT_EXACT: { readonly [M in Mode]: Readonly<Record<string, string>> } = {
     'lost-error-seen@UpdateItem': 'dup 1',
     'killed-before@acknowledge': 'dup 1',
     'ack-not-applied@acknowledge': 'dup 1',
+    // Retry cells: the first attempt's response lost, then this on the client's retry.
+    'response-lost@UpdateItem then lost-error-seen@UpdateItem#2': 'dup 1',
+    'response-lost@UpdateItem then lost-then-killed@UpdateItem#2': 'dup 1',
+    'response-lost@UpdateItem then response-lost@UpdateItem#2': 'dup 1',
   },
   'effectively-once': {},
   // The credit applied and its record not COMPLETED: INPROGRESS is deleted on the error, or has
@@ -64,11 +71,17 @@ const NOT_EXACT: { readonly [M in Mode]: Readonly<Record<string, string>> } = {
     'lost-then-killed@TransactWriteItems': 'dup 1',
     'lost-error-seen@TransactWriteItems': 'dup 1',
     'killed-before@UpdateItem': 'dup 1',
+    // Retry cells: the first attempt's response lost, then this on the client's retry.
+    'response-lost@TransactWriteItems then lost-error-seen@TransactWriteItems#2': 'dup 1',
+    'response-lost@TransactWriteItems then lost-then-killed@TransactWriteItems#2': 'dup 1',
   },
   'powertools-message-id': {
     'lost-then-killed@TransactWriteItems': 'dup 1',
     'lost-error-seen@TransactWriteItems': 'dup 1',
     'killed-before@UpdateItem': 'dup 1',
+    // Retry cells: the first attempt's response lost, then this on the client's retry.
+    'response-lost@TransactWriteItems then lost-error-seen@TransactWriteItems#2': 'dup 1',
+    'response-lost@TransactWriteItems then lost-then-killed@TransactWriteItems#2': 'dup 1',
   },
   'entry-upsert': {},
   'state-upsert': {},
@@ -83,6 +96,12 @@ const NOT_EXACT: { readonly [M in Mode]: Readonly<Record<string, string>> } = {
     'lost-error-seen@TransactWriteItems': 'charged twice 1',
     'killed-before@acknowledge': 'charged twice 1',
     'ack-not-applied@acknowledge': 'charged twice 1',
+    // Retry cells: the first attempt's response lost, then this on the client's retry.
+    'response-lost@Charge then lost-error-seen@Charge#2': 'charged twice 1',
+    'response-lost@Charge then lost-then-killed@Charge#2': 'charged twice 1',
+    'response-lost@Charge then response-lost@Charge#2': 'charged twice 1',
+    'response-lost@TransactWriteItems then lost-error-seen@TransactWriteItems#2': 'charged twice 1',
+    'response-lost@TransactWriteItems then lost-then-killed@TransactWriteItems#2': 'charged twice 1',
   },
   'charge-with-key': {},
   // From "marker applied" to "credit not yet sent" the event is lost; the credit's own lost
@@ -93,6 +112,13 @@ const NOT_EXACT: { readonly [M in Mode]: Readonly<Record<string, string>> } = {
     'lost-error-seen@PutItem': 'lost 1',
     'killed-before@UpdateItem': 'lost 1',
     'response-lost@UpdateItem': 'dup 1',
+    // Retry cells: the first attempt's response lost, then this on the client's retry.
+    'response-lost@PutItem then lost-error-seen@PutItem#2': 'lost 1',
+    'response-lost@PutItem then lost-then-killed@PutItem#2': 'lost 1',
+    'response-lost@PutItem then response-lost@PutItem#2': 'lost 1',
+    'response-lost@UpdateItem then lost-error-seen@UpdateItem#2': 'dup 1',
+    'response-lost@UpdateItem then lost-then-killed@UpdateItem#2': 'dup 1',
+    'response-lost@UpdateItem then response-lost@UpdateItem#2': 'dup 1',
   },
   // From "credit applied" to "marker not yet sent" the redelivery finds no marker.
   'credit-then-marker': {
@@ -100,6 +126,10 @@ const NOT_EXACT: { readonly [M in Mode]: Readonly<Record<string, string>> } = {
     'lost-then-killed@UpdateItem': 'dup 1',
     'lost-error-seen@UpdateItem': 'dup 1',
     'killed-before@PutItem': 'dup 1',
+    // Retry cells: the first attempt's response lost, then this on the client's retry.
+    'response-lost@UpdateItem then lost-error-seen@UpdateItem#2': 'dup 1',
+    'response-lost@UpdateItem then lost-then-killed@UpdateItem#2': 'dup 1',
+    'response-lost@UpdateItem then response-lost@UpdateItem#2': 'dup 1',
   },
 };
 

@@ -137,7 +137,7 @@ describe('a broken consumer is a cell with its outcome, never a crash of the exp
     const exploration = await explorer.explore(
       ordersScenario('throws', () => async () => {
         throw new Error('boom');
-      }, { ...oneOrder, queue: { maxReceiveCount: 2 } }),
+      }, { ...oneOrder, queue: { maxReceiveCount: 2 }, functionTimeoutMs: 500 }),
     );
     expect(exploration.clean.deliveries.map((each) => [each.ended, each.error])).toEqual([
       ['threw', 'Error: boom'],
@@ -152,7 +152,7 @@ describe('a broken consumer is a cell with its outcome, never a crash of the exp
       ordersScenario('garbage', ({ ddb, tables }) => async (event) => {
         for (const record of event.Records) await ddb.send(new UpdateCommand(reserve(tables.stock as string, JSON.parse(record.body))));
         return { batchItemFailures: [{ itemIdentifier: 42 }] };
-      }, { ...oneOrder, queue: { maxReceiveCount: 2 } }),
+      }, { ...oneOrder, queue: { maxReceiveCount: 2 }, functionTimeoutMs: 500 }),
     );
     expect(exploration.clean.deliveries[0]?.error).toMatch(/returned .*itemIdentifier.*: not a batch response Lambda reads, so the whole batch failed/);
     expect(exploration.clean.violations).toEqual(['order-1 applied 2 times']);
@@ -182,7 +182,7 @@ describe('a broken consumer is a cell with its outcome, never a crash of the exp
           await ddb.send(new PutCommand({ TableName: tables.stock, Item: { pk: `EVENT#${order.eventId}` } }));
         }
         return { batchItemFailures: [] };
-      }, oneOrder),
+      }, { ...oneOrder, functionTimeoutMs: 500 }),
     );
     expect(exploration.clean.held).toBe(true);
     const broken = exploration.cells.filter((each) => !each.held).map((each) => each.plan);
@@ -196,7 +196,7 @@ describe('a broken consumer is a cell with its outcome, never a crash of the exp
         for (const record of event.Records) {
           await ddb.send(new PutCommand({ TableName: tables.stock, Item: { pk: 'SKU#A', orders: 'not a list' } }));
         }
-      }, oneOrder),
+      }, { ...oneOrder, functionTimeoutMs: 500 }),
     );
     expect(exploration.clean.violations).toEqual([
       expect.stringMatching(/^the invariant could not read the final state: TypeError: stock\.orders is not a list/),
@@ -212,7 +212,7 @@ describe('a broken consumer is a cell with its outcome, never a crash of the exp
     );
     const scenario = ordersScenario('own-clients', ({ tables }) => async (event) => {
       for (const record of event.Records) await own.send(new UpdateCommand(reserve(tables.stock as string, JSON.parse(record.body))));
-    }, { ...oneOrder, queue: { maxReceiveCount: 1 } });
+    }, { ...oneOrder, queue: { maxReceiveCount: 1 }, functionTimeoutMs: 500 });
     await expect(explorer.explore(scenario)).rejects.toThrow(OwnClientsError);
     await expect(explorer.explore(scenario)).rejects.toThrow(/builds its own clients.*handler: \(\{ ddb, tables \}\) =>/s);
   }, 60_000);

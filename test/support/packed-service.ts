@@ -33,6 +33,7 @@ const FIXTURE = join(PROJECT_ROOT, 'test/fixtures/packed-service');
 const PACKAGES = {
   'consumer-cores.tgz': 'packages/consumer-cores',
   'cdk-constructs.tgz': 'packages/cdk-constructs',
+  'explorer.tgz': 'packages/explorer',
 };
 
 /**
@@ -133,7 +134,7 @@ async function lockOwnPackagesAsPacked(dir: string): Promise<void> {
 }
 
 /**
- * Builds both packages' dist/ and packs them, each in a copy of its own (so no dist/ is left in the
+ * Builds each package's dist/ and packs it, each in a copy of its own (so no dist/ is left in the
  * repository, where a resolver missing the source condition would quietly load it), then installs
  * them into a copy of the fixture.
  */

