@@ -1,19 +1,18 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import {
+  DEFAULT_FUNCTION_TIMEOUT_MS,
+  PlanError,
+  type PlannedFault,
+  parsePlan,
+} from '@sqs-delivery-semantics/explorer';
 import { PROJECT_ROOT } from '../../lib/bundling.js';
 import type { ParsedOptions } from '../options/parse.js';
 import type { Finished } from '../options/run.js';
 import { UsageError } from '../options/usage-error.js';
-import {
-  DEFAULT_FUNCTION_TIMEOUT_MS,
-  type PlannedFault,
-  PlanError,
-  parsePlan,
-} from '@sqs-delivery-semantics/explorer';
 import { startExploreEnvironment } from './environment.js';
 import { exploreMode, type ModeExploration } from './explore.js';
 import type { LabScenario } from './lab-scenario.js';
-import { exploreScenarioFile } from './scenario-file.js';
 import {
   cellText,
   deliveryLine,
@@ -22,6 +21,7 @@ import {
   renderExplorePage,
   replayCommand,
 } from './report.js';
+import { exploreScenarioFile } from './scenario-file.js';
 
 /** The default scenarios: depth 1 in about a minute for every mode, depth 2 (the square) smaller. */
 export const DEFAULT_SCENARIOS: Readonly<Record<1 | 2, Omit<LabScenario, 'resent'>>> = {

@@ -3,8 +3,8 @@ import {
   type Exploration,
   type ExploredCell,
   exploreScenario,
-  planText,
   type PlannedFault,
+  planText,
   runCell,
 } from '@sqs-delivery-semantics/explorer';
 import type { Mode } from '../../contract/topology.js';
@@ -56,7 +56,9 @@ export async function exploreMode(
     depth: options.depth,
     concurrency: options.concurrency,
     ...(options.only ? { only: options.only.map((plan) => planText(plan)) } : {}),
-    ...(options.onCell ? { onCell: (done: number, total: number) => options.onCell?.(mode, done, total) } : {}),
+    ...(options.onCell
+      ? { onCell: (done: number, total: number) => options.onCell?.(mode, done, total) }
+      : {}),
   });
   return { ...exploration, mode, clean: labCell(exploration.clean), cells: exploration.cells.map(labCell) };
 }
@@ -65,9 +67,17 @@ function labCell(cell: ExploredCell): LabCell {
   const detail = cell.detail as LabDetail | undefined;
   if (detail === undefined) {
     // The lab's invariant always keeps its detail, unless the verifier itself failed.
-    throw new Error(`cell ${cell.plan || 'clean'}: the verifier gave no outcome (${cell.violations.join('; ')})`);
+    throw new Error(
+      `cell ${cell.plan || 'clean'}: the verifier gave no outcome (${cell.violations.join('; ')})`,
+    );
   }
-  return { ...cell, counts: detail.counts, outcome: detail.outcome, exact: detail.exact, promiseHeld: cell.held };
+  return {
+    ...cell,
+    counts: detail.counts,
+    outcome: detail.outcome,
+    exact: detail.exact,
+    promiseHeld: cell.held,
+  };
 }
 
 /** One lab cell, run alone: its deliveries and the verifier's outcome. */

@@ -80,7 +80,11 @@ export function labScenario(tables: LabTables, mode: Mode, scenario: LabScenario
   return {
     name: mode,
     promise: promiseText(mode),
-    queue: { fifo, maxReceiveCount: settings.maxReceiveCount, reportBatchItemFailures: settings.reportBatchItemFailures },
+    queue: {
+      fifo,
+      maxReceiveCount: settings.maxReceiveCount,
+      reportBatchItemFailures: settings.reportBatchItemFailures,
+    },
     events: eventsOf,
     // Powertools' key in the mode keyed on the event: a hash of [runId, eventId].
     aliases: (event, cell) => [powertoolsHash([cell.id, event.id])],
@@ -96,7 +100,9 @@ export function labScenario(tables: LabTables, mode: Mode, scenario: LabScenario
         {
           reader: { ddb: tables.ddb, tableName: tables.tableName },
           sqs: tables.sqs,
-          deadLetterQueueUrls: new Proxy({} as Record<Mode, string>, { get: () => final.cell.deadLetterQueueUrl }),
+          deadLetterQueueUrls: new Proxy({} as Record<Mode, string>, {
+            get: () => final.cell.deadLetterQueueUrl,
+          }),
           sweepWaitSeconds: 0,
           sweepVisibilitySeconds: 60,
           ...(tables.charges ? { charges: tables.charges } : {}),
@@ -141,10 +147,18 @@ export function countsText(counts: CellCounts, exact: boolean): string {
  * evidence and counters, `isCoreSend`) is a step. No crash settings: faults come only from the plan.
  */
 async function labHandler<M extends Mode>(mode: M, tables: LabTables, clients: HandlerClients) {
-  const config = { region: clients.region, credentials: clients.credentials, endpoint: clients.endpoints.dynamodb };
+  const config = {
+    region: clients.region,
+    credentials: clients.credentials,
+    endpoint: clients.endpoints.dynamodb,
+  };
   const ledgerClient = clients.intercept(new DynamoDBClient(config), 'dynamodb', isCoreSend);
   const idempotencyClient = clients.intercept(new DynamoDBClient(config), 'dynamodb');
-  const singleAttempt = clients.intercept(new DynamoDBClient({ ...config, maxAttempts: 1 }), 'dynamodb', isCoreSend);
+  const singleAttempt = clients.intercept(
+    new DynamoDBClient({ ...config, maxAttempts: 1 }),
+    'dynamodb',
+    isCoreSend,
+  );
   const ddb = DynamoDBDocumentClient.from(ledgerClient);
   const deps: ConsumerDeps = {
     config: {
@@ -179,8 +193,10 @@ async function labHandler<M extends Mode>(mode: M, tables: LabTables, clients: H
         }
       : {}),
   });
-  return (event: Parameters<LabMode<M>['processBatch']>[0], context: Parameters<LabMode<M>['processBatch']>[1]) =>
-    definition.processBatch(event, context, { ...deps, ...needs() });
+  return (
+    event: Parameters<LabMode<M>['processBatch']>[0],
+    context: Parameters<LabMode<M>['processBatch']>[1],
+  ) => definition.processBatch(event, context, { ...deps, ...needs() });
 }
 
 /** The producer's manifest of the scenario, and its summary. */

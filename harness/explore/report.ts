@@ -2,13 +2,13 @@ import {
   type Exploration,
   type ExploredCell,
   formatExploration as formatScenario,
-  planText,
   type PlannedFault,
+  planText,
   plural,
   renderExplorePage as renderPage,
 } from '@sqs-delivery-semantics/explorer';
-import type { LabScenario } from './lab-scenario.js';
 import type { ModeExploration } from './explore.js';
+import type { LabScenario } from './lab-scenario.js';
 
 export { cellText, deliveryLine } from '@sqs-delivery-semantics/explorer';
 
@@ -23,7 +23,11 @@ export interface ExploreReport {
 }
 
 /** The command that runs one cell alone, with its trace. */
-export function replayCommand(mode: string, scenario: LabScenario, plan: readonly PlannedFault[] | string): string {
+export function replayCommand(
+  mode: string,
+  scenario: LabScenario,
+  plan: readonly PlannedFault[] | string,
+): string {
   const cell = typeof plan === 'string' ? plan : planText(plan);
   return `npm run explore -- --modes ${mode} --events ${scenario.events} --accounts ${scenario.accounts}${scenario.resent ? ` --resent ${scenario.resent}` : ''} --cell ${cell}`;
 }

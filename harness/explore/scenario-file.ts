@@ -19,13 +19,21 @@ import { UsageError } from '../options/usage-error.js';
  */
 export async function exploreScenarioFile(
   file: string,
-  options: { readonly depth: 1 | 2; readonly concurrency: number; readonly cell?: string; readonly json: boolean },
+  options: {
+    readonly depth: 1 | 2;
+    readonly concurrency: number;
+    readonly cell?: string;
+    readonly json: boolean;
+  },
 ): Promise<Finished> {
   const path = resolve(file);
   if (!existsSync(path)) throw new UsageError(`--scenario ${file}: no such file`);
   const module = (await import(pathToFileURL(path).href)) as { default?: Scenario | readonly Scenario[] };
   const scenarios = [module.default ?? []].flat() as Scenario[];
-  if (scenarios.length === 0 || scenarios.some((each) => typeof each?.name !== 'string' || typeof each.handler !== 'function')) {
+  if (
+    scenarios.length === 0 ||
+    scenarios.some((each) => typeof each?.name !== 'string' || typeof each.handler !== 'function')
+  ) {
     throw new UsageError(
       `--scenario ${file}: its default export must be a scenario ({ name, handler, events, invariant, … }) or a list of them (docs/explore.md#explore-your-own-consumer)`,
     );
@@ -51,13 +59,17 @@ export async function exploreScenarioFile(
   } finally {
     await explorer.stop();
   }
-  const replay = (_: Exploration, cell: ExploredCell) => `npm run explore -- --scenario ${file} --cell ${cell.plan}`;
+  const replay = (_: Exploration, cell: ExploredCell) =>
+    `npm run explore -- --scenario ${file} --cell ${cell.plan}`;
   const written = await writeReport(explorations, join(PROJECT_ROOT, 'reports'), { replay });
   const broken = explorations.some((each) => !each.clean.held || each.cells.some((cell) => !cell.held));
   if (options.json) {
-    await new Promise<void>((done) => process.stdout.write(`${JSON.stringify({ explorations })}\n`, () => done()));
+    await new Promise<void>((done) =>
+      process.stdout.write(`${JSON.stringify({ explorations })}\n`, () => done()),
+    );
   } else {
-    for (const exploration of explorations) process.stdout.write(`${formatExploration(exploration, replay)}\n\n`);
+    for (const exploration of explorations)
+      process.stdout.write(`${formatExploration(exploration, replay)}\n\n`);
     say(`written: ${relative(process.cwd(), written.json)}`);
   }
   return { exitCode: broken ? 1 : 0, report: written.json, page: written.page };

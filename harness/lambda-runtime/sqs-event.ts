@@ -17,4 +17,3 @@ export function faultKeyOf(record: SQSRecord): string {
 }
 
 export { receiveCountOf } from '../../functions/shared/message.js';
-

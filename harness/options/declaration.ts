@@ -710,7 +710,7 @@ export const OPTIONS = {
     group: 'run',
     help:
       "explore your own consumer instead of the lab's modes: a module whose default export is a scenario " +
-      "(or several) of @sqs-delivery-semantics/explorer; --depth, --parallel and --cell apply to it",
+      '(or several) of @sqs-delivery-semantics/explorer; --depth, --parallel and --cell apply to it',
     entryPoints: { explore: { defaultText: "the lab's modes" } },
   },
   check: {

@@ -192,7 +192,9 @@ describe.concurrent.each(MODE_NAMES)('the %s core, one event, every step and fau
       exploration.cells
         .filter((cell) => !cell.exact)
         .map((cell) => [
-          cell.faults.map((fault) => `${fault.fault}@${operations.get(fault.step) ?? retryOf(fault.step)}`).join(' then '),
+          cell.faults
+            .map((fault) => `${fault.fault}@${operations.get(fault.step) ?? retryOf(fault.step)}`)
+            .join(' then '),
           cellText(cell),
         ]),
     );

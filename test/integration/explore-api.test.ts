@@ -1,4 +1,4 @@
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -15,7 +15,14 @@ import {
 } from '@sqs-delivery-semantics/explorer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../lib/bundling.js';
-import { deleteFirst, ORDERS, ordersScenario, reserve, SILENT, workFirst } from '../support/orders-scenario.js';
+import {
+  deleteFirst,
+  ORDERS,
+  ordersScenario,
+  reserve,
+  SILENT,
+  workFirst,
+} from '../support/orders-scenario.js';
 import { sharedDynamoDb } from '../support/shared-dynamodb.js';
 
 /**
@@ -41,8 +48,10 @@ const markerInTransaction: HandlerFactory = ({ ddb, tables }) =>
 
 /** The kill at the second event of the first batch, as each consumer's plan names it. */
 const KILLED_AT_ORDER_2 = {
-  'delete first, killed after the batch delete, before order-2\'s work': 'killed-before@1:order-2:UpdateItem:1:1',
-  'work first, killed after order-2\'s work, before the acknowledgement': 'killed-before@1:batch:acknowledge:1:1',
+  "delete first, killed after the batch delete, before order-2's work":
+    'killed-before@1:order-2:UpdateItem:1:1',
+  "work first, killed after order-2's work, before the acknowledgement":
+    'killed-before@1:batch:acknowledge:1:1',
 } as const;
 
 function cell(exploration: Exploration) {
@@ -96,7 +105,10 @@ describe('the effectively-once core with its condition removed, explored through
     expect(source).toContain(condition);
     await writeFile(
       file,
-      source.replace(condition, "ConditionExpression: 'attribute_not_exists(#pk) OR #dedupeUntil < :now OR attribute_exists(#pk)',"),
+      source.replace(
+        condition,
+        "ConditionExpression: 'attribute_not_exists(#pk) OR #dedupeUntil < :now OR attribute_exists(#pk)',",
+      ),
     );
     const mutant = (await import(pathToFileURL(file).href)) as {
       createEffectivelyOnceHandler: typeof createEffectivelyOnceHandler;
@@ -135,9 +147,13 @@ describe('a broken consumer is a cell with its outcome, never a crash of the exp
 
   it.concurrent('a handler that throws: each delivery threw, the order ends in the DLQ', async () => {
     const exploration = await explorer.explore(
-      ordersScenario('throws', () => async () => {
-        throw new Error('boom');
-      }, { ...oneOrder, queue: { maxReceiveCount: 2 }, functionTimeoutMs: 500 }),
+      ordersScenario(
+        'throws',
+        () => async () => {
+          throw new Error('boom');
+        },
+        { ...oneOrder, queue: { maxReceiveCount: 2 }, functionTimeoutMs: 500 },
+      ),
     );
     expect(exploration.clean.deliveries.map((each) => [each.ended, each.error])).toEqual([
       ['threw', 'Error: boom'],
@@ -149,12 +165,20 @@ describe('a broken consumer is a cell with its outcome, never a crash of the exp
 
   it.concurrent('a handler that returns garbage: the whole batch failed, as Lambda fails it', async () => {
     const exploration = await explorer.explore(
-      ordersScenario('garbage', ({ ddb, tables }) => async (event) => {
-        for (const record of event.Records) await ddb.send(new UpdateCommand(reserve(tables.stock as string, JSON.parse(record.body))));
-        return { batchItemFailures: [{ itemIdentifier: 42 }] };
-      }, { ...oneOrder, queue: { maxReceiveCount: 2 }, functionTimeoutMs: 500 }),
+      ordersScenario(
+        'garbage',
+        ({ ddb, tables }) =>
+          async (event) => {
+            for (const record of event.Records)
+              await ddb.send(new UpdateCommand(reserve(tables.stock as string, JSON.parse(record.body))));
+            return { batchItemFailures: [{ itemIdentifier: 42 }] };
+          },
+        { ...oneOrder, queue: { maxReceiveCount: 2 }, functionTimeoutMs: 500 },
+      ),
     );
-    expect(exploration.clean.deliveries[0]?.error).toMatch(/returned .*itemIdentifier.*: not a batch response Lambda reads, so the whole batch failed/);
+    expect(exploration.clean.deliveries[0]?.error).toMatch(
+      /returned .*itemIdentifier.*: not a batch response Lambda reads, so the whole batch failed/,
+    );
     expect(exploration.clean.violations).toEqual(['order-1 applied 2 times']);
     expect(exploration.cells.length).toBeGreaterThan(0);
   }, 60_000);
@@ -175,14 +199,21 @@ describe('a broken consumer is a cell with its outcome, never a crash of the exp
   it.concurrent('a marker sent outside the transaction: the failing cells, read from the final state', async () => {
     // The team's copy sent its marker as its own write, after the work: not atomic with it.
     const exploration = await explorer.explore(
-      ordersScenario('marker-outside', ({ ddb, tables }) => async (event) => {
-        for (const record of event.Records) {
-          const order = JSON.parse(record.body);
-          await ddb.send(new UpdateCommand(reserve(tables.stock as string, order)));
-          await ddb.send(new PutCommand({ TableName: tables.stock, Item: { pk: `EVENT#${order.eventId}` } }));
-        }
-        return { batchItemFailures: [] };
-      }, { ...oneOrder, functionTimeoutMs: 500 }),
+      ordersScenario(
+        'marker-outside',
+        ({ ddb, tables }) =>
+          async (event) => {
+            for (const record of event.Records) {
+              const order = JSON.parse(record.body);
+              await ddb.send(new UpdateCommand(reserve(tables.stock as string, order)));
+              await ddb.send(
+                new PutCommand({ TableName: tables.stock, Item: { pk: `EVENT#${order.eventId}` } }),
+              );
+            }
+            return { batchItemFailures: [] };
+          },
+        { ...oneOrder, functionTimeoutMs: 500 },
+      ),
     );
     expect(exploration.clean.held).toBe(true);
     const broken = exploration.cells.filter((each) => !each.held).map((each) => each.plan);
@@ -192,14 +223,23 @@ describe('a broken consumer is a cell with its outcome, never a crash of the exp
 
   it.concurrent('a write the invariant cannot read: a violation saying so', async () => {
     const exploration = await explorer.explore(
-      ordersScenario('unreadable', ({ ddb, tables }) => async (event) => {
-        for (const record of event.Records) {
-          await ddb.send(new PutCommand({ TableName: tables.stock, Item: { pk: 'SKU#A', orders: 'not a list' } }));
-        }
-      }, { ...oneOrder, functionTimeoutMs: 500 }),
+      ordersScenario(
+        'unreadable',
+        ({ ddb, tables }) =>
+          async (event) => {
+            for (const _ of event.Records) {
+              await ddb.send(
+                new PutCommand({ TableName: tables.stock, Item: { pk: 'SKU#A', orders: 'not a list' } }),
+              );
+            }
+          },
+        { ...oneOrder, functionTimeoutMs: 500 },
+      ),
     );
     expect(exploration.clean.violations).toEqual([
-      expect.stringMatching(/^the invariant could not read the final state: TypeError: stock\.orders is not a list/),
+      expect.stringMatching(
+        /^the invariant could not read the final state: TypeError: stock\.orders is not a list/,
+      ),
     ]);
   }, 60_000);
 
@@ -208,16 +248,31 @@ describe('a broken consumer is a cell with its outcome, never a crash of the exp
     const { DynamoDBDocumentClient } = await import('@aws-sdk/lib-dynamodb');
     // What the README's Lambda entry does at module scope, pointed nowhere reachable (never AWS).
     const own = DynamoDBDocumentClient.from(
-      new DynamoDBClient({ region: 'us-east-1', endpoint: 'http://127.0.0.1:9', credentials: { accessKeyId: 'x', secretAccessKey: 'x' }, maxAttempts: 1 }),
+      new DynamoDBClient({
+        region: 'us-east-1',
+        endpoint: 'http://127.0.0.1:9',
+        credentials: { accessKeyId: 'x', secretAccessKey: 'x' },
+        maxAttempts: 1,
+      }),
     );
-    const scenario = ordersScenario('own-clients', ({ tables }) => async (event) => {
-      for (const record of event.Records) await own.send(new UpdateCommand(reserve(tables.stock as string, JSON.parse(record.body))));
-    }, { ...oneOrder, queue: { maxReceiveCount: 1 }, functionTimeoutMs: 500 });
+    const scenario = ordersScenario(
+      'own-clients',
+      ({ tables }) =>
+        async (event) => {
+          for (const record of event.Records)
+            await own.send(new UpdateCommand(reserve(tables.stock as string, JSON.parse(record.body))));
+        },
+      { ...oneOrder, queue: { maxReceiveCount: 1 }, functionTimeoutMs: 500 },
+    );
     await expect(explorer.explore(scenario)).rejects.toThrow(OwnClientsError);
-    await expect(explorer.explore(scenario)).rejects.toThrow(/builds its own clients.*handler: \(\{ ddb, tables \}\) =>/s);
+    await expect(explorer.explore(scenario)).rejects.toThrow(
+      /builds its own clients.*handler: \(\{ ddb, tables \}\) =>/s,
+    );
   }, 60_000);
 
   it('a scenario it cannot run gets a ScenarioError', async () => {
-    await expect(explorer.explore(ordersScenario('big', deleteFirst, { queue: { batchSize: 11 } }))).rejects.toThrow(ScenarioError);
+    await expect(
+      explorer.explore(ordersScenario('big', deleteFirst, { queue: { batchSize: 11 } })),
+    ).rejects.toThrow(ScenarioError);
   });
 });

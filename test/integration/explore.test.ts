@@ -11,13 +11,21 @@ import { runNpmScript } from '../support/cli.js';
 const SCENARIO = ['--events', '2', '--accounts', '1'];
 
 describe('npm run explore', () => {
-
   it('explores a team scenario with --scenario FILE: its matrix, its promise, the broken cells and their replays', async () => {
-    const run = await runNpmScript('explore', ['--scenario', 'test/support/orders.scenario.ts', '--parallel', '8']);
+    const run = await runNpmScript('explore', [
+      '--scenario',
+      'test/support/orders.scenario.ts',
+      '--parallel',
+      '8',
+    ]);
 
     expect(run.stdout).toContain('promise: each order reserved exactly once');
-    expect(run.stdout).toMatch(/work-first: 14 cells \(8 single, 6 on a retry\) in [\d.]+ s, the invariant broken in \d+ cells/);
-    expect(run.stdout).toMatch(/killed-before@1:batch:acknowledge:1:1: order-1 applied 2 times; order-2 applied 2 times/);
+    expect(run.stdout).toMatch(
+      /work-first: 14 cells \(8 single, 6 on a retry\) in [\d.]+ s, the invariant broken in \d+ cells/,
+    );
+    expect(run.stdout).toMatch(
+      /killed-before@1:batch:acknowledge:1:1: order-1 applied 2 times; order-2 applied 2 times/,
+    );
     expect(run.stdout).toContain(
       'replay: npm run explore -- --scenario test/support/orders.scenario.ts --cell killed-before@1:batch:acknowledge:1:1',
     );

@@ -16,6 +16,8 @@ describe('the packages, packed and installed into a service of its own', () => {
   let typecheck: Promise<Result>;
   let synth: Promise<Result>;
   let check: Promise<Result>;
+  let explored: Promise<Result>;
+  let variants: Promise<Result>;
 
   beforeAll(async () => {
     started = Date.now();
@@ -28,10 +30,18 @@ describe('the packages, packed and installed into a service of its own', () => {
     typecheck = service.run('npx', ['tsc', '-p', 'tsconfig.json']);
     synth = service.run('npx', ['cdk', 'synth', '--quiet']);
     check = service.run('npx', ['tsx', 'src/check.ts'], { DYNAMODB_ENDPOINT: endpoint });
+    // The team's own explorer tests, each starting fauxqs and a DynamoDB Local of its own.
+    explored = service.run('npx', ['vitest', 'run', 'test/reserve.explore.test.ts']);
+    variants = service.run('npx', ['vitest', 'run', 'test/variants.explore.test.ts']);
   }, 120_000);
 
   afterAll(async () => {
     await service?.dispose();
+    // Each exploration's first line: its cells and seconds, for the record.
+    for (const run of await Promise.all([explored, variants].filter(Boolean))) {
+      for (const line of run.stdout.match(/^\S+: \d+ cells .*$/gm) ?? [])
+        console.log(`explored in the packed service: ${line}`);
+    }
     console.log(
       `packed install: pack ${service?.seconds.pack} s, install ${service?.seconds.install} s, all ${(Date.now() - started) / 1000} s`,
     );
@@ -85,5 +95,34 @@ describe('the packages, packed and installed into a service of its own', () => {
     expect(result).toEqual({ stock: 7, stockB: 1, refusal: 'refused', failures: [] });
     expect(checked.stdout.match(/duplicate suppressed/g)).toHaveLength(3);
     expect(checked.stdout.match(/refusal recorded/g)).toHaveLength(1);
+  });
+
+  it("explores the service's own consumer in its own vitest: exact in every cell on the effectively-once core, FIFO refused on an unpatched fauxqs", async () => {
+    const run = await explored;
+    expect(run, run.stdout + run.stderr).toMatchObject({ code: 0 });
+    expect(run.stdout).toMatch(
+      /reserve: \d+ cells \(\d+ single, \d+ on a retry\) in [\d.]+ s, the invariant held in every cell/,
+    );
+    expect(run.stdout).toContain('promise: each order line reserved once; stock never below zero');
+    expect(run.stdout).toMatch(/Tests\s+2 passed/);
+  });
+
+  it('fails its vitest for the broken consumers, naming their cells', async () => {
+    const run = await variants;
+    const output = run.stdout + run.stderr;
+    expect(run.code, output).toBe(1);
+    expect(output).toMatch(/Tests\s+2 failed/);
+    // At-least-once: the acknowledgement killed after both lines of the first batch.
+    expect(output).toMatch(/InvariantBroken: at-least-once: the invariant broke in \d+ of \d+ cells/);
+    expect(output).toContain(
+      '- killed-before@1:batch:acknowledge:1:1: line-1 applied 2 times; line-2 applied 2 times',
+    );
+    // The marker first: its lost response, retried, finds the marker and skips the decrement.
+    expect(output).toMatch(/InvariantBroken: marker-first: the invariant broke in \d+ of \d+ cells/);
+    expect(output).toMatch(
+      /- response-lost@1:line-1:PutItem:1:1: line-1 lost: never applied, not in the DLQ/,
+    );
+    // Reported, never crashed.
+    expect(output).not.toMatch(/TypeError|Unhandled/);
   });
 });

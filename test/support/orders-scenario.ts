@@ -15,7 +15,11 @@ import {
  * reserved count and appending its id to the item's `orders` list (a list, not a set: an order
  * applied twice shows twice). Written as a team would, on the cores it installs.
  */
-export const SILENT: ConsumerLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };
+export const SILENT: ConsumerLogger = {
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+};
 
 export const ORDERS: readonly ScenarioEvent[] = [1, 2, 3, 4, 5].map((n) => ({
   id: `order-${n}`,
@@ -27,13 +31,22 @@ export function reserve(tableName: string, order: { eventId: string; quantity?: 
   return {
     TableName: tableName,
     Key: { pk: 'SKU#A' },
-    UpdateExpression: 'ADD reserved :quantity SET #orders = list_append(if_not_exists(#orders, :none), :order)',
+    UpdateExpression:
+      'ADD reserved :quantity SET #orders = list_append(if_not_exists(#orders, :none), :order)',
     ExpressionAttributeNames: { '#orders': 'orders' },
-    ExpressionAttributeValues: { ':quantity': Number(order.quantity), ':none': [], ':order': [order.eventId] },
+    ExpressionAttributeValues: {
+      ':quantity': Number(order.quantity),
+      ':none': [],
+      ':order': [order.eventId],
+    },
   };
 }
 
-export function ordersScenario(name: string, handler: HandlerFactory, overrides: Partial<Scenario> = {}): Scenario {
+export function ordersScenario(
+  name: string,
+  handler: HandlerFactory,
+  overrides: Partial<Scenario> = {},
+): Scenario {
   return {
     name,
     promise: 'each order reserved exactly once',

@@ -77,7 +77,9 @@ export async function runCell(
   const id = `${slug(scenario.name)}-${randomUUID().slice(0, 12)}`;
   const settings = queueOf(scenario);
   const timeoutMs = scenario.functionTimeoutMs ?? DEFAULT_FUNCTION_TIMEOUT_MS;
-  const tables = Object.fromEntries(Object.keys(scenario.tables ?? {}).map((name) => [name, `${id}-${name}`]));
+  const tables = Object.fromEntries(
+    Object.keys(scenario.tables ?? {}).map((name) => [name, `${id}-${name}`]),
+  );
   const streams = await createTables(env, scenario, tables);
   const queues = await createCellQueues(env.sqs, id, settings);
   const cell: CellContext = {
@@ -177,7 +179,9 @@ export async function runCell(
     ),
     changes: Object.fromEntries(
       await Promise.all(
-        Object.entries(streams).map(async ([name, arn]) => [name, await readChanges(env.dynamodb, arn)] as const),
+        Object.entries(streams).map(
+          async ([name, arn]) => [name, await readChanges(env.dynamodb, arn)] as const,
+        ),
       ),
     ),
     deadLetters: await readDeadLetters(
@@ -205,7 +209,9 @@ async function judge(scenario: Scenario, final: FinalState) {
   } catch (error) {
     return { violations: [`the invariant could not read the final state: ${describe(error)}`] };
   }
-  return Array.isArray(verdict) ? { violations: verdict as readonly string[] } : (verdict as Exclude<Verdict, readonly string[]>);
+  return Array.isArray(verdict)
+    ? { violations: verdict as readonly string[] }
+    : (verdict as Exclude<Verdict, readonly string[]>);
 }
 
 interface ExecutionEnvironment {
@@ -224,7 +230,10 @@ async function executionEnvironment(
   cell: CellContext,
 ): Promise<ExecutionEnvironment> {
   const config = { region: env.region, credentials: env.credentials };
-  const dynamodb = interceptClient(new DynamoDBClient({ ...config, endpoint: env.endpoints.dynamodb }), 'dynamodb');
+  const dynamodb = interceptClient(
+    new DynamoDBClient({ ...config, endpoint: env.endpoints.dynamodb }),
+    'dynamodb',
+  );
   const sqs = interceptClient(new SQSClient({ ...config, endpoint: env.endpoints.sqs }), 'sqs');
   const made: { destroy(): void }[] = [dynamodb, sqs];
   const clients: HandlerClients = {
@@ -245,7 +254,13 @@ async function executionEnvironment(
     const built = await scenario.handler(clients);
     if (typeof built === 'function') return { handler: built, destroy };
     if (typeof built?.handler === 'function') {
-      return { handler: built.handler, destroy: () => (built.destroy?.(), destroy()) };
+      return {
+        handler: built.handler,
+        destroy: () => {
+          built.destroy?.();
+          destroy();
+        },
+      };
     }
     const error = new TypeError(
       `the handler factory returned ${preview(built)}: give a function (event, context) => response, or { handler, destroy }`,
@@ -272,7 +287,9 @@ async function createTables(
   for (const [name, items] of Object.entries(scenario.seed ?? {})) {
     const table = tables[name];
     if (table === undefined) {
-      throw new TypeError(`seed.${name}: no such table in the scenario (${Object.keys(tables).join(', ') || 'none'})`);
+      throw new TypeError(
+        `seed.${name}: no such table in the scenario (${Object.keys(tables).join(', ') || 'none'})`,
+      );
     }
     for (const item of items) await env.ddb.send(new PutCommand({ TableName: table, Item: item }));
   }
@@ -294,19 +311,27 @@ async function sendEvents(
       ...(event.attributes
         ? {
             MessageAttributes: Object.fromEntries(
-              Object.entries(event.attributes).map(([name, value]) => [name, { DataType: 'String', StringValue: value }]),
+              Object.entries(event.attributes).map(([name, value]) => [
+                name,
+                { DataType: 'String', StringValue: value },
+              ]),
             ),
           }
         : {}),
       ...(fifo
-        ? { MessageGroupId: event.groupId ?? event.id, MessageDeduplicationId: event.deduplicationId ?? event.id }
+        ? {
+            MessageGroupId: event.groupId ?? event.id,
+            MessageDeduplicationId: event.deduplicationId ?? event.id,
+          }
         : {}),
     }));
     const { Successful = [], Failed = [] } = await sqs.send(
       new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }),
     );
     if (Failed.length > 0) {
-      throw new Error(`SQS refused events: ${Failed.map((entry) => `${events[Number(entry.Id)]?.id}: ${entry.Message}`).join('; ')}`);
+      throw new Error(
+        `SQS refused events: ${Failed.map((entry) => `${events[Number(entry.Id)]?.id}: ${entry.Message}`).join('; ')}`,
+      );
     }
     for (const entry of Successful) if (entry.MessageId) positions.set(entry.MessageId, Number(entry.Id));
   }
@@ -365,7 +390,11 @@ async function receiveAll(sqs: SQSClient, queueUrl: string): Promise<Message[]> 
 }
 
 /** The mapping's delete of what the answer says: the records SQS deleted (an entry can fail in a 200). */
-async function deleteRecords(sqs: SQSClient, queueUrl: string, records: readonly SQSRecord[]): Promise<SQSRecord[]> {
+async function deleteRecords(
+  sqs: SQSClient,
+  queueUrl: string,
+  records: readonly SQSRecord[],
+): Promise<SQSRecord[]> {
   const deleted: SQSRecord[] = [];
   for (let start = 0; start < records.length; start += 10) {
     const chunk = records.slice(start, start + 10);

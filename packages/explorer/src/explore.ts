@@ -4,9 +4,9 @@ import {
   type CellKind,
   type Fault,
   faultsAt,
-  parsePlan,
   PlanError,
   type PlannedFault,
+  parsePlan,
   planText,
   RETRY_FAULTS,
   type Step,
@@ -110,7 +110,9 @@ export async function exploreScenario(
     return finish();
   }
   const singles = await runAll(
-    steps.flatMap((step) => faultsAt(step).map((fault) => [{ delivery: step.delivery, step: step.key, fault }])),
+    steps.flatMap((step) =>
+      faultsAt(step).map((fault) => [{ delivery: step.delivery, step: step.key, fault }]),
+    ),
     'single',
   );
   await runAll(singles.flatMap(retryPlans), 'retry');
@@ -169,7 +171,8 @@ function retryPlans(cell: ExploredCell): PlannedFault[][] {
 function cellOf(plan: readonly PlannedFault[], kind: CellKind, run: CellRun): ExploredCell {
   const held = run.violations.length === 0;
   const tone = run.timedOut ? 'timed-out' : !held ? 'broken' : (run.tone ?? 'exact');
-  const summary = run.summary ?? (held ? (tone === 'timed-out' ? 'timed out' : tone) : run.violations[0] ?? '');
+  const summary =
+    run.summary ?? (held ? (tone === 'timed-out' ? 'timed out' : tone) : (run.violations[0] ?? ''));
   return {
     plan: planText(plan),
     faults: plan,
@@ -192,9 +195,13 @@ function cellOf(plan: readonly PlannedFault[], kind: CellKind, run: CellRun): Ex
  * show the failure.
  */
 function ownClientsCheck(scenario: Scenario, clean: CellRun): string[] {
-  const requests = clean.deliveries.flatMap((delivery) => delivery.trace).filter((step) => step.service !== 'mapping');
+  const requests = clean.deliveries
+    .flatMap((delivery) => delivery.trace)
+    .filter((step) => step.service !== 'mapping');
   if (requests.length > 0) return [];
-  const sdkFailure = clean.deliveries.find((delivery) => delivery.error !== undefined && isSdkError(delivery.error));
+  const sdkFailure = clean.deliveries.find(
+    (delivery) => delivery.error !== undefined && isSdkError(delivery.error),
+  );
   if (sdkFailure !== undefined) {
     throw new OwnClientsError(
       `${scenario.name}: the handler sent no request through the clients the explorer handed its factory, and failed with ${sdkFailure.error}. ` +
@@ -222,7 +229,9 @@ function assertPlanned(cell: ExploredCell): void {
     if (step === undefined || !faultsAt(step).includes(fault.fault)) {
       throw new PlanError(
         `${fault.fault}@${fault.delivery}:${fault.step}: ${
-          step === undefined ? 'no such step in delivery' : `that step does not take ${fault.fault} in delivery`
+          step === undefined
+            ? 'no such step in delivery'
+            : `that step does not take ${fault.fault} in delivery`
         } ${fault.delivery}, whose steps are: ${trace.map((each) => each.key).join(', ') || 'none (no such delivery)'}`,
       );
     }
@@ -245,4 +254,3 @@ async function forEachConcurrently<T>(
   });
   await Promise.all(workers);
 }
-

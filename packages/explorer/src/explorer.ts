@@ -5,7 +5,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { CellEnvironment } from './cell.js';
 import { type Exploration, type ExploreOptions, exploreScenario } from './explore.js';
-import { apiReplay, deliveryLine, renderExplorePage, type ReplayText } from './report.js';
+import { apiReplay, deliveryLine, type ReplayText, renderExplorePage } from './report.js';
 import type { Scenario } from './scenario.js';
 import { fifoPatchProblem, startSqsEmulator } from './sqs-emulator.js';
 
@@ -114,17 +114,24 @@ async function startDynamoDbLocal(): Promise<{ readonly endpoint: string; stop()
 
 function checkScenario(scenario: Scenario, fifoProblem: string | undefined): void {
   const where = `scenario ${JSON.stringify(scenario.name)}`;
-  if (scenario.queue?.fifo && fifoProblem !== undefined) throw new ScenarioError(`${where} has a FIFO queue, and ${fifoProblem}`);
+  if (scenario.queue?.fifo && fifoProblem !== undefined)
+    throw new ScenarioError(`${where} has a FIFO queue, and ${fifoProblem}`);
   const batchSize = scenario.queue?.batchSize ?? 10;
   if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10) {
-    throw new ScenarioError(`${where}: queue.batchSize ${batchSize}: the explorer's mapping takes 1 to 10 records per invocation`);
+    throw new ScenarioError(
+      `${where}: queue.batchSize ${batchSize}: the explorer's mapping takes 1 to 10 records per invocation`,
+    );
   }
   if (scenario.batches?.some((size) => !Number.isInteger(size) || size < 1 || size > batchSize)) {
-    throw new ScenarioError(`${where}: batches ${JSON.stringify(scenario.batches)}: each a size from 1 to the batch size (${batchSize})`);
+    throw new ScenarioError(
+      `${where}: batches ${JSON.stringify(scenario.batches)}: each a size from 1 to the batch size (${batchSize})`,
+    );
   }
-  if (Array.isArray(scenario.events) && scenario.events.length === 0) throw new ScenarioError(`${where} has no events`);
+  if (Array.isArray(scenario.events) && scenario.events.length === 0)
+    throw new ScenarioError(`${where} has no events`);
   if (typeof scenario.invariant !== 'function') throw new ScenarioError(`${where} has no invariant`);
-  if (typeof scenario.handler !== 'function') throw new ScenarioError(`${where}: handler must be a factory, (clients) => handler`);
+  if (typeof scenario.handler !== 'function')
+    throw new ScenarioError(`${where}: handler must be a factory, (clients) => handler`);
 }
 
 /** The invariant broke in these cells: each named, with its violations, its trace and its replay. */
@@ -154,7 +161,10 @@ export function assertHeld(exploration: Exploration, replay: ReplayText = apiRep
     for (const delivery of cell.deliveries) lines.push(`    ${deliveryLine(delivery)}`);
     if (cell.plan) lines.push(`    replay: ${replay(exploration, cell)}`);
   }
-  throw new InvariantBroken(lines.join('\n'), broken.map((cell) => cell.plan));
+  throw new InvariantBroken(
+    lines.join('\n'),
+    broken.map((cell) => cell.plan),
+  );
 }
 
 /**
@@ -174,4 +184,3 @@ export async function writeReport(
   await writeFile(page, renderExplorePage(explorations, options.replay ? { replay: options.replay } : {}));
   return { json, page };
 }
-

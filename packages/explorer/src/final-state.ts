@@ -5,7 +5,10 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Change, DeadLetter } from './scenario.js';
 
 /** Every item of a table, unmarshalled. */
-export async function scanTable(ddb: DynamoDBDocumentClient, tableName: string): Promise<Record<string, unknown>[]> {
+export async function scanTable(
+  ddb: DynamoDBDocumentClient,
+  tableName: string,
+): Promise<Record<string, unknown>[]> {
   const items: Record<string, unknown>[] = [];
   let start: Record<string, unknown> | undefined;
   do {
@@ -33,7 +36,9 @@ export async function readChanges(client: DynamoDBClient, streamArn: string): Pr
     endpoint: await endpointOf(client),
   });
   try {
-    const { StreamDescription } = await reader.send(new streams.DescribeStreamCommand({ StreamArn: streamArn }));
+    const { StreamDescription } = await reader.send(
+      new streams.DescribeStreamCommand({ StreamArn: streamArn }),
+    );
     const changes: Change[] = [];
     for (const shard of StreamDescription?.Shards ?? []) {
       let iterator = (

@@ -33,7 +33,9 @@ export class Identifiers {
     // `order-1` inside `order-10` names order-10 only.
     const events = new Set(
       found
-        .filter(([identifier]) => !found.some(([other]) => other !== identifier && other.includes(identifier)))
+        .filter(
+          ([identifier]) => !found.some(([other]) => other !== identifier && other.includes(identifier)),
+        )
         .map(([, eventId]) => eventId),
     );
     if (events.size === 1) return [...events][0] as string;

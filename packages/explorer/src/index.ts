@@ -2,6 +2,22 @@
  * Explore your own SQS consumer: every step it takes (each attempt of each request, the
  * acknowledgement) faulted in turn, on real emulators, and your invariant checked in every cell.
  */
+
+export {
+  type CellEnvironment,
+  type CellRun,
+  DEFAULT_FUNCTION_TIMEOUT_MS,
+  lambdaContext,
+  runCell,
+} from './cell.js';
+export {
+  type Exploration,
+  type ExploredCell,
+  type ExploreOptions,
+  exploreScenario,
+  OwnClientsError,
+  type TracedStep,
+} from './explore.js';
 export {
   assertHeld,
   type Explorer,
@@ -11,18 +27,10 @@ export {
   startExplorer,
   writeReport,
 } from './explorer.js';
+export { powertoolsHash } from './identifiers.js';
 export {
-  type ExploredCell,
-  type Exploration,
-  type ExploreOptions,
-  exploreScenario,
-  OwnClientsError,
-  type TracedStep,
-} from './explore.js';
-export { type CellEnvironment, type CellRun, DEFAULT_FUNCTION_TIMEOUT_MS, lambdaContext, runCell } from './cell.js';
-export {
-  allOf,
   type Applications,
+  allOf,
   appliedAtMostOnce,
   appliedFromList,
   appliedFromStream,
@@ -32,7 +40,16 @@ export {
   sumEquals,
   violationsOf,
 } from './invariants.js';
-export { apiReplay, cellText, deliveryLine, formatExploration, plural, type ReplayText, renderExplorePage } from './report.js';
+export { currentInvocation, Invocation, interceptClient, interceptFetch } from './invocation.js';
+export {
+  apiReplay,
+  cellText,
+  deliveryLine,
+  formatExploration,
+  plural,
+  type ReplayText,
+  renderExplorePage,
+} from './report.js';
 export type {
   CellContext,
   Change,
@@ -50,8 +67,6 @@ export type {
   Verdict,
 } from './scenario.js';
 export { FIFO_PATCH, fifoPatchProblem, type RunningSqs, startSqsEmulator } from './sqs-emulator.js';
-export { currentInvocation, Invocation, interceptClient, interceptFetch } from './invocation.js';
-export { powertoolsHash } from './identifiers.js';
 export {
   ACKNOWLEDGE,
   type CellKind,

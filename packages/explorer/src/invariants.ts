@@ -18,7 +18,9 @@ export function appliedFromList(table: string, attribute: string): Applications 
       const value = item[attribute];
       if (value === undefined) continue;
       if (!Array.isArray(value)) {
-        throw new TypeError(`${table}.${attribute} is not a list on ${JSON.stringify(keyOf(item))}: the write must append each event's id`);
+        throw new TypeError(
+          `${table}.${attribute} is not a list on ${JSON.stringify(keyOf(item))}: the write must append each event's id`,
+        );
       }
       for (const id of value) counts.set(String(id), (counts.get(String(id)) ?? 0) + 1);
     }
@@ -36,14 +38,17 @@ export function appliedFromStream(table: string, attribute: string): Application
   return (final) => {
     const changes = final.changes[table];
     if (changes === undefined) {
-      throw new TypeError(`${table} has no stream: give its definition StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' }`);
+      throw new TypeError(
+        `${table} has no stream: give its definition StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' }`,
+      );
     }
     const counts = new Map<string, number>();
     for (const change of changes) {
       const id = change.newImage?.[attribute];
       if (change.type === 'REMOVE' || id === undefined) continue;
       // A modify that changed nothing is no application (the same id stamped on an unchanged item).
-      if (change.type === 'MODIFY' && JSON.stringify(change.oldImage) === JSON.stringify(change.newImage)) continue;
+      if (change.type === 'MODIFY' && JSON.stringify(change.oldImage) === JSON.stringify(change.newImage))
+        continue;
       counts.set(String(id), (counts.get(String(id)) ?? 0) + 1);
     }
     return counts;
@@ -64,7 +69,10 @@ export function eachAppliedOnce(
 }
 
 /** No event applied more than once (what an at-most-once consumer promises). */
-export function appliedAtMostOnce(applications: Applications, options: { readonly except?: readonly string[] } = {}): Invariant {
+export function appliedAtMostOnce(
+  applications: Applications,
+  options: { readonly except?: readonly string[] } = {},
+): Invariant {
   return (final) => {
     const counts = applications(final);
     const refused = new Set(options.except ?? []);
@@ -86,7 +94,9 @@ export function noneLost(
     return uniqueIds(final)
       .filter((id) => !refused.has(id) && (counts.get(id) ?? 0) === 0)
       .filter((id) => options.deadLettersAreLost || !kept.has(id))
-      .map((id) => (kept.has(id) ? `${id} never applied (in the DLQ)` : `${id} lost: never applied, not in the DLQ`));
+      .map((id) =>
+        kept.has(id) ? `${id} never applied (in the DLQ)` : `${id} lost: never applied, not in the DLQ`,
+      );
   };
 }
 
@@ -104,7 +114,9 @@ export function sumEquals(options: {
     const items = tableItems(final, options.table).filter(options.where ?? (() => true));
     const sum = items.reduce((total, item) => total + numberOf(item, options.attribute), 0);
     const expected = typeof options.expected === 'function' ? options.expected(final) : options.expected;
-    return sum === expected ? [] : [`${options.table}.${options.attribute} sums to ${sum}, expected ${expected}`];
+    return sum === expected
+      ? []
+      : [`${options.table}.${options.attribute} sums to ${sum}, expected ${expected}`];
   };
 }
 
@@ -114,11 +126,18 @@ export function sumEquals(options: {
  */
 export function neverBelow(table: string, attribute: string, minimum = 0): Invariant {
   return (final) => {
-    const images = [...(final.changes[table] ?? []).flatMap((change) => (change.newImage ? [change.newImage] : [])), ...tableItems(final, table)];
-    const below = images.filter((image) => image[attribute] !== undefined && numberOf(image, attribute) < minimum);
+    const images = [
+      ...(final.changes[table] ?? []).flatMap((change) => (change.newImage ? [change.newImage] : [])),
+      ...tableItems(final, table),
+    ];
+    const below = images.filter(
+      (image) => image[attribute] !== undefined && numberOf(image, attribute) < minimum,
+    );
     return below.length === 0
       ? []
-      : [`${table}.${attribute} went below ${minimum}: ${[...new Set(below.map((image) => `${JSON.stringify(keyOf(image))} at ${image[attribute]}`))].slice(0, 3).join(', ')}`];
+      : [
+          `${table}.${attribute} went below ${minimum}: ${[...new Set(below.map((image) => `${JSON.stringify(keyOf(image))} at ${image[attribute]}`))].slice(0, 3).join(', ')}`,
+        ];
   };
 }
 
@@ -132,12 +151,17 @@ export function allOf(...invariants: readonly Invariant[]): Invariant {
 }
 
 export function violationsOf(verdict: Verdict): readonly string[] {
-  return Array.isArray(verdict) ? (verdict as readonly string[]) : (verdict as { violations: readonly string[] }).violations;
+  return Array.isArray(verdict)
+    ? (verdict as readonly string[])
+    : (verdict as { violations: readonly string[] }).violations;
 }
 
 function tableItems(final: FinalState, table: string): readonly Record<string, unknown>[] {
   const items = final.tables[table];
-  if (items === undefined) throw new TypeError(`no table ${table} in the scenario (${Object.keys(final.tables).join(', ') || 'none'})`);
+  if (items === undefined)
+    throw new TypeError(
+      `no table ${table} in the scenario (${Object.keys(final.tables).join(', ') || 'none'})`,
+    );
   return items;
 }
 
@@ -147,11 +171,18 @@ function uniqueIds(final: FinalState): string[] {
 
 function numberOf(item: Record<string, unknown>, attribute: string): number {
   const value = item[attribute];
-  if (typeof value !== 'number') throw new TypeError(`${attribute} is not a number on ${JSON.stringify(keyOf(item))}: ${JSON.stringify(value)}`);
+  if (typeof value !== 'number')
+    throw new TypeError(
+      `${attribute} is not a number on ${JSON.stringify(keyOf(item))}: ${JSON.stringify(value)}`,
+    );
   return value;
 }
 
 /** An item's string attributes, short: enough to name it in a violation. */
 function keyOf(item: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(item).filter(([, value]) => typeof value === 'string').slice(0, 2));
+  return Object.fromEntries(
+    Object.entries(item)
+      .filter(([, value]) => typeof value === 'string')
+      .slice(0, 2),
+  );
 }

@@ -1,6 +1,15 @@
-import type { ExploredCell, Exploration, TracedStep } from './explore.js';
+import type { Exploration, ExploredCell, TracedStep } from './explore.js';
 import type { DeliveryRecord } from './scenario.js';
-import { FAULT_NAMES, FAULT_TITLES, FAULTS, type Fault, faultsAt, RETRY_FAULTS, RETRY_TITLES, stepLabel } from './steps.js';
+import {
+  FAULT_NAMES,
+  FAULT_TITLES,
+  FAULTS,
+  type Fault,
+  faultsAt,
+  RETRY_FAULTS,
+  RETRY_TITLES,
+  stepLabel,
+} from './steps.js';
 
 /** How a cell is replayed: the lab's command, or the API call a team makes. */
 export type ReplayText = (exploration: Exploration, cell: ExploredCell) => string;
@@ -27,7 +36,12 @@ function rowLabel(exploration: Exploration, step: TracedStep): string {
 }
 
 /** The depth-1 cell of a step and fault, or the retry cell of a step's lost response and a fault on its retry. */
-function cellAt(exploration: Exploration, step: TracedStep, fault: Fault, retry = false): ExploredCell | undefined {
+function cellAt(
+  exploration: Exploration,
+  step: TracedStep,
+  fault: Fault,
+  retry = false,
+): ExploredCell | undefined {
   return exploration.cells.find((cell) => {
     const [first, second] = cell.faults;
     if (first?.delivery !== step.delivery || first.step !== step.key) return false;
@@ -47,10 +61,15 @@ export function formatExploration(exploration: Exploration, replay: ReplayText =
   const { single, retry, pair } = exploration.counts;
   lines.push(
     `${exploration.scenario}: ${plural(exploration.cells.length, 'cell')} (${single} single, ${retry} on a retry${pair ? `, ${pair} pairs` : ''}) in ${exploration.seconds.toFixed(1)} s, ` +
-      (broken.length > 0 ? `the invariant broken in ${plural(broken.length, 'cell')} (marked !)` : 'the invariant held in every cell'),
+      (broken.length > 0
+        ? `the invariant broken in ${plural(broken.length, 'cell')} (marked !)`
+        : 'the invariant held in every cell'),
   );
   if (exploration.promise) lines.push(`  promise: ${exploration.promise}`);
-  if (!exploration.clean.held) lines.push(`  the clean run, with no fault, already breaks it: ${exploration.clean.violations.join('; ')}`);
+  if (!exploration.clean.held)
+    lines.push(
+      `  the clean run, with no fault, already breaks it: ${exploration.clean.violations.join('; ')}`,
+    );
   for (const warning of exploration.warnings) lines.push(`  warning: ${warning}`);
   const rows = exploration.steps.map((step) => [
     rowLabel(exploration, step),
@@ -60,10 +79,14 @@ export function formatExploration(exploration: Exploration, replay: ReplayText =
       return cell === undefined ? '' : cellText(cell);
     }),
   ]);
-  lines.push(...table(['step', ...FAULT_NAMES.map((fault) => FAULT_TITLES[fault])], rows).map((line) => `  ${line}`));
-  const retried = exploration.steps.filter((step) => RETRY_FAULTS.some((fault) => cellAt(exploration, step, fault, true)));
+  lines.push(
+    ...table(['step', ...FAULT_NAMES.map((fault) => FAULT_TITLES[fault])], rows).map((line) => `  ${line}`),
+  );
+  const retried = exploration.steps.filter((step) =>
+    RETRY_FAULTS.some((fault) => cellAt(exploration, step, fault, true)),
+  );
   if (retried.length > 0) {
-    lines.push('  on the retry (the first attempt\'s response lost, then):');
+    lines.push("  on the retry (the first attempt's response lost, then):");
     const retryRows = retried.map((step) => [
       rowLabel(exploration, step),
       ...RETRY_FAULTS.map((fault) => {
@@ -71,7 +94,11 @@ export function formatExploration(exploration: Exploration, replay: ReplayText =
         return cell === undefined ? '' : cellText(cell);
       }),
     ]);
-    lines.push(...table(['step', ...RETRY_FAULTS.map((fault) => RETRY_TITLES[fault] ?? fault)], retryRows).map((line) => `    ${line}`));
+    lines.push(
+      ...table(['step', ...RETRY_FAULTS.map((fault) => RETRY_TITLES[fault] ?? fault)], retryRows).map(
+        (line) => `    ${line}`,
+      ),
+    );
   }
   const pairs = exploration.cells.filter((cell) => cell.kind === 'pair');
   if (pairs.length > 0) {
@@ -80,7 +107,9 @@ export function formatExploration(exploration: Exploration, replay: ReplayText =
   }
   lines.push('  the faults:');
   for (const fault of FAULT_NAMES) lines.push(`    ${FAULT_TITLES[fault]}: ${FAULTS[fault]}`);
-  lines.push(`    on the retry: the first attempt's response lost, then the client's retry lost too (lost twice), lost and the process killed, or lost with the error seen`);
+  lines.push(
+    `    on the retry: the first attempt's response lost, then the client's retry lost too (lost twice), lost and the process killed, or lost with the error seen`,
+  );
   for (const cell of broken.slice(0, 5)) {
     lines.push(`  ${cell.plan}: ${cell.violations.join('; ')}`);
     for (const delivery of cell.deliveries) lines.push(`    ${deliveryLine(delivery)}`);
@@ -91,7 +120,9 @@ export function formatExploration(exploration: Exploration, replay: ReplayText =
 }
 
 function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
-  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]?.length ?? 0)));
+  const widths = header.map((title, column) =>
+    Math.max(title.length, ...rows.map((row) => row[column]?.length ?? 0)),
+  );
   const line = (cells: readonly string[]) =>
     cells
       .map((cell, column) => cell.padEnd(widths[column] ?? 0))
@@ -100,7 +131,12 @@ function table(header: readonly string[], rows: readonly (readonly string[])[]):
   return [line(header), widths.map((width) => '-'.repeat(width)).join('  '), ...rows.map(line)];
 }
 
-const TONES: Readonly<Record<ExploredCell['tone'], { readonly background: string; readonly foreground: string; readonly glyph: string }>> = {
+const TONES: Readonly<
+  Record<
+    ExploredCell['tone'],
+    { readonly background: string; readonly foreground: string; readonly glyph: string }
+  >
+> = {
   exact: { background: '#d8f3dc', foreground: '#1b4332', glyph: '✓' },
   held: { background: '#fff3bf', foreground: '#5c3c00', glyph: '~' },
   broken: { background: '#ffd6d6', foreground: '#7f1d1d', glyph: '×' },
@@ -123,12 +159,19 @@ export function renderExplorePage(
     return `<td><span class="xc${cell.held ? '' : ' broken'}" style="background:${tone.background};color:${tone.foreground}" title="${escapeHtml(title)}">${tone.glyph} ${escapeHtml(cellText(cell))}</span></td>`;
   };
   const sections = explorations.map((exploration) => {
-    const head = FAULT_NAMES.map((fault) => `<th title="${escapeHtml(FAULTS[fault])}">${escapeHtml(FAULT_TITLES[fault])}</th>`).join('');
-    const retryHead = RETRY_FAULTS.map((fault) => `<th title="the first attempt's response lost, then this on the client's retry">${escapeHtml(RETRY_TITLES[fault] ?? fault)}</th>`).join('');
+    const head = FAULT_NAMES.map(
+      (fault) => `<th title="${escapeHtml(FAULTS[fault])}">${escapeHtml(FAULT_TITLES[fault])}</th>`,
+    ).join('');
+    const retryHead = RETRY_FAULTS.map(
+      (fault) =>
+        `<th title="the first attempt's response lost, then this on the client's retry">${escapeHtml(RETRY_TITLES[fault] ?? fault)}</th>`,
+    ).join('');
     const rows = exploration.steps
       .map((step) => {
         const cells = FAULT_NAMES.map((fault) =>
-          faultsAt(step).includes(fault) ? td(exploration, cellAt(exploration, step, fault)) : '<td class="na">·</td>',
+          faultsAt(step).includes(fault)
+            ? td(exploration, cellAt(exploration, step, fault))
+            : '<td class="na">·</td>',
         ).join('');
         const retries = RETRY_FAULTS.map((fault) => {
           const cell = cellAt(exploration, step, fault, true);
@@ -143,7 +186,9 @@ ${exploration.promise ? `<p><b>Promise:</b> ${escapeHtml(exploration.promise)}</
 <p class="sub">${plural(exploration.cells.length, 'cell')} in ${exploration.seconds.toFixed(1)} s; ${broken > 0 ? `the invariant broken in ${plural(broken, 'cell')} (outlined)` : 'the invariant held in every cell'}.</p>
 <table class="matrix"><thead><tr><th>step</th>${head}${retryHead}</tr></thead><tbody>${rows}</tbody></table></section>`;
   });
-  const legend = FAULT_NAMES.map((fault) => `<li><b>${escapeHtml(FAULT_TITLES[fault])}</b>: ${escapeHtml(FAULTS[fault])}</li>`).join('');
+  const legend = FAULT_NAMES.map(
+    (fault) => `<li><b>${escapeHtml(FAULT_TITLES[fault])}</b>: ${escapeHtml(FAULTS[fault])}</li>`,
+  ).join('');
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(options.title ?? 'Every crash point')}: ${escapeHtml(explorations.map((each) => each.scenario).join(', '))}</title>
 <style>
