@@ -38,6 +38,8 @@ export interface LabScenario {
   readonly accounts: number;
   /** The first `resent` events sent a second time, as messages of their own (a producer's retry). */
   readonly resent: number;
+  /** The function timeout, ms (the explorer's default 2000): each redelivery waits for it. */
+  readonly functionTimeoutMs?: number;
 }
 
 /** What the lab's cells share beside the emulators: its tables and the payment provider. */

@@ -38,12 +38,12 @@ beforeAll(async () => {
 afterAll(() => explorer?.stop());
 
 /** The marker in the same transaction as the work, keyed on the order: the effectively-once core. */
-const markerInTransaction: HandlerFactory = ({ ddb, tables }) =>
+const markerInTransaction: HandlerFactory<'stock'> = ({ ddb, tables }) =>
   createEffectivelyOnceHandler({
     ddb,
-    markerTable: tables.stock as string,
+    markerTable: tables.stock,
     logger: SILENT,
-    writesFor: (order) => [{ Update: reserve(tables.stock as string, order) }],
+    writesFor: (order) => [{ Update: reserve(tables.stock, order) }],
   });
 
 /** The kill at the second event of the first batch, as each consumer's plan names it. */
@@ -118,9 +118,9 @@ describe('the effectively-once core with its condition removed, explored through
       ({ ddb, tables }) =>
         mutant.createEffectivelyOnceHandler({
           ddb,
-          markerTable: tables.stock as string,
+          markerTable: tables.stock,
           logger: SILENT,
-          writesFor: (order) => [{ Update: reserve(tables.stock as string, order) }],
+          writesFor: (order) => [{ Update: reserve(tables.stock, order) }],
         }),
       { events: ORDERS.slice(0, 2), batches: [2] },
     );
@@ -170,7 +170,7 @@ describe('a broken consumer is a cell with its outcome, never a crash of the exp
         ({ ddb, tables }) =>
           async (event) => {
             for (const record of event.Records)
-              await ddb.send(new UpdateCommand(reserve(tables.stock as string, JSON.parse(record.body))));
+              await ddb.send(new UpdateCommand(reserve(tables.stock, JSON.parse(record.body))));
             return { batchItemFailures: [{ itemIdentifier: 42 }] };
           },
         { ...oneOrder, queue: { maxReceiveCount: 2 }, functionTimeoutMs: 500 },
@@ -205,7 +205,7 @@ describe('a broken consumer is a cell with its outcome, never a crash of the exp
           async (event) => {
             for (const record of event.Records) {
               const order = JSON.parse(record.body);
-              await ddb.send(new UpdateCommand(reserve(tables.stock as string, order)));
+              await ddb.send(new UpdateCommand(reserve(tables.stock, order)));
               await ddb.send(
                 new PutCommand({ TableName: tables.stock, Item: { pk: `EVENT#${order.eventId}` } }),
               );
@@ -260,7 +260,7 @@ describe('a broken consumer is a cell with its outcome, never a crash of the exp
       ({ tables }) =>
         async (event) => {
           for (const record of event.Records)
-            await own.send(new UpdateCommand(reserve(tables.stock as string, JSON.parse(record.body))));
+            await own.send(new UpdateCommand(reserve(tables.stock, JSON.parse(record.body))));
         },
       { ...oneOrder, queue: { maxReceiveCount: 1 }, functionTimeoutMs: 500 },
     );

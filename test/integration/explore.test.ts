@@ -21,7 +21,7 @@ describe('npm run explore', () => {
 
     expect(run.stdout).toContain('promise: each order reserved exactly once');
     expect(run.stdout).toMatch(
-      /work-first: 14 cells \(8 single, 6 on a retry\) in [\d.]+ s, the invariant broken in \d+ cells/,
+      /work-first: 16 cells \(10 single, 6 on a retry\) in [\d.]+ s, the invariant broken in \d+ cells/,
     );
     expect(run.stdout).toMatch(
       /killed-before@1:batch:acknowledge:1:1: order-1 applied 2 times; order-2 applied 2 times/,

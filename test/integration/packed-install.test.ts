@@ -17,7 +17,6 @@ describe('the packages, packed and installed into a service of its own', () => {
   let synth: Promise<Result>;
   let check: Promise<Result>;
   let explored: Promise<Result>;
-  let variants: Promise<Result>;
 
   beforeAll(async () => {
     started = Date.now();
@@ -30,17 +29,15 @@ describe('the packages, packed and installed into a service of its own', () => {
     typecheck = service.run('npx', ['tsc', '-p', 'tsconfig.json']);
     synth = service.run('npx', ['cdk', 'synth', '--quiet']);
     check = service.run('npx', ['tsx', 'src/check.ts'], { DYNAMODB_ENDPOINT: endpoint });
-    // The team's own explorer tests, each starting fauxqs and a DynamoDB Local of its own.
-    explored = service.run('npx', ['vitest', 'run', 'test/reserve.explore.test.ts']);
-    variants = service.run('npx', ['vitest', 'run', 'test/variants.explore.test.ts']);
+    // The team's own explorer tests, its files side by side, fauxqs in each, on the shared DynamoDB Local.
+    explored = service.run('npx', ['vitest', 'run'], { DYNAMODB_ENDPOINT: endpoint });
   }, 120_000);
 
   afterAll(async () => {
     await service?.dispose();
     // Each exploration's first line: its cells and seconds, for the record.
-    for (const run of await Promise.all([explored, variants].filter(Boolean))) {
-      for (const line of run.stdout.match(/^\S+: \d+ cells .*$/gm) ?? [])
-        console.log(`explored in the packed service: ${line}`);
+    for (const line of (await explored)?.stdout.match(/^\S+: \d+ cells .*$/gm) ?? []) {
+      console.log(`explored in the packed service: ${line}`);
     }
     console.log(
       `packed install: pack ${service?.seconds.pack} s, install ${service?.seconds.install} s, all ${(Date.now() - started) / 1000} s`,
@@ -97,22 +94,18 @@ describe('the packages, packed and installed into a service of its own', () => {
     expect(checked.stdout.match(/refusal recorded/g)).toHaveLength(1);
   });
 
-  it("explores the service's own consumer in its own vitest: exact in every cell on the effectively-once core, FIFO refused on an unpatched fauxqs", async () => {
+  it("explores the service's own consumers in its own vitest: the core exact in every cell, FIFO refused on its unpatched fauxqs, the broken ones failing with named cells", async () => {
     const run = await explored;
-    expect(run, run.stdout + run.stderr).toMatchObject({ code: 0 });
-    expect(run.stdout).toMatch(
-      /reserve: \d+ cells \(\d+ single, \d+ on a retry\) in [\d.]+ s, the invariant held in every cell/,
-    );
-    expect(run.stdout).toContain('promise: each order line reserved once; stock never below zero');
-    expect(run.stdout).toMatch(/Tests\s+2 passed/);
-  });
-
-  it('fails its vitest for the broken consumers, naming their cells', async () => {
-    const run = await variants;
     const output = run.stdout + run.stderr;
     expect(run.code, output).toBe(1);
-    expect(output).toMatch(/Tests\s+2 failed/);
-    // At-least-once: the acknowledgement killed after both lines of the first batch.
+    // The effectively-once core: every cell held; a FIFO scenario refused, saying how to patch fauxqs.
+    expect(output).toMatch(/✓ test\/reserve\.explore\.test\.ts \(2 tests\)/);
+    expect(output).toMatch(
+      /reserve: \d+ cells \(\d+ single, \d+ on a retry\) in [\d.]+ s, the invariant held in every cell/,
+    );
+    expect(output).toContain('promise: each order line reserved once; stock never below zero');
+    // The broken ones fail, each cell named with its violations, its trace and its replay.
+    expect(output).toMatch(/test\/variants\.explore\.test\.ts \(2 tests \| 2 failed\)/);
     expect(output).toMatch(/InvariantBroken: at-least-once: the invariant broke in \d+ of \d+ cells/);
     expect(output).toContain(
       '- killed-before@1:batch:acknowledge:1:1: line-1 applied 2 times; line-2 applied 2 times',
@@ -121,6 +114,9 @@ describe('the packages, packed and installed into a service of its own', () => {
     expect(output).toMatch(/InvariantBroken: marker-first: the invariant broke in \d+ of \d+ cells/);
     expect(output).toMatch(
       /- response-lost@1:line-1:PutItem:1:1: line-1 lost: never applied, not in the DLQ/,
+    );
+    expect(output).toContain(
+      "replay: explore(marker-first, { only: ['response-lost@1:line-1:PutItem:1:1'] })",
     );
     // Reported, never crashed.
     expect(output).not.toMatch(/TypeError|Unhandled/);

@@ -44,9 +44,9 @@ export function reserve(tableName: string, order: { eventId: string; quantity?: 
 
 export function ordersScenario(
   name: string,
-  handler: HandlerFactory,
-  overrides: Partial<Scenario> = {},
-): Scenario {
+  handler: HandlerFactory<'stock'>,
+  overrides: Partial<Scenario<'stock'>> = {},
+): Scenario<'stock'> {
   return {
     name,
     promise: 'each order reserved exactly once',
@@ -60,26 +60,28 @@ export function ordersScenario(
     batches: [2, 2, 1],
     handler,
     invariant: eachAppliedOnce(appliedFromList('stock', 'orders')),
+    // These handlers answer in milliseconds; each redelivery waits for the timeout.
+    functionTimeoutMs: 1_000,
     ...overrides,
   };
 }
 
 /** Delete first: the batch is deleted, then each order's work. */
-export const deleteFirst: HandlerFactory = ({ ddb, sqs, queueUrl, tables }) =>
+export const deleteFirst: HandlerFactory<'stock'> = ({ ddb, sqs, queueUrl, tables }) =>
   createAtMostOnceHandler({
     sqs,
     queueUrl,
     logger: SILENT,
     work: async (order) => {
-      await ddb.send(new UpdateCommand(reserve(tables.stock as string, order)));
+      await ddb.send(new UpdateCommand(reserve(tables.stock, order)));
     },
   });
 
 /** Work first: each order's work, then the acknowledgement. */
-export const workFirst: HandlerFactory = ({ ddb, tables }) =>
+export const workFirst: HandlerFactory<'stock'> = ({ ddb, tables }) =>
   createAtLeastOnceHandler({
     logger: SILENT,
     work: async (order) => {
-      await ddb.send(new UpdateCommand(reserve(tables.stock as string, order)));
+      await ddb.send(new UpdateCommand(reserve(tables.stock, order)));
     },
   });

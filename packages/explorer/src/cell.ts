@@ -291,7 +291,7 @@ async function createTables(
         `seed.${name}: no such table in the scenario (${Object.keys(tables).join(', ') || 'none'})`,
       );
     }
-    for (const item of items) await env.ddb.send(new PutCommand({ TableName: table, Item: item }));
+    for (const item of items ?? []) await env.ddb.send(new PutCommand({ TableName: table, Item: item }));
   }
   return streams;
 }

@@ -66,6 +66,7 @@ export type {
   TableDefinition,
   Verdict,
 } from './scenario.js';
+export { defineScenario } from './scenario.js';
 export { FIFO_PATCH, fifoPatchProblem, type RunningSqs, startSqsEmulator } from './sqs-emulator.js';
 export {
   ACKNOWLEDGE,

@@ -1,4 +1,4 @@
-import type { FinalState, Invariant, Verdict } from './scenario.js';
+import type { Change, FinalState, Invariant, Verdict } from './scenario.js';
 
 /**
  * How many times each event was applied, counted from what the final state shows. Each counter
@@ -36,7 +36,7 @@ export function appliedFromList(table: string, attribute: string): Applications 
  */
 export function appliedFromStream(table: string, attribute: string): Applications {
   return (final) => {
-    const changes = final.changes[table];
+    const changes = (final.changes as Record<string, readonly Change[] | undefined>)[table];
     if (changes === undefined) {
       throw new TypeError(
         `${table} has no stream: give its definition StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' }`,

@@ -9,7 +9,7 @@ import type { Step } from './steps.js';
  * its tables and seed items, its events and how they are batched, the queue's settings, and its
  * invariant over the final state.
  */
-export interface Scenario {
+export interface Scenario<Table extends string = string> {
   /** Names the scenario in the matrix, the report and the cells' replays. */
   readonly name: string;
   /** What the handler promises, in words: printed above its matrix. */
@@ -19,13 +19,13 @@ export interface Scenario {
    * again after a kill or a timeout, as Lambda replaces a dead environment. A handler that builds
    * its own clients (at module scope) is refused: its requests would be neither traced nor faulted.
    */
-  readonly handler: HandlerFactory;
+  readonly handler: HandlerFactory<NoInfer<Table>>;
   /** The tables, by a name of the team's choosing; every cell creates its own copy of each. */
-  readonly tables?: Readonly<Record<string, TableDefinition>>;
+  readonly tables?: Readonly<Record<Table, TableDefinition>>;
   /** Items put in each table before the events are sent. */
-  readonly seed?: Readonly<Record<string, readonly Record<string, unknown>[]>>;
+  readonly seed?: Readonly<Partial<Record<Table, readonly Record<string, unknown>[]>>>;
   /** The events, in the order the producer sends them (or per cell, when they name the cell). */
-  readonly events: readonly ScenarioEvent[] | ((cell: CellContext) => readonly ScenarioEvent[]);
+  readonly events: readonly ScenarioEvent[] | ((cell: CellContext<Table>) => readonly ScenarioEvent[]);
   readonly queue?: QueueSettings;
   /**
    * How the first delivery round batches the events: sizes, in order (`[2, 2, 1]`). Default: chunks
@@ -33,14 +33,14 @@ export interface Scenario {
    */
   readonly batches?: readonly number[];
   /** The violations in a cell's final state: none when the consumer kept its promise. */
-  readonly invariant: Invariant;
+  readonly invariant: Invariant<NoInfer<Table>>;
   /** Runs before the events are sent, once per cell (the lab writes its producer's manifest here). */
-  readonly setup?: (cell: CellContext) => Promise<void>;
+  readonly setup?: (cell: CellContext<Table>) => Promise<void>;
   /**
    * More strings that name an event in what the handler sends (the explorer already finds its id,
    * its message's id and receipt handle, and Powertools' hash of the id or the message id).
    */
-  readonly aliases?: (event: ScenarioEvent, cell: CellContext) => readonly string[];
+  readonly aliases?: (event: ScenarioEvent, cell: CellContext<Table>) => readonly string[];
   /**
    * The function timeout, ms (default 2000): an invocation still running then is ended, as Lambda
    * ends it, and what it did not delete is delivered again after it (a visibility timeout at
@@ -79,11 +79,11 @@ export interface QueueSettings {
 }
 
 /** One cell's own resources: its tables, its queue. */
-export interface CellContext {
+export interface CellContext<Table extends string = string> {
   /** Unique per cell: its tables and queues are named after it. */
   readonly id: string;
   /** The scenario's table names → this cell's tables. */
-  readonly tables: Readonly<Record<string, string>>;
+  readonly tables: Readonly<Record<Table, string>>;
   readonly queueUrl: string;
   readonly deadLetterQueueUrl: string;
   readonly region: string;
@@ -92,7 +92,7 @@ export interface CellContext {
 }
 
 /** What a handler factory is handed: clients whose every attempt is a step of the explorer. */
-export interface HandlerClients extends CellContext {
+export interface HandlerClients<Table extends string = string> extends CellContext<Table> {
   /** A document client over `dynamodb`. */
   readonly ddb: DynamoDBDocumentClient;
   /** DynamoDB as deployed: the SDK's own retries, each attempt a step. */
@@ -113,8 +113,8 @@ export interface HandlerClients extends CellContext {
 
 export type SqsHandler = (event: SQSEvent, context: Context) => Promise<unknown> | unknown;
 
-export type HandlerFactory = (
-  clients: HandlerClients,
+export type HandlerFactory<Table extends string = string> = (
+  clients: HandlerClients<Table>,
 ) =>
   | SqsHandler
   | { readonly handler: SqsHandler; readonly destroy?: () => void }
@@ -137,14 +137,14 @@ export interface DeadLetter {
 }
 
 /** What an invariant reads: every table, every change, the DLQ, the events, and how it ran. */
-export interface FinalState {
+export interface FinalState<Table extends string = string> {
   readonly events: readonly ScenarioEvent[];
   /** Every item of each table, unmarshalled, by the scenario's table name. */
-  readonly tables: Readonly<Record<string, readonly Record<string, unknown>[]>>;
+  readonly tables: Readonly<Record<Table, readonly Record<string, unknown>[]>>;
   /** Each table's stream, in order: only for a table whose definition enables one. */
-  readonly changes: Readonly<Record<string, readonly Change[]>>;
+  readonly changes: Readonly<Partial<Record<Table, readonly Change[]>>>;
   readonly deadLetters: readonly DeadLetter[];
-  readonly cell: CellContext;
+  readonly cell: CellContext<Table>;
   readonly deliveries: readonly DeliveryRecord[];
 }
 
@@ -162,7 +162,19 @@ export type Verdict =
       readonly detail?: unknown;
     };
 
-export type Invariant = (final: FinalState) => Verdict | Promise<Verdict>;
+export type Invariant<Table extends string = string> = (
+  final: FinalState<Table>,
+) => Verdict | Promise<Verdict>;
+
+/**
+ * A scenario, its table names inferred from `tables`: the factory's `tables.stock` is then a
+ * string, not `string | undefined`.
+ */
+export function defineScenario<const Table extends string>(
+  scenario: Scenario<Table> & { readonly tables?: Readonly<Record<Table, TableDefinition>> },
+): Scenario<Table> {
+  return scenario;
+}
 
 export interface DeliveryRecord {
   /** 1, 2, …: every invocation of the cell, in order, whatever batch it carried. */
