@@ -151,13 +151,15 @@ const PROJECT_ORDER = ['infra', 'component', 'unit', 'runs', 'soak', 'soak-unit'
  * end. The rest keep Vitest's order (longest first once it has timings, largest file first before).
  */
 const LONGEST_CHEAP_FILES = [
-  // npm pack, npm ci from the cache, then tsc, cdk synth and the handler side by side (about 30 s,
-  // mostly waiting on npm and the file system): first, so the rest runs beside it.
+  // npm pack, npm ci from the cache, then tsc, cdk synth, the handler and the service's own explorer
+  // tests side by side (about 45 s, 85 s beside the other files): first, so the rest runs beside it.
   'test/integration/packed-install.test.ts',
   // The component layer per core: in process and CPU-bound (every mode's cells side by side),
   // started first, beside the mapping's tests, which mostly wait. Three runs of the cheap projects
   // with it were 89–92 s, no cell timed out.
   'test/integration/cores.test.ts',
+  // The explorer's API, in process: the five-order scenario, a mutant core, broken consumers.
+  'test/integration/explore-api.test.ts',
   'test/infra/synth.test.ts',
   'test/integration/event-source-mapping.test.ts',
   'test/integration/event-source-mapping-faults.test.ts',

@@ -77,18 +77,22 @@ describe('the five-order scenario: five orders in batches of 2, killed at the se
     expect(cell(exploration).violations).toEqual(['order-1 applied 2 times', 'order-2 applied 2 times']);
   }, 60_000);
 
-  it.concurrent('the marker in the transaction is exact killed at either point, and in every cell', async () => {
+  it.concurrent('the marker in the transaction is exact killed at either point', async () => {
     const scenario = ordersScenario('marker-in-transaction', markerInTransaction);
     const [beforeWork, beforeAck] = await Promise.all([
       explorer.explore(scenario, { only: ['killed-before@1:order-2:TransactWriteItems:1:1'] }),
       explorer.explore(scenario, { only: ['killed-before@1:batch:acknowledge:1:1'] }),
     ]);
-    expect(cell(beforeWork).held && cell(beforeAck).held).toBe(true);
-    const every = await explorer.explore(scenario, { concurrency: 8 });
-    assertHeld(every);
-    // 5 transactions × 4 faults + 3 acknowledgements × 2; each transaction's retry × 3.
-    expect(every.counts).toEqual({ single: 26, retry: 15, pair: 0 });
-  }, 120_000);
+    // The kill lands where planned: the second order's write never left, or the batch's return.
+    expect(beforeWork.cells[0]?.deliveries[0]?.ended).toBe('killed');
+    expect(beforeAck.cells[0]?.deliveries[0]?.trace.map((step) => step.event)).toEqual([
+      'order-1',
+      'order-2',
+      'batch',
+    ]);
+    assertHeld(beforeWork);
+    assertHeld(beforeAck);
+  }, 60_000);
 });
 
 describe('the effectively-once core with its condition removed, explored through the API', () => {

@@ -1,31 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import {
-  ChangeMessageVisibilityBatchCommand,
-  DeleteMessageBatchCommand,
-  type Message,
-  ReceiveMessageCommand,
-  SendMessageBatchCommand,
-  type SendMessageBatchRequestEntry,
-  SQSClient,
-} from '@aws-sdk/client-sqs';
-import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
-import type { Context, SQSRecord } from 'aws-lambda';
+import { CreateTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { SQSRecord } from 'aws-lambda';
+import { describe, executionEnvironment, lambdaContext, preview } from './execution-environment.js';
 import { readChanges, readDeadLetters, scanTable } from './final-state.js';
 import { Identifiers } from './identifiers.js';
-import { Invocation, interceptClient, interceptFetch } from './invocation.js';
+import { Invocation } from './invocation.js';
 import { recordsToDelete, toSqsRecord } from './mapping.js';
-import { createCellQueues } from './queues.js';
-import type {
-  CellContext,
-  DeliveryRecord,
-  FinalState,
-  HandlerClients,
-  Scenario,
-  ScenarioEvent,
-  SqsHandler,
-  Verdict,
-} from './scenario.js';
+import { createCellQueues, deleteRecords, receiveAll, releaseAll, sendEvents } from './queues.js';
+import type { CellContext, DeliveryRecord, FinalState, Scenario, Verdict } from './scenario.js';
 import type { Fault, PlannedFault } from './steps.js';
 
 /** Where the cells run: the emulators' endpoints, and one client each for the explorer's own calls. */
@@ -214,63 +198,6 @@ async function judge(scenario: Scenario, final: FinalState) {
     : (verdict as Exclude<Verdict, readonly string[]>);
 }
 
-interface ExecutionEnvironment {
-  readonly handler: SqsHandler;
-  destroy(): void;
-}
-
-/**
- * One execution environment: the team's factory over fresh clients whose every attempt, inside an
- * invocation, is a step. A factory that throws gives a handler that throws the same: an init
- * error fails each invocation, as Lambda's does.
- */
-async function executionEnvironment(
-  env: CellEnvironment,
-  scenario: Scenario,
-  cell: CellContext,
-): Promise<ExecutionEnvironment> {
-  const config = { region: env.region, credentials: env.credentials };
-  const dynamodb = interceptClient(
-    new DynamoDBClient({ ...config, endpoint: env.endpoints.dynamodb }),
-    'dynamodb',
-  );
-  const sqs = interceptClient(new SQSClient({ ...config, endpoint: env.endpoints.sqs }), 'sqs');
-  const made: { destroy(): void }[] = [dynamodb, sqs];
-  const clients: HandlerClients = {
-    ...cell,
-    dynamodb,
-    ddb: DynamoDBDocumentClient.from(dynamodb),
-    sqs,
-    fetch: interceptFetch(),
-    intercept: (client, service, isStep) => {
-      made.push(client as unknown as { destroy(): void });
-      return interceptClient(client, service, isStep);
-    },
-  };
-  const destroy = () => {
-    for (const client of made) (client as { destroy?: () => void }).destroy?.();
-  };
-  try {
-    const built = await scenario.handler(clients);
-    if (typeof built === 'function') return { handler: built, destroy };
-    if (typeof built?.handler === 'function') {
-      return {
-        handler: built.handler,
-        destroy: () => {
-          built.destroy?.();
-          destroy();
-        },
-      };
-    }
-    const error = new TypeError(
-      `the handler factory returned ${preview(built)}: give a function (event, context) => response, or { handler, destroy }`,
-    );
-    return { handler: () => Promise.reject(error), destroy };
-  } catch (error) {
-    return { handler: () => Promise.reject(error), destroy };
-  }
-}
-
 /** The tables of one cell, seeded; the stream of each that has one. */
 async function createTables(
   env: CellEnvironment,
@@ -294,48 +221,6 @@ async function createTables(
     for (const item of items ?? []) await env.ddb.send(new PutCommand({ TableName: table, Item: item }));
   }
   return streams;
-}
-
-/** Sends the events in order, 10 at a time; each message's id → the event's position. */
-async function sendEvents(
-  sqs: SQSClient,
-  queueUrl: string,
-  events: readonly ScenarioEvent[],
-  fifo: boolean,
-): Promise<Map<string, number>> {
-  const positions = new Map<string, number>();
-  for (let start = 0; start < events.length; start += 10) {
-    const entries: SendMessageBatchRequestEntry[] = events.slice(start, start + 10).map((event, index) => ({
-      Id: String(start + index),
-      MessageBody: typeof event.body === 'string' ? event.body : JSON.stringify(event.body),
-      ...(event.attributes
-        ? {
-            MessageAttributes: Object.fromEntries(
-              Object.entries(event.attributes).map(([name, value]) => [
-                name,
-                { DataType: 'String', StringValue: value },
-              ]),
-            ),
-          }
-        : {}),
-      ...(fifo
-        ? {
-            MessageGroupId: event.groupId ?? event.id,
-            MessageDeduplicationId: event.deduplicationId ?? event.id,
-          }
-        : {}),
-    }));
-    const { Successful = [], Failed = [] } = await sqs.send(
-      new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }),
-    );
-    if (Failed.length > 0) {
-      throw new Error(
-        `SQS refused events: ${Failed.map((entry) => `${events[Number(entry.Id)]?.id}: ${entry.Message}`).join('; ')}`,
-      );
-    }
-    for (const entry of Successful) if (entry.MessageId) positions.set(entry.MessageId, Number(entry.Id));
-  }
-  return positions;
 }
 
 /** For each event's position, the index of the batch the scenario puts it in. */
@@ -371,99 +256,11 @@ function groupOf(record: SQSRecord): string {
   return record.attributes.MessageGroupId ?? '';
 }
 
-/** Every visible message: what one round of the mapping's polling finds. */
-async function receiveAll(sqs: SQSClient, queueUrl: string): Promise<Message[]> {
-  const messages: Message[] = [];
-  for (;;) {
-    const { Messages = [] } = await sqs.send(
-      new ReceiveMessageCommand({
-        QueueUrl: queueUrl,
-        MaxNumberOfMessages: 10,
-        WaitTimeSeconds: 0,
-        MessageSystemAttributeNames: ['All'],
-        MessageAttributeNames: ['All'],
-      }),
-    );
-    if (Messages.length === 0) return messages;
-    messages.push(...Messages);
-  }
-}
-
-/** The mapping's delete of what the answer says: the records SQS deleted (an entry can fail in a 200). */
-async function deleteRecords(
-  sqs: SQSClient,
-  queueUrl: string,
-  records: readonly SQSRecord[],
-): Promise<SQSRecord[]> {
-  const deleted: SQSRecord[] = [];
-  for (let start = 0; start < records.length; start += 10) {
-    const chunk = records.slice(start, start + 10);
-    const { Failed = [] } = await sqs.send(
-      new DeleteMessageBatchCommand({
-        QueueUrl: queueUrl,
-        Entries: chunk.map((record, index) => ({ Id: String(index), ReceiptHandle: record.receiptHandle })),
-      }),
-    );
-    const failed = new Set(Failed.map((entry) => entry.Id));
-    deleted.push(...chunk.filter((_, index) => !failed.has(String(index))));
-  }
-  return deleted;
-}
-
-/** What the visibility timeout's end does: the records are visible again. */
-async function releaseAll(sqs: SQSClient, queueUrl: string, records: readonly SQSRecord[]): Promise<void> {
-  for (let start = 0; start < records.length; start += 10) {
-    await sqs.send(
-      new ChangeMessageVisibilityBatchCommand({
-        QueueUrl: queueUrl,
-        Entries: records.slice(start, start + 10).map((record, index) => ({
-          Id: String(index),
-          ReceiptHandle: record.receiptHandle,
-          VisibilityTimeout: 0,
-        })),
-      }),
-    );
-  }
-}
-
 async function sleepUntil(time: number): Promise<void> {
   const wait = time - Date.now();
   if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
 }
 
-/** The Lambda context an invocation gets: its remaining time counts down to the deadline. */
-export function lambdaContext(name: string, deadline: number, timeoutMs: number): Context {
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName: name,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:us-east-1:000000000000:function:${name}`,
-    memoryLimitInMB: '256',
-    awsRequestId: randomUUID(),
-    logGroupName: `/aws/lambda/${name}`,
-    logStreamName: `explorer/${timeoutMs}`,
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  };
-}
-
 function slug(name: string): string {
   return name.replace(/[^A-Za-z0-9_-]+/g, '-').slice(0, 40) || 'scenario';
-}
-
-export function describe(error: unknown): string {
-  if (error instanceof Error) return `${error.name}: ${error.message}`;
-  return preview(error);
-}
-
-function preview(value: unknown): string {
-  let text: string;
-  try {
-    text = typeof value === 'string' ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value));
-  } catch {
-    text = String(value);
-  }
-  return text.length > 80 ? `${text.slice(0, 77)}…` : text;
 }
