@@ -628,7 +628,7 @@ export const OPTIONS = {
     help: 'events per mode in the seeded ledger',
     entryPoints: {
       'bench:verifier': { default: 100_000 },
-      explore: { defaultText: '3 (2 at --depth 2)', help: "events in the scenario's one batch" },
+      explore: { defaultText: '3 (2 at --depth 2)', help: "events in the lab scenario's one batch" },
     },
   },
   resent: {

@@ -103,17 +103,20 @@ runs.`,
     command: 'npm run explore --',
     summary:
       'every crash point: each consumer faulted at every step it takes, its promise checked in every cell',
-    description: `Explores each mode's consumer at every step it takes. A clean run of a small scenario (one batch)
-records the trace: every attempt of every request to DynamoDB, SQS and the payment provider, and
-the acknowledgement. Then one cell per step and fault, with exactly that one fault (killed before
-the attempt, its response lost, lost and then killed, lost with the error seen by the handler, the
-acknowledgement not applied), drained through redeliveries and the DLQ, and counted by the
-verifier by event id. The consumers run in this process against fauxqs and DynamoDB Local.`,
-    footer: `Prints a matrix per mode (steps down, faults across) and writes reports/explore-<timestamp>.json
-and .html (each cell's trace and replay command on hover). With --core DIR the lab's modes run
-the cores in DIR (a changed copy of packages/consumer-cores/src/) instead of the package's own.`,
+    description: `Explores each mode's consumer at every step it takes, through the explorer package
+(packages/explorer) a team's tests call on its own consumer. A clean run of a small scenario (one
+batch) records the trace: every attempt of every request to DynamoDB, SQS and the payment
+provider, and the acknowledgement. Then one cell per step and fault, with exactly that one fault
+(killed before the attempt, its response lost, lost and then killed, lost with the error seen by
+the handler, the acknowledgement not applied), and one per retry cell (a lost response, then the
+client's retry lost again, lost and killed, or lost with the error seen), drained through
+redeliveries and the DLQ, and counted by the verifier by event id. The consumers run in this
+process against fauxqs and DynamoDB Local. With --scenario FILE, your own scenario instead.`,
+    footer: `Prints a matrix per mode (the promise above it, steps down, faults across, the retry cells
+below, what each fault means, the broken cells with their replays) and writes
+reports/explore-<timestamp>.json and .html (each cell's trace and replay on hover).`,
     exitCodes:
-      "0 every mode's promise held in every cell, 1 one broke (or the exploration failed), 2 invalid options.",
+      "0 every mode's promise (or the scenario's invariant) held in every cell, 1 one broke (or the exploration failed), 2 invalid options.",
   },
   'docs:options': {
     command: 'npm run docs:options --',
