@@ -19,7 +19,7 @@ export function appliedFromList(table: string, attribute: string): Applications 
       if (value === undefined) continue;
       if (!Array.isArray(value)) {
         throw new TypeError(
-          `${table}.${attribute} is not a list on ${JSON.stringify(keyOf(item))}: the write must append each event's id`,
+          `${table}.${attribute} is not a list on ${JSON.stringify(keyOf(item, attribute))}: the write must append each event's id`,
         );
       }
       for (const id of value) counts.set(String(id), (counts.get(String(id)) ?? 0) + 1);
@@ -173,16 +173,16 @@ function numberOf(item: Record<string, unknown>, attribute: string): number {
   const value = item[attribute];
   if (typeof value !== 'number')
     throw new TypeError(
-      `${attribute} is not a number on ${JSON.stringify(keyOf(item))}: ${JSON.stringify(value)}`,
+      `${attribute} is not a number on ${JSON.stringify(keyOf(item, attribute))}: ${JSON.stringify(value)}`,
     );
   return value;
 }
 
-/** An item's string attributes, short: enough to name it in a violation. */
-function keyOf(item: Record<string, unknown>): Record<string, unknown> {
+/** An item's string attributes but the one in question, short: enough to name it in a violation. */
+function keyOf(item: Record<string, unknown>, except?: string): Record<string, unknown> {
   return Object.fromEntries(
     Object.entries(item)
-      .filter(([, value]) => typeof value === 'string')
+      .filter(([name, value]) => typeof value === 'string' && name !== except)
       .slice(0, 2),
   );
 }
