@@ -77,7 +77,7 @@ describe('the matrix', () => {
       /^reserve <stock>: 4 cells \(3 single, 1 on a retry\) in 1\.3 s, the invariant broken in 3 cells/,
     );
     expect(text).toContain('  promise: each line once');
-    expect(text).toMatch(/\n {2}UpdateItem line-1 +exact +line-1 applied 2 times !\n/);
+    expect(text).toMatch(/\n {2}UpdateItem line-1 +exact +line-1 applied 2 times ! +·\n/);
     expect(text).toMatch(/lost twice .*\n.*\n {4}UpdateItem line-1 +line-1 applied 3 times !/);
     expect(text).toContain('    ack not applied: the mapping');
     expect(text).toContain(`    replay: explore(reserve <stock>, { only: ['${planText(lostTwice)}'] })`);
