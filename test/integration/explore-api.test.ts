@@ -141,7 +141,7 @@ describe('the effectively-once core with its condition removed, explored through
     );
     expect(() => assertHeld(exploration)).toThrow(InvariantBroken);
     expect(() => assertHeld(exploration)).toThrow(
-      /killed-before@1:batch:acknowledge:1:1: order-1 applied 2 times; order-2 applied 2 times\n\s+delivery 1 .*\n.*\n\s+replay: explore\(effectively-once-without-its-condition, \{ only: \['killed-before@1:batch:acknowledge:1:1'\] \}\)/,
+      /killed-before@1:batch:acknowledge:1:1: order-1 applied 2 times; order-2 applied 2 times\n\s+delivery 1 .*\n.*\n\s+replay: explorer\.explore\(scenario, \{ only: \['killed-before@1:batch:acknowledge:1:1'\] \}\)/,
     );
   }, 120_000);
 });

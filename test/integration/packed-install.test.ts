@@ -116,7 +116,7 @@ describe('the packages, packed and installed into a service of its own', () => {
       /- response-lost@1:line-1:PutItem:1:1: line-1 lost: never applied, not in the DLQ/,
     );
     expect(output).toContain(
-      "replay: explore(marker-first, { only: ['response-lost@1:line-1:PutItem:1:1'] })",
+      "replay: explorer.explore(scenario, { only: ['response-lost@1:line-1:PutItem:1:1'] })",
     );
     // Reported, never crashed.
     expect(output).not.toMatch(/TypeError|Unhandled/);

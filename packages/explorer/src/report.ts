@@ -14,8 +14,8 @@ import {
 /** How a cell is replayed: the lab's command, or the API call a team makes. */
 export type ReplayText = (exploration: Exploration, cell: ExploredCell) => string;
 
-export const apiReplay: ReplayText = (exploration, cell) =>
-  `explore(${exploration.scenario}, { only: ['${cell.plan}'] })`;
+/** The call that runs one cell alone, the scenario as the explorer was given it. */
+export const apiReplay: ReplayText = (_, cell) => `explorer.explore(scenario, { only: ['${cell.plan}'] })`;
 
 /** A cell in a few words, `!` where the invariant broke. */
 export function cellText(cell: Pick<ExploredCell, 'summary' | 'held' | 'timedOut'>): string {
