@@ -2,11 +2,14 @@ import { cp, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { createAtLeastOnceHandler } from '@sqs-delivery-semantics/consumer-cores/at-least-once';
 import { createEffectivelyOnceHandler } from '@sqs-delivery-semantics/consumer-cores/effectively-once';
 import {
+  appliedFromStream,
   assertHeld,
   type Exploration,
   type Explorer,
+  eachAppliedOnce,
   type HandlerFactory,
   InvariantBroken,
   OwnClientsError,
@@ -92,6 +95,39 @@ describe('the five-order scenario: five orders in batches of 2, killed at the se
     ]);
     assertHeld(beforeWork);
     assertHeld(beforeAck);
+  }, 60_000);
+});
+
+describe("counting from a table's change stream", () => {
+  it("counts each write that stamps the event, in DynamoDB Local's stream: work first, killed before its acknowledgement", async () => {
+    const stamped: HandlerFactory<'stock'> = ({ ddb, tables }) =>
+      createAtLeastOnceHandler({
+        logger: SILENT,
+        work: async (order) => {
+          await ddb.send(
+            new UpdateCommand({
+              TableName: tables.stock,
+              Key: { pk: 'SKU#A' },
+              UpdateExpression: 'ADD reserved :quantity SET lastOrder = :order',
+              ExpressionAttributeValues: { ':quantity': Number(order.quantity), ':order': order.eventId },
+            }),
+          );
+        },
+      });
+    const scenario = ordersScenario('stamped', stamped, {
+      tables: {
+        stock: {
+          KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+          AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+          StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' },
+        },
+      },
+      invariant: eachAppliedOnce(appliedFromStream('stock', 'lastOrder')),
+    });
+    const exploration = await explorer.explore(scenario, { only: ['killed-before@1:batch:acknowledge:1:1'] });
+    // The final item names order-5 only; the stream saw every write.
+    expect(exploration.clean.violations).toEqual([]);
+    expect(exploration.cells[0]?.violations).toEqual(['order-1 applied 2 times', 'order-2 applied 2 times']);
   }, 60_000);
 });
 
