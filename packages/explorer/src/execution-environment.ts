@@ -44,7 +44,7 @@ export async function executionEnvironment(
     for (const client of made) (client as { destroy?: () => void }).destroy?.();
   };
   try {
-    const built = await scenario.handler(clients);
+    const built = await withInitTimeout(scenario.handler(clients));
     if (typeof built === 'function') return { handler: built, destroy };
     if (typeof built?.handler === 'function') {
       return {
@@ -64,13 +64,41 @@ export async function executionEnvironment(
   }
 }
 
+/** Lambda's limit on an execution environment's init: a factory that takes longer fails each invocation. */
+const INIT_TIMEOUT_MS = 10_000;
+
+async function withInitTimeout<T>(built: T | Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new Error(
+            `the handler factory did not resolve within ${INIT_TIMEOUT_MS / 1000} s (Lambda's init limit)`,
+          ),
+        ),
+      INIT_TIMEOUT_MS,
+    );
+  });
+  try {
+    return await Promise.race([built, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** The Lambda context an invocation gets: its remaining time counts down to the deadline. */
-export function lambdaContext(name: string, deadline: number, timeoutMs: number): Context {
+export function lambdaContext(
+  name: string,
+  deadline: number,
+  timeoutMs: number,
+  region = 'us-east-1',
+): Context {
   return {
     callbackWaitsForEmptyEventLoop: false,
     functionName: name,
     functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:us-east-1:000000000000:function:${name}`,
+    invokedFunctionArn: `arn:aws:lambda:${region}:000000000000:function:${name}`,
     memoryLimitInMB: '256',
     awsRequestId: randomUUID(),
     logGroupName: `/aws/lambda/${name}`,

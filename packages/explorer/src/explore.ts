@@ -34,8 +34,14 @@ export interface ExploredCell {
   readonly tone: 'exact' | 'held' | 'broken' | 'timed-out';
   /** The invariant held. */
   readonly held: boolean;
-  /** A delivery ran into the function timeout. */
+  /** A delivery ran into the function timeout: not the cell planned (the machine was too slow). */
   readonly timedOut: boolean;
+  /**
+   * Every planned fault found its step in its delivery. One that did not means the handler took
+   * other steps than in the clean run (it is not deterministic): the cell is not the one planned,
+   * and its verdict says so.
+   */
+  readonly landed: boolean;
   readonly deliveries: readonly DeliveryRecord[];
   /** The cell's own resources' prefix (its tables, its queue). */
   readonly cellId: string;
@@ -53,8 +59,6 @@ export interface Exploration {
   readonly cells: readonly ExploredCell[];
   readonly counts: { readonly single: number; readonly retry: number; readonly pair: number };
   readonly seconds: number;
-  /** Why the clean run proves nothing, when it does not (no request went through the given clients). */
-  readonly warnings: readonly string[];
 }
 
 /** A step of the clean trace, with the delivery it was taken in. */
@@ -63,9 +67,9 @@ export interface TracedStep extends Step {
 }
 
 /**
- * The handler sent no request through the clients the explorer gave its factory, and failed on an
- * AWS SDK client of its own: it builds its clients itself (at module scope), so nothing it does
- * can be traced or faulted.
+ * The handler sent no request through the clients the explorer gave its factory, though the
+ * scenario has tables, and returned or failed on an AWS SDK client of its own: it builds its
+ * clients itself (at module scope), so nothing it does can be traced or faulted.
  */
 export class OwnClientsError extends Error {
   override readonly name = 'OwnClientsError';
@@ -85,18 +89,19 @@ export async function exploreScenario(
   const started = performance.now();
   const concurrency = Math.max(1, options.concurrency ?? 4);
   const cleanRun = await runCell(env, scenario, []);
-  const clean = cellOf([], 'single', cleanRun);
+  const clean = cellOf([], cleanRun);
   const steps = cleanRun.deliveries.flatMap((delivery) =>
     delivery.trace.map((step) => ({ ...step, delivery: delivery.delivery })),
   );
-  const warnings = ownClientsCheck(scenario, cleanRun);
+  refuseOwnClients(scenario, cleanRun);
   const cells: ExploredCell[] = [];
+  /** Cells planned so far: each phase (single, retry, pair) adds its own once the one before ran. */
   let total = 0;
-  const runAll = async (plans: readonly (readonly PlannedFault[])[], kind: CellKind) => {
+  const runAll = async (plans: readonly (readonly PlannedFault[])[]) => {
     total += plans.length;
     const ran: ExploredCell[] = [];
     await forEachConcurrently(plans, concurrency, async (plan) => {
-      const cell = cellOf(plan, kind, await runCell(env, scenario, plan));
+      const cell = cellOf(plan, await runCell(env, scenario, plan));
       ran.push(cell);
       cells.push(cell);
       options.onCell?.(cells.length, total);
@@ -104,8 +109,8 @@ export async function exploreScenario(
     return ran;
   };
   if (options.only !== undefined) {
-    const plans = options.only.map((text) => parsePlan(text));
-    const ran = await runAll(plans, 'single');
+    const ran = await runAll(options.only.map((text) => parsePlan(text)));
+    // A replay names its cell by hand: one that cannot land is a mistake in the plan.
     for (const cell of ran) assertPlanned(cell);
     return finish();
   }
@@ -113,9 +118,8 @@ export async function exploreScenario(
     steps.flatMap((step) =>
       faultsAt(step).map((fault) => [{ delivery: step.delivery, step: step.key, fault }]),
     ),
-    'single',
   );
-  await runAll(singles.flatMap(retryPlans), 'retry');
+  await runAll(singles.flatMap(retryPlans));
   if (options.depth === 2) {
     const pairs = singles.flatMap((cell) => {
       const first = cell.faults[0] as PlannedFault;
@@ -127,7 +131,7 @@ export async function exploreScenario(
           ),
         );
     });
-    await runAll(pairs, 'pair');
+    await runAll(pairs);
   }
   return finish();
 
@@ -142,7 +146,6 @@ export async function exploreScenario(
       cells: sorted,
       counts: { single: count('single'), retry: count('retry'), pair: count('pair') },
       seconds: (performance.now() - started) / 1000,
-      warnings,
     };
   }
 }
@@ -168,55 +171,88 @@ function retryPlans(cell: ExploredCell): PlannedFault[][] {
   return RETRY_FAULTS.map((fault: Fault) => [first, { delivery: first.delivery, step: retry.key, fault }]);
 }
 
-function cellOf(plan: readonly PlannedFault[], kind: CellKind, run: CellRun): ExploredCell {
-  const held = run.violations.length === 0;
+function cellOf(plan: readonly PlannedFault[], run: CellRun): ExploredCell {
+  const missed = plan.filter((fault) => planProblem(fault, run.deliveries) !== undefined);
+  const violations = [
+    ...run.violations,
+    ...missed.map(
+      (fault) =>
+        `the planned fault did not land (${planProblem(fault, run.deliveries)}): the handler took other steps than in the run this cell was planned from`,
+    ),
+  ];
+  const held = violations.length === 0;
   const tone = run.timedOut ? 'timed-out' : !held ? 'broken' : (run.tone ?? 'exact');
   const summary =
-    run.summary ?? (held ? (tone === 'timed-out' ? 'timed out' : tone) : (run.violations[0] ?? ''));
+    missed.length > 0
+      ? 'not landed'
+      : (run.summary ?? (held ? (tone === 'timed-out' ? 'timed out' : tone) : (violations[0] ?? '')));
   return {
     plan: planText(plan),
     faults: plan,
-    kind,
-    violations: run.violations,
+    kind: kindOf(plan),
+    violations,
     summary,
     tone,
     held,
     timedOut: run.timedOut,
+    landed: missed.length === 0,
     deliveries: run.deliveries,
     cellId: run.cell.id,
     ...(run.detail !== undefined ? { detail: run.detail } : {}),
   };
 }
 
+/** single: one fault; retry: a lost response, then a fault on the next attempt of that send; pair: the rest. */
+function kindOf(plan: readonly PlannedFault[]): CellKind {
+  if (plan.length <= 1) return 'single';
+  const [first, second] = plan as [PlannedFault, PlannedFault];
+  const [event, operation, occurrence, attempt] = first.step.split(':');
+  const retry = `${event}:${operation}:${occurrence}:${Number(attempt) + 1}`;
+  return plan.length === 2 &&
+    first.fault === 'response-lost' &&
+    second.delivery === first.delivery &&
+    second.step === retry
+    ? 'retry'
+    : 'pair';
+}
+
+/** Why a planned fault could not land in these deliveries, or undefined when it did. */
+function planProblem(fault: PlannedFault, deliveries: CellRun['deliveries']): string | undefined {
+  const trace = deliveries.find((delivery) => delivery.delivery === fault.delivery)?.trace ?? [];
+  const step = trace.find((each) => each.key === fault.step);
+  if (step === undefined) {
+    return `no step ${fault.step} in delivery ${fault.delivery}, whose steps are: ${trace.map((each) => each.key).join(', ') || 'none (no such delivery)'}`;
+  }
+  return faultsAt(step).includes(fault.fault) ? undefined : `step ${fault.step} does not take ${fault.fault}`;
+}
+
 /**
- * A clean run in which no request went through the factory's clients and an invocation failed on
- * an AWS SDK client's error: the handler's own clients. Refused, naming the fix. A clean run
- * with no request and no such error (a handler that throws its own error) is explored: its cells
- * show the failure.
+ * A clean run in which no request went through the factory's clients, though the scenario has
+ * tables to write, and whose handler returned (or failed on an AWS SDK client's error): its own
+ * clients did the work, out of the explorer's sight. Refused, naming the fix. A handler that
+ * throws its own error before any request is explored: its cells show the failure.
  */
-function ownClientsCheck(scenario: Scenario, clean: CellRun): string[] {
+function refuseOwnClients(scenario: Scenario, clean: CellRun): void {
   const requests = clean.deliveries
     .flatMap((delivery) => delivery.trace)
     .filter((step) => step.service !== 'mapping');
-  if (requests.length > 0) return [];
-  const sdkFailure = clean.deliveries.find(
-    (delivery) => delivery.error !== undefined && isSdkError(delivery.error),
+  if (requests.length > 0 || Object.keys(scenario.tables ?? {}).length === 0) return;
+  const own = clean.deliveries.find(
+    (delivery) =>
+      delivery.ended === 'returned' || (delivery.error !== undefined && isSdkError(delivery.error)),
   );
-  if (sdkFailure !== undefined) {
-    throw new OwnClientsError(
-      `${scenario.name}: the handler sent no request through the clients the explorer handed its factory, and failed with ${sdkFailure.error}. ` +
-        'It builds its own clients (say new DynamoDBClient({}) at module scope), whose requests the explorer can neither trace nor fault. ' +
-        'Give the explorer a factory over the clients it hands you, e.g. handler: ({ ddb, tables }) => createReserveHandler(ddb, tables.stock), ' +
-        'and keep the module-scope client in your Lambda entry only.',
-    );
-  }
-  return scenario.tables !== undefined && Object.keys(scenario.tables).length > 0
-    ? [`${scenario.name}: the clean run sent no request through the explorer's clients: no step to fault`]
-    : [];
+  if (own === undefined) return;
+  throw new OwnClientsError(
+    `${scenario.name}: the handler sent no request through the clients the explorer handed its factory, and ${
+      own.error !== undefined ? `failed with ${own.error}` : 'returned'
+    }. It builds its own clients (say new DynamoDBClient({}) at module scope), whose requests the explorer can neither trace nor fault. ` +
+      'Give the explorer a factory over the clients it hands you, e.g. handler: ({ ddb, tables }) => createReserveHandler(ddb, tables.stock), ' +
+      'and keep the module-scope client in your Lambda entry only.',
+  );
 }
 
 function isSdkError(error: string): boolean {
-  return /CredentialsProviderError|UnrecognizedClientException|InvalidSignatureException|UnknownEndpoint|ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ExpiredToken/.test(
+  return /CredentialsProviderError|UnrecognizedClientException|InvalidSignatureException|UnknownEndpoint|ResourceNotFoundException|AccessDenied|ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ExpiredToken/.test(
     error,
   );
 }
@@ -224,33 +260,34 @@ function isSdkError(error: string): boolean {
 /** A replayed cell's every fault landed: its step is in that delivery's trace, and takes that fault. */
 function assertPlanned(cell: ExploredCell): void {
   for (const fault of cell.faults) {
-    const trace = cell.deliveries.find((delivery) => delivery.delivery === fault.delivery)?.trace ?? [];
-    const step = trace.find((each) => each.key === fault.step);
-    if (step === undefined || !faultsAt(step).includes(fault.fault)) {
-      throw new PlanError(
-        `${fault.fault}@${fault.delivery}:${fault.step}: ${
-          step === undefined
-            ? 'no such step in delivery'
-            : `that step does not take ${fault.fault} in delivery`
-        } ${fault.delivery}, whose steps are: ${trace.map((each) => each.key).join(', ') || 'none (no such delivery)'}`,
-      );
-    }
+    const problem = planProblem(fault, cell.deliveries);
+    if (problem !== undefined)
+      throw new PlanError(`${fault.fault}@${fault.delivery}:${fault.step}: ${problem}`);
   }
 }
 
-/** Runs `task` over `items`, at most `limit` at once. */
+/**
+ * Runs `task` over `items`, at most `limit` at once. On the first failure no new item starts, and
+ * those in flight finish before it is thrown: nothing keeps running on emulators being stopped.
+ */
 async function forEachConcurrently<T>(
   items: readonly T[],
   limit: number,
   task: (item: T) => Promise<void>,
 ): Promise<void> {
   let next = 0;
+  let failure: { error: unknown } | undefined;
   const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
+    while (next < items.length && failure === undefined) {
       const item = items[next] as T;
       next += 1;
-      await task(item);
+      try {
+        await task(item);
+      } catch (error) {
+        failure ??= { error };
+      }
     }
   });
   await Promise.all(workers);
+  if (failure !== undefined) throw failure.error;
 }

@@ -49,7 +49,8 @@ const CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
 export async function startExplorer(options: ExplorerOptions = {}): Promise<Explorer> {
   const stops: (() => Promise<void>)[] = [];
   const stop = async () => {
-    for (const each of stops.reverse()) await each().catch(() => undefined);
+    // Last started, first stopped; each once.
+    for (const each of stops.splice(0).reverse()) await each().catch(() => undefined);
   };
   try {
     let fifoProblem: string | undefined;
@@ -147,24 +148,31 @@ export class InvariantBroken extends Error {
 }
 
 /**
- * Passes when the invariant held in the clean run and in every cell; otherwise throws
- * `InvariantBroken`, naming each broken cell with its violations, its trace and its replay.
- * A test runner prints the message as the failure.
+ * Passes when the invariant held in the clean run and in every cell, each the cell planned;
+ * otherwise throws `InvariantBroken`, naming each broken cell with its violations, its trace and
+ * its replay. A cell that ran into the function timeout is not the cell planned (the machine was
+ * too slow, or the handler hangs), so it fails too, said so. A test runner prints the message as
+ * the failure.
  */
 export function assertHeld(exploration: Exploration, replay: ReplayText = apiReplay): void {
-  const broken = [exploration.clean, ...exploration.cells].filter((cell) => !cell.held);
-  if (broken.length === 0) return;
+  const failed = [exploration.clean, ...exploration.cells].filter((cell) => !cell.held || cell.timedOut);
+  if (failed.length === 0) return;
+  const timedOut = failed.filter((cell) => cell.timedOut).length;
   const lines = [
-    `${exploration.scenario}: the invariant broke in ${broken.length} of ${exploration.cells.length + 1} cells (the clean run included)`,
+    `${exploration.scenario}: the invariant broke in ${failed.filter((cell) => !cell.held).length} of ${exploration.cells.length + 1} cells (the clean run included)` +
+      (timedOut > 0
+        ? `; ${timedOut} ran into the function timeout, so they are not the cells planned (raise functionTimeoutMs, or run fewer cells at once)`
+        : ''),
   ];
-  for (const cell of broken) {
-    lines.push(`- ${cell.plan || 'the clean run (no fault)'}: ${cell.violations.join('; ')}`);
+  for (const cell of failed) {
+    const what = cell.held ? 'timed out' : cell.violations.join('; ');
+    lines.push(`- ${cell.plan || 'the clean run (no fault)'}: ${what}`);
     for (const delivery of cell.deliveries) lines.push(`    ${deliveryLine(delivery)}`);
     if (cell.plan) lines.push(`    replay: ${replay(exploration, cell)}`);
   }
   throw new InvariantBroken(
     lines.join('\n'),
-    broken.map((cell) => cell.plan),
+    failed.map((cell) => cell.plan),
   );
 }
 

@@ -18,7 +18,12 @@ describe('which event a request names', () => {
 
   it('several events: batch; none: -', () => {
     expect(identifiers.eventOf('["order-1","order-2"]')).toBe('batch');
+    expect(identifiers.eventOf('["order-1","order-10"]')).toBe('batch');
     expect(identifiers.eventOf('{"pk":"SKU#A"}')).toBe('-');
+  });
+
+  it("not by the cell's own names: a table called after the scenario is no event", () => {
+    expect(identifiers.eventOf('{"TableName":"order-1f00-stock","Key":"SKU#A"}', ['order-1f00'])).toBe('-');
   });
 
   it("by the records' message ids and receipt handles once a delivery has them", () => {

@@ -26,20 +26,32 @@ export class Identifiers {
       this.byIdentifier.set(record.receiptHandle, eventId);
       this.byIdentifier.set(powertoolsHash(record.messageId), eventId);
     }
+    this.sortedCache = undefined;
   }
 
-  eventOf(text: string): string {
-    const found = [...this.byIdentifier].filter(([identifier]) => text.includes(identifier));
-    // `order-1` inside `order-10` names order-10 only.
-    const events = new Set(
-      found
-        .filter(
-          ([identifier]) => !found.some(([other]) => other !== identifier && other.includes(identifier)),
-        )
-        .map(([, eventId]) => eventId),
-    );
+  /**
+   * The events `text` names. Longer identifiers first, each taken out of the text once found, so
+   * `order-10` is not also `order-1`, and a request naming both is about both. `ignore`: strings
+   * that name no event (the cell's own id, in its tables' names and queue URLs).
+   */
+  eventOf(text: string, ignore: readonly string[] = []): string {
+    let rest = text;
+    for (const each of ignore) if (each !== '') rest = rest.split(each).join(' ');
+    const events = new Set<string>();
+    for (const [identifier, eventId] of this.sorted()) {
+      if (!rest.includes(identifier)) continue;
+      events.add(eventId);
+      rest = rest.split(identifier).join(' ');
+    }
     if (events.size === 1) return [...events][0] as string;
     return events.size === 0 ? '-' : 'batch';
+  }
+
+  private sortedCache: [string, string][] | undefined;
+
+  private sorted(): [string, string][] {
+    this.sortedCache ??= [...this.byIdentifier].sort(([a], [b]) => b.length - a.length);
+    return this.sortedCache;
   }
 }
 

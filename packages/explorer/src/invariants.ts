@@ -78,7 +78,7 @@ export function appliedAtMostOnce(
     const refused = new Set(options.except ?? []);
     return uniqueIds(final)
       .filter((id) => (counts.get(id) ?? 0) > (refused.has(id) ? 0 : 1))
-      .map((id) => `${id} applied ${counts.get(id)} times`);
+      .map((id) => `${id} applied ${times(counts.get(id) ?? 0)}`);
   };
 }
 
@@ -111,7 +111,10 @@ export function sumEquals(options: {
   readonly where?: (item: Record<string, unknown>) => boolean;
 }): Invariant {
   return (final) => {
-    const items = tableItems(final, options.table).filter(options.where ?? (() => true));
+    // Items without the attribute (the core's markers, in the same table) are not summed.
+    const items = tableItems(final, options.table)
+      .filter((item) => item[options.attribute] !== undefined)
+      .filter(options.where ?? (() => true));
     const sum = items.reduce((total, item) => total + numberOf(item, options.attribute), 0);
     const expected = typeof options.expected === 'function' ? options.expected(final) : options.expected;
     return sum === expected
@@ -154,6 +157,10 @@ export function violationsOf(verdict: Verdict): readonly string[] {
   return Array.isArray(verdict)
     ? (verdict as readonly string[])
     : (verdict as { violations: readonly string[] }).violations;
+}
+
+function times(count: number): string {
+  return count === 1 ? 'once' : `${count} times`;
 }
 
 function tableItems(final: FinalState, table: string): readonly Record<string, unknown>[] {

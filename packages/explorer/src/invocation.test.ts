@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Invocation } from './invocation.js';
+import { Invocation, interceptFetch } from './invocation.js';
 import { type Fault, stepKey } from './steps.js';
 
 const KEY = stepKey('evt-1', 'UpdateItem', 1, 1);
@@ -122,5 +122,30 @@ describe('an invocation under a planned fault', () => {
       stepKey('evt-1', 'PutItem', 1, 1),
       stepKey('evt-1', 'PutItem', 2, 1),
     ]);
+  });
+});
+
+describe('a traced fetch', () => {
+  it('numbers a re-sent request as its next attempt, and another URL as another request', async () => {
+    const sent: string[] = [];
+    const base = (async (input: string | URL | Request) => {
+      sent.push(String(input));
+      return new Response('{}');
+    }) as typeof fetch;
+    const traced = interceptFetch(base);
+    const invocation = new Invocation(1, new Map(), (text) => (text.includes('evt-2') ? 'evt-2' : 'evt-1'));
+    await invocation.run(async () => {
+      await traced('http://provider/charges/evt-1', { method: 'POST', body: '{"a":1}' });
+      await traced('http://provider/charges/evt-1', { method: 'POST', body: '{"a":1}' });
+      await traced('http://provider/charges/evt-2', { method: 'POST', body: '{"a":1}' });
+      await traced('http://provider/status');
+    }, Date.now() + 10_000);
+    expect(invocation.trace.map((step) => step.key)).toEqual([
+      'evt-1:fetch:1:1',
+      'evt-1:fetch:1:2',
+      'evt-2:fetch:1:1',
+      'evt-1:fetch:2:1',
+    ]);
+    expect(sent).toHaveLength(4);
   });
 });

@@ -203,24 +203,28 @@ export function interceptClient<C extends { readonly config: { readonly requestH
 
 /**
  * A fetch whose every call within an invocation is a step (an HTTP service's; the lab's payment
- * client). Attempts of one request share its body (with an idempotency key, the same key): counted
- * per invocation to number them.
+ * client). A call is keyed on its method, URL and body: the same request sent again within one
+ * invocation is the next attempt of it (a client's retry, with an idempotency key the same key),
+ * another URL or body another request. Its event is read from the URL and the body.
  */
 export function interceptFetch(base: typeof fetch = fetch, operation = 'fetch'): typeof fetch {
   const attempts = new WeakMap<Invocation, Map<string, number>>();
   return (input, init) => {
     const invocation = currentInvocation();
     if (invocation === undefined) return base(input, init);
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    const method = init?.method ?? (input instanceof Request ? input.method : 'GET');
     const body = typeof init?.body === 'string' ? init.body : '';
+    const request = `${method} ${url} ${body}`;
     const seen = attempts.get(invocation) ?? new Map<string, number>();
     attempts.set(invocation, seen);
-    const attempt = (seen.get(body) ?? 0) + 1;
-    seen.set(body, attempt);
+    const attempt = (seen.get(request) ?? 0) + 1;
+    seen.set(request, attempt);
     return invocation.step({
       service: 'http',
       operation,
-      text: body,
-      sendId: body,
+      text: `${url} ${body}`,
+      sendId: request,
       attempt,
       send: () => base(input, init),
       apply: async () => (await base(input, init)).arrayBuffer(),

@@ -36,6 +36,7 @@ function cell(
     tone: violations.length > 0 ? 'broken' : 'exact',
     held: violations.length === 0,
     timedOut: false,
+    landed: true,
     deliveries: [
       {
         delivery: 1,
@@ -67,7 +68,6 @@ const exploration: Exploration = {
   ],
   counts: { single: 3, retry: 1, pair: 0 },
   seconds: 1.25,
-  warnings: [],
 };
 
 describe('the matrix', () => {

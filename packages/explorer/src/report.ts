@@ -70,7 +70,6 @@ export function formatExploration(exploration: Exploration, replay: ReplayText =
     lines.push(
       `  the clean run, with no fault, already breaks it: ${exploration.clean.violations.join('; ')}`,
     );
-  for (const warning of exploration.warnings) lines.push(`  warning: ${warning}`);
   const rows = exploration.steps.map((step) => [
     rowLabel(exploration, step),
     ...FAULT_NAMES.map((fault) => {
