@@ -60,8 +60,6 @@ export function ordersScenario(
     batches: [2, 2, 1],
     handler,
     invariant: eachAppliedOnce(appliedFromList('stock', 'orders')),
-    // These handlers answer in milliseconds; each redelivery waits for the timeout.
-    functionTimeoutMs: 1_000,
     ...overrides,
   };
 }

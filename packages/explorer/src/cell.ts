@@ -134,12 +134,17 @@ export async function runCell(
           }
           deleted = await deleteRecords(env.sqs, queues.queueUrl, answer.delete);
         }
+        const kept = batch.filter((record) => !deleted.includes(record));
+        const acknowledged = acknowledgement === 'delivered';
         deliveries.push({
           delivery,
           receiveCount: Math.max(...batch.map((record) => Number(record.attributes.ApproximateReceiveCount))),
           events: batch.map((record) => eventOfMessage(record.messageId) ?? '-'),
           ended: acknowledgement === 'killed' ? 'killed' : result.kind,
-          acknowledged: acknowledgement === 'delivered',
+          acknowledged,
+          ...(acknowledged && kept.length > 0
+            ? { failed: kept.map((record) => eventOfMessage(record.messageId) ?? '-') }
+            : {}),
           ...(error !== undefined ? { error } : {}),
           trace: invocation.trace,
         });
@@ -148,7 +153,6 @@ export async function runCell(
           environment.destroy();
           environment = await executionEnvironment(env, scenario, cell);
         }
-        const kept = batch.filter((record) => !deleted.includes(record));
         remaining.push(...kept);
         if (settings.fifo) for (const record of kept) heldGroups.add(groupOf(record));
       }

@@ -109,6 +109,8 @@ export async function exploreScenario(
     return ran;
   };
   if (options.only !== undefined) {
+    if (options.only.length === 0)
+      throw new PlanError('only: [] names no cell: give the plans to replay, or leave only out');
     const ran = await runAll(options.only.map((text) => parsePlan(text)));
     // A replay names its cell by hand: one that cannot land is a mistake in the plan.
     for (const cell of ran) assertPlanned(cell);
@@ -252,7 +254,7 @@ function refuseOwnClients(scenario: Scenario, clean: CellRun): void {
 }
 
 function isSdkError(error: string): boolean {
-  return /CredentialsProviderError|UnrecognizedClientException|InvalidSignatureException|UnknownEndpoint|ResourceNotFoundException|AccessDenied|ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ExpiredToken/.test(
+  return /CredentialsProviderError|Region is missing|UnrecognizedClientException|InvalidSignatureException|UnknownEndpoint|ResourceNotFoundException|AccessDenied|ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ExpiredToken/.test(
     error,
   );
 }

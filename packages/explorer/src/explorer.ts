@@ -157,12 +157,19 @@ export class InvariantBroken extends Error {
 export function assertHeld(exploration: Exploration, replay: ReplayText = apiReplay): void {
   const failed = [exploration.clean, ...exploration.cells].filter((cell) => !cell.held || cell.timedOut);
   if (failed.length === 0) return;
+  const broken = exploration.cells.filter((cell) => !cell.held).length;
   const timedOut = failed.filter((cell) => cell.timedOut).length;
   const lines = [
-    `${exploration.scenario}: the invariant broke in ${failed.filter((cell) => !cell.held).length} of ${exploration.cells.length + 1} cells (the clean run included)` +
-      (timedOut > 0
-        ? `; ${timedOut} ran into the function timeout, so they are not the cells planned (raise functionTimeoutMs, or run fewer cells at once)`
-        : ''),
+    `${exploration.scenario}: ` +
+      [
+        exploration.clean.held ? '' : 'the invariant broke in the clean run, with no fault',
+        broken > 0 ? `the invariant broke in ${broken} of ${exploration.cells.length} cells` : '',
+        timedOut > 0
+          ? `${timedOut} ran into the function timeout, so they are not the cells planned (raise functionTimeoutMs, or run fewer cells at once)`
+          : '',
+      ]
+        .filter((part) => part !== '')
+        .join('; '),
   ];
   for (const cell of failed) {
     const what = cell.held ? 'timed out' : cell.violations.join('; ');

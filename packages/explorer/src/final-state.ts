@@ -26,7 +26,7 @@ export async function scanTable(
 export async function readChanges(client: DynamoDBClient, streamArn: string): Promise<Change[]> {
   const streams = await import('@aws-sdk/client-dynamodb-streams').catch((error: unknown) => {
     throw new Error(
-      'a table of the scenario has a stream: reading it needs @aws-sdk/client-dynamodb-streams (npm install --save-dev @aws-sdk/client-dynamodb-streams, the version of your @aws-sdk/client-dynamodb)',
+      'a table of the scenario has a stream: reading it needs @aws-sdk/client-dynamodb-streams (npm install --save-dev @aws-sdk/client-dynamodb-streams@3.1141.0, the version tested, or any 3.x)',
       { cause: error },
     );
   });

@@ -25,7 +25,11 @@ export function cellText(cell: Pick<ExploredCell, 'summary' | 'held' | 'timedOut
 
 /** One delivery of a cell: how it ended, and its steps in order. */
 export function deliveryLine(delivery: DeliveryRecord): string {
-  const acknowledged = delivery.acknowledged ? ', acknowledged' : '';
+  const acknowledged = delivery.acknowledged
+    ? delivery.failed?.length
+      ? `, acknowledged, ${delivery.failed.join(' ')} reported failed`
+      : ', acknowledged'
+    : '';
   const error = delivery.error ? ` [${delivery.error}]` : '';
   return `delivery ${delivery.delivery} (receive ${delivery.receiveCount}, ${delivery.ended}${acknowledged})${error}: ${delivery.trace.map(stepLabel).join(' → ') || 'no step'}`;
 }

@@ -189,6 +189,8 @@ export interface DeliveryRecord {
    */
   readonly ended: 'returned' | 'threw' | 'killed' | 'timed-out';
   readonly acknowledged: boolean;
+  /** Acknowledged, but not deleted: the events the handler reported failed (or the whole batch). */
+  readonly failed?: readonly string[];
   /** What the handler threw, or what was wrong with what it returned. */
   readonly error?: string;
   readonly trace: readonly Step[];

@@ -112,7 +112,7 @@ export function stepKey(event: string, operation: string, occurrence: number, at
 
 /** A step in words: `TransactWriteItems evt-000001 (attempt 2)`. */
 export function stepLabel(step: Step): string {
-  if (step.service === 'mapping') return 'acknowledge (return, then the mapping deletes)';
+  if (step.service === 'mapping') return 'acknowledge';
   const occurrence = step.occurrence > 1 ? ` #${step.occurrence}` : '';
   const attempt = step.attempt > 1 ? ` (attempt ${step.attempt})` : '';
   const event = step.event === '-' ? '' : ` ${step.event}`;
