@@ -5,7 +5,9 @@ import {
   type Exploration,
   type ExploredCell,
   formatExploration,
+  PlanError,
   type Scenario,
+  ScenarioError,
   startExplorer,
   writeReport,
 } from '@sqs-delivery-semantics/explorer';
@@ -30,6 +32,11 @@ export async function exploreScenarioFile(
   if (!existsSync(path)) throw new UsageError(`--scenario ${file}: no such file`);
   const module = (await import(pathToFileURL(path).href)) as { default?: Scenario | readonly Scenario[] };
   const scenarios = [module.default ?? []].flat() as Scenario[];
+  if (options.cell !== undefined && scenarios.length > 1) {
+    throw new UsageError(
+      `--cell with --scenario ${file}: it exports ${scenarios.length} scenarios; a cell's plan names steps of one (export that one alone to replay it)`,
+    );
+  }
   if (
     scenarios.length === 0 ||
     scenarios.some((each) => typeof each?.name !== 'string' || typeof each.handler !== 'function')
@@ -46,14 +53,21 @@ export async function exploreScenarioFile(
     for (const scenario of scenarios) {
       say(`${scenario.name}: a clean run records the trace, then one cell per step and fault`);
       explorations.push(
-        await explorer.explore(scenario, {
-          depth: options.depth,
-          concurrency: options.concurrency,
-          ...(options.cell ? { only: [options.cell] } : {}),
-          onCell: (done, total) => {
-            if (done === total) say(`${scenario.name}: ${done}/${total} cells`);
-          },
-        }),
+        await explorer
+          .explore(scenario, {
+            depth: options.depth,
+            concurrency: options.concurrency,
+            ...(options.cell ? { only: [options.cell] } : {}),
+            onCell: (done, total) => {
+              if (done === total) say(`${scenario.name}: ${done}/${total} cells`);
+            },
+          })
+          // A plan or a scenario it cannot run is the command line's mistake: exit 2, in one line.
+          .catch((error: unknown) => {
+            throw error instanceof PlanError || error instanceof ScenarioError
+              ? new UsageError(error.message)
+              : error;
+          }),
       );
     }
   } finally {
