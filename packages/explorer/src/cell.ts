@@ -3,7 +3,13 @@ import { CreateTableCommand, DeleteTableCommand, type DynamoDBClient } from '@aw
 import { DeleteQueueCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSRecord } from 'aws-lambda';
-import { describe, executionEnvironment, lambdaContext, preview } from './execution-environment.js';
+import {
+  type CellEnvironment,
+  describe,
+  executionEnvironment,
+  lambdaContext,
+  preview,
+} from './execution-environment.js';
 import { readChanges, readDeadLetters, scanTable } from './final-state.js';
 import { Identifiers } from './identifiers.js';
 import { Invocation } from './invocation.js';
@@ -11,16 +17,6 @@ import { recordsToDelete, toSqsRecord } from './mapping.js';
 import { createCellQueues, deleteRecords, receiveAll, releaseAll, sendEvents } from './queues.js';
 import type { CellContext, DeliveryRecord, FinalState, Scenario, Verdict } from './scenario.js';
 import type { Fault, PlannedFault } from './steps.js';
-
-/** Where the cells run: the emulators' endpoints, and one client each for the explorer's own calls. */
-export interface CellEnvironment {
-  readonly region: string;
-  readonly credentials: { readonly accessKeyId: string; readonly secretAccessKey: string };
-  readonly endpoints: { readonly dynamodb: string; readonly sqs: string };
-  readonly dynamodb: DynamoDBClient;
-  readonly ddb: DynamoDBDocumentClient;
-  readonly sqs: SQSClient;
-}
 
 export interface CellRun {
   readonly cell: CellContext;

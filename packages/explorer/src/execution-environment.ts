@@ -3,9 +3,18 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
-import type { CellEnvironment } from './cell.js';
 import { interceptClient, interceptFetch } from './invocation.js';
 import type { CellContext, HandlerClients, Scenario, SqsHandler } from './scenario.js';
+
+/** Where the cells run: the emulators' endpoints, and one client each for the explorer's own calls. */
+export interface CellEnvironment {
+  readonly region: string;
+  readonly credentials: { readonly accessKeyId: string; readonly secretAccessKey: string };
+  readonly endpoints: { readonly dynamodb: string; readonly sqs: string };
+  readonly dynamodb: DynamoDBClient;
+  readonly ddb: DynamoDBDocumentClient;
+  readonly sqs: SQSClient;
+}
 
 export interface ExecutionEnvironment {
   readonly handler: SqsHandler;

@@ -1,4 +1,5 @@
-import { type CellEnvironment, type CellRun, runCell } from './cell.js';
+import { type CellRun, runCell } from './cell.js';
+import type { CellEnvironment } from './execution-environment.js';
 import type { DeliveryRecord, Scenario } from './scenario.js';
 import {
   type CellKind,

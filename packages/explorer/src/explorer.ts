@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { CellEnvironment } from './cell.js';
+import type { CellEnvironment } from './execution-environment.js';
 import { type Exploration, type ExploreOptions, exploreScenario } from './explore.js';
 import { apiReplay, deliveryLine, type ReplayText, renderExplorePage } from './report.js';
 import type { Scenario } from './scenario.js';

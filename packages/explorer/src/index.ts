@@ -3,8 +3,8 @@
  * acknowledgement) faulted in turn, on real emulators, and your invariant checked in every cell.
  */
 
-export { type CellEnvironment, type CellRun, DEFAULT_FUNCTION_TIMEOUT_MS, runCell } from './cell.js';
-export { lambdaContext } from './execution-environment.js';
+export { type CellRun, DEFAULT_FUNCTION_TIMEOUT_MS, runCell } from './cell.js';
+export { type CellEnvironment, lambdaContext } from './execution-environment.js';
 export {
   type Exploration,
   type ExploredCell,
