@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { CreateTableCommand, DeleteTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DeleteQueueCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { CreateTableCommand, DeleteTableCommand } from '@aws-sdk/client-dynamodb';
+import { DeleteQueueCommand } from '@aws-sdk/client-sqs';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSRecord } from 'aws-lambda';
 import {
   type CellEnvironment,
