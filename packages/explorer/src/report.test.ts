@@ -80,6 +80,7 @@ describe('the matrix', () => {
     expect(text).toMatch(/\n {2}UpdateItem line-1 +exact +line-1 applied 2 times ! +·\n/);
     expect(text).toMatch(/lost twice .*\n.*\n {4}UpdateItem line-1 +line-1 applied 3 times !/);
     expect(text).toContain('    ack not applied: the mapping');
+    expect(text).toContain("    acknowledge: the handler's return, then the mapping's delete;");
     expect(text).toContain(`    replay: explorer.explore(scenario, { only: ['${planText(lostTwice)}'] })`);
   });
 

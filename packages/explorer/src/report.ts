@@ -112,6 +112,7 @@ export function formatExploration(exploration: Exploration, replay: ReplayText =
   for (const fault of FAULT_NAMES) lines.push(`    ${FAULT_TITLES[fault]}: ${FAULTS[fault]}`);
   lines.push(
     `    on the retry: the first attempt's response lost, then the client's retry lost too (lost twice), lost and the process killed, or lost with the error seen`,
+    "    acknowledge: the handler's return, then the mapping's delete; d1, d2: the delivery (invocation) a step is in; ·: a fault the step cannot take",
   );
   for (const cell of broken.slice(0, 5)) {
     lines.push(`  ${cell.plan}: ${cell.violations.join('; ')}`);
