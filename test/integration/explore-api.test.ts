@@ -376,5 +376,14 @@ describe('a broken consumer is a cell with its outcome, never a crash of the exp
     await expect(
       explorer.explore(ordersScenario('big', deleteFirst, { queue: { batchSize: 11 } })),
     ).rejects.toThrow(ScenarioError);
+    await expect(
+      explorer.explore(ordersScenario('many', deleteFirst, { queue: { maxReceiveCount: 0 } })),
+    ).rejects.toThrow(/maxReceiveCount 0: SQS takes 1 to 1000/);
+    await expect(
+      explorer.explore(ordersScenario('slow', deleteFirst, { functionTimeoutMs: 10 })),
+    ).rejects.toThrow(/functionTimeoutMs 10: from 100 to 60000/);
+    await expect(explorer.explore(ordersScenario('none', deleteFirst), { only: [] })).rejects.toThrow(
+      /only: \[\] names no cell/,
+    );
   });
 });

@@ -131,6 +131,16 @@ function checkScenario(scenario: Scenario, fifoProblem: string | undefined): voi
   }
   if (Array.isArray(scenario.events) && scenario.events.length === 0)
     throw new ScenarioError(`${where} has no events`);
+  const receives = scenario.queue?.maxReceiveCount ?? 3;
+  if (!Number.isInteger(receives) || receives < 1 || receives > 1000) {
+    throw new ScenarioError(`${where}: queue.maxReceiveCount ${receives}: SQS takes 1 to 1000`);
+  }
+  const timeout = scenario.functionTimeoutMs ?? 2_000;
+  if (!Number.isFinite(timeout) || timeout < 100 || timeout > 60_000) {
+    throw new ScenarioError(
+      `${where}: functionTimeoutMs ${timeout}: from 100 to 60000 (each redelivery waits for it)`,
+    );
+  }
   if (typeof scenario.invariant !== 'function') throw new ScenarioError(`${where} has no invariant`);
   if (typeof scenario.handler !== 'function')
     throw new ScenarioError(`${where}: handler must be a factory, (clients) => handler`);
