@@ -96,4 +96,28 @@ describe('the matrix', () => {
     expect(page).toContain('>lost twice</th>');
     expect(page).not.toContain('<stock>');
   });
+
+  it("says when no promise is stated, and lists depth 2's broken pairs on the page", () => {
+    const pair = cell(
+      [
+        { delivery: 1, step: update.key, fault: 'killed-before' },
+        { delivery: 2, step: update.key, fault: 'response-lost' },
+      ],
+      ['line-1 applied 2 times'],
+    );
+    const { promise: _, ...unstated } = exploration;
+    const withPairs: Exploration = {
+      ...unstated,
+      cells: [...exploration.cells, pair],
+      counts: { single: 3, retry: 1, pair: 1 },
+    };
+    expect(formatExploration(withPairs)).toContain(
+      "  promise: not stated: the invariant's violations judge each cell",
+    );
+    const page = renderExplorePage([
+      { ...withPairs, cells: [...exploration.cells, { ...pair, kind: 'pair' }] },
+    ]);
+    expect(page).toContain('Depth 2: 1 pair, the invariant broken in 1.');
+    expect(page).toContain(`<th class="step">${planText(pair.faults)}</th>`);
+  });
 });

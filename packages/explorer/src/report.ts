@@ -69,7 +69,7 @@ export function formatExploration(exploration: Exploration, replay: ReplayText =
         ? `the invariant broken in ${plural(broken.length, 'cell')} (marked !)`
         : 'the invariant held in every cell'),
   );
-  if (exploration.promise) lines.push(`  promise: ${exploration.promise}`);
+  lines.push(`  promise: ${exploration.promise ?? "not stated: the invariant's violations judge each cell"}`);
   if (!exploration.clean.held)
     lines.push(
       `  the clean run, with no fault, already breaks it: ${exploration.clean.violations.join('; ')}`,
@@ -188,7 +188,7 @@ export function renderExplorePage(
     return `<section class="card"><h2>${escapeHtml(exploration.scenario)}</h2>
 ${exploration.promise ? `<p><b>Promise:</b> ${escapeHtml(exploration.promise)}</p>` : ''}
 <p class="sub">${plural(exploration.cells.length, 'cell')} in ${exploration.seconds.toFixed(1)} s; ${broken > 0 ? `the invariant broken in ${plural(broken, 'cell')} (outlined)` : 'the invariant held in every cell'}.</p>
-<table class="matrix"><thead><tr><th>step</th>${head}${retryHead}</tr></thead><tbody>${rows}</tbody></table></section>`;
+<table class="matrix"><thead><tr><th>step</th>${head}${retryHead}</tr></thead><tbody>${rows}</tbody></table>${pairsList(exploration, td)}</section>`;
   });
   const legend = FAULT_NAMES.map(
     (fault) => `<li><b>${escapeHtml(FAULT_TITLES[fault])}</b>: ${escapeHtml(FAULTS[fault])}</li>`,
@@ -213,6 +213,23 @@ td.na{color:#9aa5b1;text-align:center}
 ${sections.join('\n')}
 </main></body></html>
 `;
+}
+
+/** Depth 2's pairs, below the matrix: how many, and each broken one as a cell with its trace on hover. */
+function pairsList(
+  exploration: Exploration,
+  td: (exploration: Exploration, cell: ExploredCell | undefined) => string,
+): string {
+  const pairs = exploration.cells.filter((cell) => cell.kind === 'pair');
+  if (pairs.length === 0) return '';
+  const broken = pairs.filter((cell) => !cell.held);
+  const rows = broken
+    .slice(0, 50)
+    .map((cell) => `<tr><th class="step">${escapeHtml(cell.plan)}</th>${td(exploration, cell)}</tr>`)
+    .join('');
+  return `<p>Depth 2: ${plural(pairs.length, 'pair')}, the invariant broken in ${broken.length}${broken.length > 50 ? ' (the first 50 below; the JSON has every one)' : ''}.</p>${
+    rows ? `<table class="matrix"><tbody>${rows}</tbody></table>` : ''
+  }`;
 }
 
 export function plural(count: number, one: string, many = `${one}s`): string {
