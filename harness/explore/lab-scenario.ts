@@ -24,7 +24,12 @@ import {
   writeManifestEvents,
   writeManifestSummary,
 } from '../../functions/shared/manifest.js';
-import { EVENT_ID_ATTRIBUTE, fifoIdsOf, RUN_ID_ATTRIBUTE } from '../../functions/shared/message.js';
+import {
+  EVENT_ID_ATTRIBUTE,
+  fifoIdsOf,
+  type MessageBody,
+  RUN_ID_ATTRIBUTE,
+} from '../../functions/shared/message.js';
 import type { ModeOutcome } from '../../functions/shared/outcome.js';
 import { createPaymentClient } from '../../functions/shared/payment-client.js';
 import { verifyMode } from '../../functions/verifier.js';
@@ -90,8 +95,10 @@ export function labScenario(tables: LabTables, mode: Mode, scenario: LabScenario
     events: eventsOf,
     // Powertools' key in the mode keyed on the event: a hash of [runId, eventId].
     aliases: (event, cell) => [powertoolsHash([cell.id, event.id])],
-    setup: async (cell) => {
-      summaries.set(cell.id, await writeManifest(tables, cell.id, mode, scenario));
+    // The manifest of the events as sent: the first `scenario.events` (the rest are re-sends).
+    setup: async (cell, events) => {
+      const produced = events.slice(0, scenario.events).map((event) => event.body as MessageBody);
+      summaries.set(cell.id, await writeManifest(tables, cell.id, mode, produced, scenario.resent));
     },
     handler: (clients) => labHandler(mode, tables, clients),
     invariant: async (final) => {
@@ -206,21 +213,20 @@ async function writeManifest(
   tables: LabTables,
   runId: string,
   mode: Mode,
-  scenario: LabScenario,
+  bodies: readonly MessageBody[],
+  producerDuplicates: number,
 ): Promise<ManifestSummary> {
   const store = { ddb: tables.ddb, tableName: tables.tableName };
-  const events: ManifestEvent[] = syntheticBodies(runId, scenario.events, scenario.accounts).map(
-    ({ eventId, accountId, amountCents, seq }) => ({
-      eventId,
-      accountId,
-      amountCents,
-      ...(seq !== undefined ? { seq } : {}),
-    }),
-  );
+  const events: ManifestEvent[] = bodies.map(({ eventId, accountId, amountCents, seq }) => ({
+    eventId,
+    accountId,
+    amountCents,
+    ...(seq !== undefined ? { seq } : {}),
+  }));
   const summary: ManifestSummary = {
     produced: events.length,
     poison: 0,
-    producerDuplicates: scenario.resent,
+    producerDuplicates,
     expectedCents: events.reduce((sum, event) => sum + event.amountCents, 0),
     modes: [mode],
   };

@@ -23,12 +23,7 @@ export interface ExploreReport {
 }
 
 /** The command that runs one cell alone, with its trace. */
-export function replayCommand(
-  mode: string,
-  scenario: LabScenario,
-  plan: readonly PlannedFault[] | string,
-): string {
-  const cell = typeof plan === 'string' ? plan : planText(plan);
+export function replayCommand(mode: string, scenario: LabScenario, cell: string): string {
   return `npm run explore -- --modes ${mode} --events ${scenario.events} --accounts ${scenario.accounts}${scenario.resent ? ` --resent ${scenario.resent}` : ''} --cell ${cell}`;
 }
 

@@ -41,16 +41,11 @@ export function isExact(counts: CellCounts, events: number): boolean {
 }
 
 /**
- * The mode's promise in one cell: the counts the run's table marks with `!` (report/terminal.ts:
- * what contract/topology.ts says it never does, lose or duplicate, and what no correct run shows,
- * unexpected applications, payloads unlike the manifest, a ledger that does not add up), and a
- * charge with an idempotency key never taken twice.
+ * The mode's promise broken in one cell, as sentences (none: it held): the counts the run's table
+ * marks with `!` (report/terminal.ts: what contract/topology.ts says it never does, lose or
+ * duplicate, and what no correct run shows, unexpected applications, payloads unlike the manifest,
+ * a ledger that does not add up), and a charge with an idempotency key taken twice.
  */
-export function promiseHeld(mode: Mode, outcome: ModeOutcome): boolean {
-  return violationNames(mode, outcome).length === 0;
-}
-
-/** The promise's broken parts in a cell, as sentences. */
 export function violationNames(mode: Mode, outcome: ModeOutcome): string[] {
   const names: Record<string, string> = {
     lost: `${outcome.lost} lost`,

@@ -1,6 +1,7 @@
 import { cp, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { createAtLeastOnceHandler } from '@sqs-delivery-semantics/consumer-cores/at-least-once';
 import { createEffectivelyOnceHandler } from '@sqs-delivery-semantics/consumer-cores/effectively-once';
@@ -220,14 +221,32 @@ describe('a broken consumer is a cell with its outcome, never a crash of the exp
         () => async () => {
           throw new Error('boom');
         },
-        { ...oneOrder, queue: { maxReceiveCount: 2 } },
+        {
+          ...oneOrder,
+          queue: { maxReceiveCount: 2 },
+          // What the explorer read of the DLQ, and what the invariant reads itself (as the lab's
+          // verifier sweeps it): the same message, still visible to it.
+          invariant: async (final) => {
+            const sqs = new SQSClient({
+              region: final.cell.region,
+              credentials: final.cell.credentials,
+              endpoint: final.cell.endpoints.sqs,
+            });
+            const { Messages = [] } = await sqs.send(
+              new ReceiveMessageCommand({ QueueUrl: final.cell.deadLetterQueueUrl, MaxNumberOfMessages: 10 }),
+            );
+            sqs.destroy();
+            const seen = final.deadLetters.map((letter) => letter.eventId);
+            return [`${seen.join(',')} in the DLQ, ${Messages.length} visible to the invariant`];
+          },
+        },
       ),
     );
     expect(exploration.clean.deliveries.map((each) => [each.ended, each.error])).toEqual([
       ['threw', 'Error: boom'],
       ['threw', 'Error: boom'],
     ]);
-    expect(exploration.clean.violations).toEqual(['order-1 never applied (in the DLQ)']);
+    expect(exploration.clean.violations).toEqual(['order-1 in the DLQ, 1 visible to the invariant']);
     expect(exploration.cells).toEqual([]);
   }, 60_000);
 

@@ -32,7 +32,7 @@ export interface CellRun {
 export const DEFAULT_FUNCTION_TIMEOUT_MS = 2_000;
 
 /** The queue settings with their defaults. */
-export function queueOf(scenario: Scenario) {
+function queueOf(scenario: Scenario) {
   return {
     fifo: scenario.queue?.fifo ?? false,
     maxReceiveCount: scenario.queue?.maxReceiveCount ?? 3,
@@ -73,7 +73,7 @@ export async function runCell(
     credentials: env.credentials,
   };
   const events = typeof scenario.events === 'function' ? scenario.events(cell) : scenario.events;
-  await scenario.setup?.(cell);
+  await scenario.setup?.(cell, events);
   const messageIndex = await sendEvents(env.sqs, queues.queueUrl, events, settings.fifo);
   const eventOfMessage = (messageId: string) => events[messageIndex.get(messageId) ?? -1]?.id;
   const identifiers = new Identifiers(

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DEFAULT_FUNCTION_TIMEOUT_MS } from './cell.js';
 import type { CellEnvironment } from './execution-environment.js';
 import { type Exploration, type ExploreOptions, exploreScenario } from './explore.js';
 import { apiReplay, deliveryLine, type ReplayText, renderExplorePage } from './report.js';
@@ -135,7 +136,7 @@ function checkScenario(scenario: Scenario, fifoProblem: string | undefined): voi
   if (!Number.isInteger(receives) || receives < 1 || receives > 1000) {
     throw new ScenarioError(`${where}: queue.maxReceiveCount ${receives}: SQS takes 1 to 1000`);
   }
-  const timeout = scenario.functionTimeoutMs ?? 2_000;
+  const timeout = scenario.functionTimeoutMs ?? DEFAULT_FUNCTION_TIMEOUT_MS;
   if (!Number.isFinite(timeout) || timeout < 100 || timeout > 60_000) {
     throw new ScenarioError(
       `${where}: functionTimeoutMs ${timeout}: from 100 to 60000 (each redelivery waits for it)`,

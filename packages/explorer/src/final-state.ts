@@ -1,7 +1,8 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { type Message, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { Message, SQSClient } from '@aws-sdk/client-sqs';
 import { type DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { receiveAll, releaseAll } from './queues.js';
 import type { Change, DeadLetter } from './scenario.js';
 
 /** Every item of a table, unmarshalled. */
@@ -79,31 +80,24 @@ async function endpointOf(client: DynamoDBClient): Promise<string> {
   return `${endpoint.protocol}//${endpoint.hostname}${endpoint.port ? `:${endpoint.port}` : ''}${endpoint.path}`;
 }
 
-/** Every message the DLQ holds, with the event it was sent as. */
+/**
+ * Every message the DLQ holds, with the event it was sent as. Read, then made visible again: an
+ * invariant may read the DLQ itself (the lab's verifier sweeps it).
+ */
 export async function readDeadLetters(
   sqs: SQSClient,
   queueUrl: string,
   eventOf: (message: Message) => string,
 ): Promise<DeadLetter[]> {
-  const letters: DeadLetter[] = [];
-  for (;;) {
-    const { Messages = [] } = await sqs.send(
-      new ReceiveMessageCommand({
-        QueueUrl: queueUrl,
-        MaxNumberOfMessages: 10,
-        WaitTimeSeconds: 0,
-        VisibilityTimeout: 300,
-        MessageSystemAttributeNames: ['All'],
-        MessageAttributeNames: ['All'],
-      }),
-    );
-    if (Messages.length === 0) return letters;
-    for (const message of Messages) {
-      letters.push({
-        eventId: eventOf(message),
-        body: message.Body ?? '',
-        receiveCount: Number(message.Attributes?.ApproximateReceiveCount ?? 0),
-      });
-    }
-  }
+  const messages = await receiveAll(sqs, queueUrl);
+  await releaseAll(
+    sqs,
+    queueUrl,
+    messages.map((message) => ({ receiptHandle: message.ReceiptHandle ?? '' })),
+  );
+  return messages.map((message) => ({
+    eventId: eventOf(message),
+    body: message.Body ?? '',
+    receiveCount: Number(message.Attributes?.ApproximateReceiveCount ?? 0),
+  }));
 }

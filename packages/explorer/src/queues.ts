@@ -156,7 +156,7 @@ export async function deleteRecords(
 export async function releaseAll(
   sqs: SQSClient,
   queueUrl: string,
-  records: readonly SQSRecord[],
+  records: readonly Pick<SQSRecord, 'receiptHandle'>[],
 ): Promise<void> {
   for (let start = 0; start < records.length; start += 10) {
     await sqs.send(

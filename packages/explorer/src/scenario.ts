@@ -34,8 +34,8 @@ export interface Scenario<Table extends string = string> {
   readonly batches?: readonly number[];
   /** The violations in a cell's final state: none when the consumer kept its promise. */
   readonly invariant: Invariant<NoInfer<Table>>;
-  /** Runs before the events are sent, once per cell (the lab writes its producer's manifest here). */
-  readonly setup?: (cell: CellContext<Table>) => Promise<void>;
+  /** Runs before the events are sent, once per cell, with them (the lab writes its producer's manifest here). */
+  readonly setup?: (cell: CellContext<Table>, events: readonly ScenarioEvent[]) => Promise<void>;
   /**
    * More strings that name an event in what the handler sends (the explorer already finds its id,
    * its message's id and receipt handle, and Powertools' hash of the id or the message id).
