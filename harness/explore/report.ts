@@ -2,8 +2,6 @@ import {
   type Exploration,
   type ExploredCell,
   formatExploration as formatScenario,
-  type PlannedFault,
-  planText,
   plural,
   renderExplorePage as renderPage,
 } from '@sqs-delivery-semantics/explorer';
