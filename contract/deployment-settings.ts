@@ -40,6 +40,13 @@ export interface DeploymentSettings {
    */
   readonly maxReceiveCount?: number;
   /**
+   * Overrides every consumer's function timeout; each queue's visibility timeout follows at 6× it,
+   * as AWS recommends. Short values make a crashed batch come back in seconds: how the local run of
+   * the synthesized assembly stays quick (docs/deploying.md, "Before you deploy: run the assembly").
+   * @default the topology's (30 s, visibility 180 s)
+   */
+  readonly functionTimeoutSeconds?: number;
+  /**
    * An email address subscribed to the alarm topic (every mode's DLQ alarm). SNS sends it a
    * confirmation mail first; nothing is delivered until someone confirms.
    * @default no subscription: subscribe the team's own endpoint to the `AlarmTopicArn` output
@@ -129,6 +136,7 @@ export function deploymentSettingsFromContext(get: (key: string) => unknown): De
   const crashSeed = get('crashSeed');
   const batchSize = optionalNumber(get, 'batchSize');
   const maxReceiveCount = optionalNumber(get, 'maxReceiveCount');
+  const functionTimeoutSeconds = optionalNumber(get, 'functionTimeoutSeconds');
   const alarmEmail = optionalEmail(get, 'alarmEmail');
   const markerRetentionDays = optionalNumber(get, 'markerRetentionDays');
   const providerLostResponseRate = optionalNumber(get, 'providerLostResponseRate');
@@ -173,6 +181,15 @@ export function deploymentSettingsFromContext(get: (key: string) => unknown): De
     );
   }
   const modes = optionalModes(get);
+  if (
+    functionTimeoutSeconds !== undefined &&
+    (!Number.isInteger(functionTimeoutSeconds) || functionTimeoutSeconds < 1 || functionTimeoutSeconds > 150)
+  ) {
+    // 150 s × 6 = 900 s; SQS allows a visibility timeout of at most 12 hours, Lambda a timeout of 900 s.
+    throw new InvalidSettingError(
+      `context functionTimeoutSeconds=${functionTimeoutSeconds} must be a whole number of seconds from 1 to 150 (the visibility timeout is 6× it)`,
+    );
+  }
   const outboxRelay = optionalBoolean(get, 'outboxRelay');
   const provisionedPollers = optionalPollers(get);
   return {
@@ -183,6 +200,7 @@ export function deploymentSettingsFromContext(get: (key: string) => unknown): De
     crashSeed: typeof crashSeed === 'string' ? crashSeed : DEFAULT_DEPLOYMENT.crashSeed,
     ...(batchSize !== undefined ? { batchSize } : {}),
     ...(maxReceiveCount !== undefined ? { maxReceiveCount } : {}),
+    ...(functionTimeoutSeconds !== undefined ? { functionTimeoutSeconds } : {}),
     ...(alarmEmail !== undefined ? { alarmEmail } : {}),
     ...(markerRetentionDays !== undefined ? { markerRetentionDays } : {}),
     ...(providerLostResponseRate !== undefined ? { providerLostResponseRate } : {}),
@@ -282,6 +300,12 @@ export function resolveModeSettings(mode: Mode, deployment: DeploymentSettings):
     ...base,
     batchSize,
     maxReceiveCount: deployment.maxReceiveCount ?? base.maxReceiveCount,
+    ...(deployment.functionTimeoutSeconds !== undefined
+      ? {
+          functionTimeoutSeconds: deployment.functionTimeoutSeconds,
+          visibilityTimeoutSeconds: 6 * deployment.functionTimeoutSeconds,
+        }
+      : {}),
     // AWS requires a batching window for batches larger than 10, and refuses one on FIFO.
     maxBatchingWindowSeconds: fifo
       ? 0

@@ -37,6 +37,10 @@ export interface FunctionSpec {
   readonly environment: Readonly<Record<string, string>>;
   /** Where the environment's stdout/stderr (the function's logs) go. */
   readonly logSink?: Writable;
+  /** The Node binary that runs it (the function's runtime). @default this process's Node */
+  readonly nodePath?: string;
+  /** The bundle's export that handles events (a Handler's part after the dot). @default 'handler' */
+  readonly exportName?: string;
 }
 
 export type InvocationResult =
@@ -120,6 +124,7 @@ export class ExecutionEnvironment {
   /** Starts a process and waits for the handler's module scope to finish (the init phase). */
   static start(spec: FunctionSpec): Promise<ExecutionEnvironment> {
     const child = fork(spec.workerPath, [], {
+      ...(spec.nodePath ? { execPath: spec.nodePath } : {}),
       env: {
         PATH: process.env.PATH ?? '',
         NODE_OPTIONS: '--enable-source-maps',
@@ -128,6 +133,7 @@ export class ExecutionEnvironment {
         AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(spec.memoryMb),
         AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
         LOCAL_LAMBDA_BUNDLE: spec.bundlePath,
+        ...(spec.exportName ? { LOCAL_LAMBDA_EXPORT: spec.exportName } : {}),
         ...spec.environment,
       },
       // Lambda caps the heap to the function's memory; a leak here dies like it would there.

@@ -61,10 +61,11 @@ async function main(): Promise<void> {
   const started = performance.now();
   let handler: Handler;
   try {
-    const module = (await import(pathToFileURL(bundle).href)) as { handler?: Handler };
-    if (typeof module.handler !== 'function')
-      throw new TypeError(`${bundle} exports no function named handler`);
-    handler = module.handler;
+    const exported = process.env.LOCAL_LAMBDA_EXPORT ?? 'handler';
+    const module = (await import(pathToFileURL(bundle).href)) as Record<string, unknown>;
+    if (typeof module[exported] !== 'function')
+      throw new TypeError(`${bundle} exports no function named ${exported}`);
+    handler = module[exported] as Handler;
   } catch (error) {
     send({ type: 'init-error', error: serializeError(error) });
     process.exitCode = 1;

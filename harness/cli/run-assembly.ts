@@ -1,0 +1,162 @@
+/**
+ * `npm run assembly`: run what `cdk deploy` ships. Synthesizes the stack (or takes a `cdk.out`),
+ * deploys that assembly to the local runtime (harness/assembly/deploy.ts), and drives it with the
+ * deployed driver, unchanged: `npm run experiment -- --target aws` in its own process, its SDK
+ * pointed at the local deployment by AWS_ENDPOINT_URL and signing with the operator's credentials.
+ * Every request is authorized by the template's own IAM; the denials are printed per mode.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { DEFAULT_STACK_NAME } from '../../contract/stack-outputs.js';
+import { PROJECT_ROOT } from '../../lib/bundling.js';
+import { denialsByFunction } from '../assembly/denials.js';
+import { type AssemblyDeployment, deployAssembly } from '../assembly/deploy.js';
+import { synthesizeAssembly } from '../assembly/synthesize.js';
+
+const HELP = `npm run assembly -- [options] [-- <npm run experiment options>]
+
+Deploys the synthesized cloud assembly to the local runtime and runs the deployed driver
+(npm run experiment -- --target aws) against it, every request authorized by the template's IAM.
+
+  --assembly DIR      a synthesized cloud assembly (cdk.out); default: synthesize one now
+  -c, --context K=V   CDK context for that synth, repeatable (docs/deploying.md lists the keys).
+                      Local defaults, unless given: crashRate=0.02 functionTimeoutSeconds=2
+  --stack NAME        the stack to deploy (default ${DEFAULT_STACK_NAME})
+  --serve             deploy and wait (Ctrl-C stops): prints the environment for running
+                      npm run experiment -- --target aws, or npm run redrive, from another terminal
+  --log-dir DIR       the functions' logs, one file per function (default: not kept)
+  -h, --help
+
+Examples:
+  npm run assembly
+  npm run assembly -- -c modes=effectively-once -- --messages 100 --redrive
+  npm run assembly -- --serve`;
+
+/** Context the local run synthesizes with unless told otherwise: crashes, and quick redeliveries. */
+const LOCAL_CONTEXT = { crashRate: '0.02', functionTimeoutSeconds: '2' } as const;
+
+async function main(): Promise<number> {
+  const separator = process.argv.indexOf('--', 2);
+  const own = separator === -1 ? process.argv.slice(2) : process.argv.slice(2, separator);
+  const experimentArgs = separator === -1 ? [] : process.argv.slice(separator + 1);
+  const { values } = parseArgs({
+    args: own,
+    options: {
+      assembly: { type: 'string' },
+      context: { type: 'string', short: 'c', multiple: true },
+      stack: { type: 'string' },
+      serve: { type: 'boolean' },
+      'log-dir': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(`${HELP}\n`);
+    return 0;
+  }
+  const stackName = values.stack ?? DEFAULT_STACK_NAME;
+  const status = (message: string) => process.stderr.write(`assembly: ${message}\n`);
+  let assemblyDir = values.assembly;
+  let synthesized: string | undefined;
+  if (assemblyDir === undefined) {
+    synthesized = mkdtempSync(join(tmpdir(), 'delivery-semantics-assembly-'));
+    const context = { ...LOCAL_CONTEXT, ...parseContext(values.context ?? []) };
+    status(
+      `synthesizing ${stackName} (npx cdk synth ${Object.entries(context)
+        .map(([k, v]) => `-c ${k}=${v}`)
+        .join(' ')})`,
+    );
+    await synthesizeAssembly(synthesized, { ...context, stackName });
+    assemblyDir = synthesized;
+  } else if (values.context?.length) {
+    throw new UsageError(
+      '-c applies to the synth: with --assembly, synthesize with your context yourself (npx cdk synth -c …)',
+    );
+  }
+  const deployment = await deployAssembly({
+    assemblyDir,
+    stackName,
+    ...(values['log-dir'] ? { logDir: values['log-dir'] } : {}),
+    onStatus: status,
+    onDenial: (line) => process.stderr.write(`denied: ${line}\n`),
+  });
+  const stop = async () => {
+    await deployment.stop();
+    if (synthesized) rmSync(synthesized, { recursive: true, force: true });
+  };
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => void stop().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143)));
+  }
+  const env = driverEnvironment(deployment);
+  if (values.serve) {
+    status(`deployed ${stackName} locally. From another terminal:`);
+    process.stdout.write(
+      `${Object.entries(env)
+        .map(([key, value]) => `export ${key}=${value}`)
+        .join('\n')}\n` + `npm run experiment -- --target aws --stack ${stackName}\n`,
+    );
+    await new Promise(() => undefined);
+  }
+  try {
+    const args = ['run', 'experiment', '--', '--target', 'aws', '--stack', stackName, ...experimentArgs];
+    status(`running npm ${args.join(' ')} against it`);
+    const code = await new Promise<number>((resolve) => {
+      const child = spawn('npm', args, {
+        cwd: PROJECT_ROOT,
+        stdio: 'inherit',
+        env: { ...process.env, ...env },
+      });
+      child.on('exit', (exitCode) => resolve(exitCode ?? 1));
+    });
+    const fatal = deployment.fatalError();
+    if (fatal) status(`a function could not run: ${fatal.message}`);
+    process.stdout.write(`${formatDenials(deployment)}\n`);
+    return code !== 0 ? code : deployment.denials.length > 0 || fatal ? 1 : 0;
+  } finally {
+    await stop();
+  }
+}
+
+/** What the driver's SDK reads: the local endpoint for every service, the Region, the operator's keys. */
+export function driverEnvironment(deployment: AssemblyDeployment): Record<string, string> {
+  return {
+    AWS_ENDPOINT_URL: deployment.endpoint,
+    AWS_REGION: deployment.region,
+    AWS_ACCESS_KEY_ID: deployment.operator.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: deployment.operator.secretAccessKey,
+  };
+}
+
+function formatDenials(deployment: AssemblyDeployment): string {
+  const counts = denialsByFunction(deployment);
+  if (counts.length === 0)
+    return "denials: 0 (every request was allowed by the template's IAM and the operator policy)";
+  return ['denials:', ...counts.map(({ who, count }) => `  ${who}: ${count}`)].join('\n');
+}
+
+function parseContext(pairs: readonly string[]): Record<string, string> {
+  return Object.fromEntries(
+    pairs.map((pair) => {
+      const at = pair.indexOf('=');
+      if (at <= 0) throw new UsageError(`-c ${pair}: context is KEY=VALUE (e.g. -c maxReceiveCount=3)`);
+      return [pair.slice(0, at), pair.slice(at + 1)];
+    }),
+  );
+}
+
+class UsageError extends Error {}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(
+      `error: ${message}\n${error instanceof UsageError || (error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? '(npm run assembly -- --help)\n' : ''}`,
+    );
+    process.exit(1);
+  },
+);
