@@ -123,7 +123,10 @@ export async function deployAssembly(options: AssemblyDeploymentOptions): Promis
       functionUrl: (name) => `${gateway.endpoint}/lambda-url/${name}/`,
     });
     state.stack = stack;
-    for (const ignored of stack.ignored) status(`not emulated: ${ignored.what} (${ignored.why})`);
+    status(
+      `${stack.ignored.length} template entries are accepted and not emulated (encryption, backups, SNS, the bootstrap check…): ` +
+        'docs/deploying.md, "Before you deploy: run the assembly", lists them',
+    );
 
     // CloudFormation's own calls: allowed everything, as the deployment role is.
     const deployer = principals.add({ kind: 'deployer', name: 'CloudFormation' });

@@ -98,7 +98,10 @@ export async function waitUntilDrained(
       >;
     }
     const state = JSON.stringify(entries.map(([, snapshot]) => progressOf(snapshot)));
-    if (state !== lastState) {
+    // Every queue empty and counting its quiet polls is the drain finishing, not a stall: a deployed
+    // drain needs a minute of quiet, longer than the stall limit of a short visibility timeout.
+    const allEmpty = modes.every((mode) => (zeroStreak.get(mode) ?? 0) > 0);
+    if (state !== lastState || allEmpty) {
       lastState = state;
       lastProgressAt = now;
     } else if (now - lastProgressAt > options.stallMs) {

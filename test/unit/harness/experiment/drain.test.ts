@@ -82,6 +82,14 @@ describe('waitUntilDrained', () => {
     expect((await drained)['at-least-once']).toBeGreaterThanOrEqual(60_000);
   });
 
+  it('waits out more quiet polls than the stall span holds when every queue is empty (a deployed drain)', async () => {
+    // A deployed drain wants a minute of quiet; a short visibility timeout makes the stall span shorter.
+    const env = fakeEnvironment(() => ({ visible: 0, inFlight: 0, live: live() }));
+    const drained = waitUntilDrained(env, ['at-least-once'], { stallMs: 5_000, pollMs: 1_000, stablePolls: 12 });
+    await vi.advanceTimersByTimeAsync(13_000);
+    await expect(drained).resolves.toEqual({ 'at-least-once': expect.any(Number) });
+  });
+
   it('gives up once nothing has changed for the stall span, and says what is stuck', async () => {
     const env = fakeEnvironment(() => ({
       visible: 0,
