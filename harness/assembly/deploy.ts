@@ -305,7 +305,7 @@ function handlers(
 function awsDenialMessage(caller: Exclude<Caller, { kind: 'deployer' }>, decision: Decision): string {
   const why =
     decision.reason === 'explicit deny'
-      ? `with an explicit deny in ${decision.statement?.startsWith('resource policy') ? 'a resource-based' : 'an identity-based'} policy`
+      ? `with an explicit deny in ${decision.statement?.includes('resource policy') ? 'a resource-based' : 'an identity-based'} policy`
       : `because no identity-based policy allows the ${decision.action} action`;
   return `User: ${caller.principal.arn} is not authorized to perform: ${decision.action} on resource: ${decision.resource} ${why}`;
 }
@@ -374,7 +374,6 @@ async function startFunctions(
         AWS_ENDPOINT_URL: endpoint,
         AWS_ACCESS_KEY_ID: credentials.accessKeyId,
         AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
-        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
       },
       ...(options.logDir ? { logSink: logSink(options.logDir, resource.physicalId, teardown) } : {}),
     });

@@ -39,6 +39,8 @@ Examples:
 const LOCAL_CONTEXT = { crashRate: '0.02', functionTimeoutSeconds: '2' } as const;
 
 async function main(): Promise<number> {
+  // The SDK's notice about its future Node 22 floor is known (this process may run on Node 20).
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const separator = process.argv.indexOf('--', 2);
   const own = separator === -1 ? process.argv.slice(2) : process.argv.slice(2, separator);
   const experimentArgs = separator === -1 ? [] : process.argv.slice(separator + 1);
