@@ -45,6 +45,13 @@ export interface ModeSettings {
    * this step" is the crash point, and the component layer checks the proof's counts there.
    */
   readonly crashStep: 'acknowledge' | 'UpdateItem' | 'TransactWriteItems' | 'PutItem';
+  /**
+   * The handler reads its own ledger partition (GetItem) besides writing it: the stack grants the
+   * read under the same LeadingKeys condition. Found by running the synthesized assembly with its
+   * IAM enforced (`npm run assembly`): credit-then-marker's read of its marker was denied.
+   * @default false
+   */
+  readonly readsOwnPartition?: boolean;
   /** SQS event source mapping batch size. */
   readonly batchSize: number;
   /** Batching window in seconds; AWS requires > 0 when batchSize > 10. */
@@ -438,6 +445,7 @@ export const MODES = {
       'TEACHING, do not copy: reads the processed-marker, credits, then puts the marker as a second write (two writes, not one transaction); then Lambda deletes the batch',
     crashPoint: 'the credit had been written, the marker not yet',
     crashStep: 'PutItem',
+    readsOwnPartition: true,
     reportBatchItemFailures: true,
     deletesOwnBatch: false,
     evidence: 'balance',

@@ -336,7 +336,11 @@ export class DeliverySemanticsStack extends Stack {
   private allowWritesToOwnPartitionOnly(consumer: NodejsFunction, mode: Mode): void {
     grantWriteOwnPartitions(this.table, consumer, {
       leadingKeys: [partitionKey('*', mode)],
-      actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
+      actions: [
+        ...((MODES[mode] as ModeSettings).readsOwnPartition ? ['dynamodb:GetItem'] : []),
+        'dynamodb:PutItem',
+        'dynamodb:UpdateItem',
+      ],
       sid: 'WriteOwnModePartitionOnly',
     });
   }

@@ -263,6 +263,12 @@ describe('DeliverySemanticsStack', () => {
     return policies.flatMap((policy) => policy.Properties.PolicyDocument.Statement);
   }
 
+  /** What a consumer may do in its own partition: write, and read where its handler reads (credit-then-marker's marker). */
+  const ledgerActions = (mode: Mode): string[] =>
+    (MODES[mode] as ModeSettings).readsOwnPartition
+      ? ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']
+      : ['dynamodb:PutItem', 'dynamodb:UpdateItem'];
+
   const actionsOf = (statement: Record<string, unknown>): string[] =>
     ([] as string[]).concat(statement.Action as string | string[]);
 
@@ -311,7 +317,7 @@ describe('DeliverySemanticsStack', () => {
         .filter((statement) => !onIdempotencyTable(statement))
         .flatMap(actionsOf)
         .filter((action) => action.startsWith('dynamodb:'));
-      expect(dynamoActions.sort()).toEqual(['dynamodb:PutItem', 'dynamodb:UpdateItem']);
+      expect(dynamoActions.sort()).toEqual(ledgerActions(mode));
     }
   });
 
@@ -393,7 +399,7 @@ describe('DeliverySemanticsStack', () => {
         {
           Sid: 'WriteOwnModePartitionOnly',
           Effect: 'Allow',
-          Action: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
+          Action: ledgerActions(mode),
           Resource: tableArn(),
           Condition: {
             'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`RUN#*#MODE#${mode}`] },

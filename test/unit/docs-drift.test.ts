@@ -35,6 +35,14 @@ function contextKeys(): string[] {
 }
 
 describe('docs/deploying.md cannot drift from the code', () => {
+  it('prints the operator policy the local deployment enforces (contract/operator-policy.json)', () => {
+    const block = /### The permissions a person needs for a run[\s\S]*?```json\n([\s\S]*?)\n```/.exec(
+      deploying,
+    )?.[1];
+    expect(block, 'the policy block').toBeDefined();
+    expect(JSON.parse(block ?? '')).toEqual(JSON.parse(read('contract/operator-policy.json')));
+  });
+
   it('documents every context key the app reads, and no other', () => {
     const table = deploying.slice(deploying.indexOf('| context | meaning | default |'));
     const rows = table.slice(0, table.indexOf('\n\n'));
