@@ -85,7 +85,11 @@ describe('waitUntilDrained', () => {
   it('waits out more quiet polls than the stall span holds when every queue is empty (a deployed drain)', async () => {
     // A deployed drain wants a minute of quiet; a short visibility timeout makes the stall span shorter.
     const env = fakeEnvironment(() => ({ visible: 0, inFlight: 0, live: live() }));
-    const drained = waitUntilDrained(env, ['at-least-once'], { stallMs: 5_000, pollMs: 1_000, stablePolls: 12 });
+    const drained = waitUntilDrained(env, ['at-least-once'], {
+      stallMs: 5_000,
+      pollMs: 1_000,
+      stablePolls: 12,
+    });
     await vi.advanceTimersByTimeAsync(13_000);
     await expect(drained).resolves.toEqual({ 'at-least-once': expect.any(Number) });
   });
