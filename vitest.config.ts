@@ -77,6 +77,9 @@ const SOAK = [
   'test/integration/new-mode.test.ts',
   // `npm run proofs` for every mode (in npm test: two modes, each kind of verdict once).
   'test/integration/proofs.test.ts',
+  // The synthesized assembly with -c modes=all, and `npm run assembly` as a process (npm test runs
+  // the default modes and the mutations: test/integration/assembly.test.ts).
+  'test/integration/assembly-all.test.ts',
 ];
 
 /**

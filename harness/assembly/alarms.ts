@@ -1,10 +1,11 @@
 import { UnsupportedTemplateError } from './intrinsics.js';
-import type { ResolvedStack } from './resolve-stack.js';
+import type { ResolvedResource, ResolvedStack } from './resolve-stack.js';
 
 /**
  * The stack's CloudWatch alarms, evaluated locally on the queues' depth: what would fire, and when,
  * had the assembly been deployed. Only what a queue's attributes can answer is evaluated (AWS/SQS
- * visible and in-flight counts on one QueueName); any other alarm is refused in one line naming it.
+ * visible and in-flight counts on one QueueName); any other alarm is refused (alarmsOf) or listed
+ * as not evaluated (localAlarmsOf), in one line naming it.
  * Nothing is sent anywhere: the alarm's actions (the SNS topic) are the caller's to log.
  *
  * Evaluation follows CloudWatch's user guide, "Evaluating an alarm" and "How alarm state is
@@ -90,71 +91,111 @@ interface AlarmProperties {
   readonly TreatMissingData?: unknown;
 }
 
+/** An alarm of the stack the local runtime does not evaluate, and why. */
+export interface NotEvaluated {
+  readonly name: string;
+  readonly logicalId: string;
+  /** One line: `Resources.<id> (AWS::CloudWatch::Alarm) <name>: <why>: not evaluated by the local runtime`. */
+  readonly why: string;
+}
+
 /**
  * The alarms of a resolved stack, each on a queue of the stack. Throws UnsupportedTemplateError,
- * one line naming the alarm, for one it cannot evaluate locally.
+ * one line naming the alarm, for one it cannot evaluate locally (or that CloudWatch would refuse).
  */
 export function alarmsOf(stack: ResolvedStack): AlarmDefinition[] {
+  const { alarms, notEvaluated } = localAlarmsOf(stack);
+  if (notEvaluated[0] !== undefined) throw new UnsupportedTemplateError(notEvaluated[0].why);
+  return alarms;
+}
+
+/**
+ * The alarms of a resolved stack, split: those evaluated locally, and those that are not, each with
+ * its one line (`-c modes=all` adds the outbox relay's AWS/Lambda IteratorAge alarm, which no queue
+ * answers). Still throws for an alarm CloudWatch itself would refuse (DatapointsToAlarm above
+ * EvaluationPeriods, a Period or Threshold that is no number).
+ */
+export function localAlarmsOf(stack: ResolvedStack): {
+  alarms: AlarmDefinition[];
+  notEvaluated: NotEvaluated[];
+} {
   const queueNames = new Set(
     stack.byType('AWS::SQS::Queue').map((queue) => queue.attributes.QueueName as string),
   );
-  return stack.byType('AWS::CloudWatch::Alarm').map((resource) => {
-    const p = resource.properties as AlarmProperties;
-    const name = resource.physicalId;
-    const refuse = (why: string) =>
-      new UnsupportedTemplateError(
-        `Resources.${resource.logicalId} (AWS::CloudWatch::Alarm) ${name}: ${why}: not evaluated by the local runtime`,
-      );
-    if (p.Namespace !== 'AWS/SQS') throw refuse(`namespace ${String(p.Namespace)}, not AWS/SQS`);
-    const metric = String(p.MetricName);
-    const attribute = ATTRIBUTE_OF_METRIC[metric];
-    if (attribute === undefined) throw refuse(`metric AWS/SQS ${metric}: ${NOT_READABLE}`);
-    const dimensions = p.Dimensions ?? [];
-    const queueName = dimensions[0]?.Value;
-    if (dimensions.length !== 1 || dimensions[0]?.Name !== 'QueueName' || typeof queueName !== 'string') {
-      throw refuse(
-        `dimensions ${JSON.stringify(dimensions)}: one QueueName dimension is the only one a queue's depth answers`,
-      );
+  const alarms: AlarmDefinition[] = [];
+  const notEvaluated: NotEvaluated[] = [];
+  for (const resource of stack.byType('AWS::CloudWatch::Alarm')) {
+    const read = readAlarm(resource, queueNames);
+    if ('notEvaluated' in read) {
+      notEvaluated.push({ name: resource.physicalId, logicalId: resource.logicalId, why: read.notEvaluated });
+    } else {
+      alarms.push(read);
     }
-    if (!queueNames.has(queueName)) throw refuse(`QueueName ${queueName} is no queue of the stack`);
-    const statistic = String(p.Statistic);
-    if (!STATISTICS.includes(statistic)) {
-      throw refuse(
-        `statistic ${statistic}: one reading of the depth per period gives ${STATISTICS.join(', ')} only`,
-      );
-    }
-    const comparison = String(p.ComparisonOperator);
-    if (COMPARISONS[comparison] === undefined) throw refuse(`comparison ${comparison} (anomaly detection)`);
-    const treatMissingData = (p.TreatMissingData ?? 'missing') as TreatMissingData;
-    if (!TREATMENTS.includes(treatMissingData)) throw refuse(`TreatMissingData ${String(treatMissingData)}`);
-    const whole = (value: unknown, what: string, min: number): number => {
-      const number = Number(value);
-      if (!Number.isInteger(number) || number < min) throw refuse(`${what} ${String(value)}`);
-      return number;
-    };
-    const threshold = Number(p.Threshold);
-    if (!Number.isFinite(threshold)) throw refuse(`Threshold ${String(p.Threshold)}`);
-    const evaluationPeriods = whole(p.EvaluationPeriods, 'EvaluationPeriods', 1);
-    const datapointsToAlarm =
-      p.DatapointsToAlarm === undefined ? undefined : whole(p.DatapointsToAlarm, 'DatapointsToAlarm', 1);
-    if (datapointsToAlarm !== undefined && datapointsToAlarm > evaluationPeriods) {
-      throw refuse(`DatapointsToAlarm ${datapointsToAlarm} exceeds EvaluationPeriods ${evaluationPeriods}`);
-    }
-    return {
-      name,
-      logicalId: resource.logicalId,
-      queueName,
-      metric,
-      attribute,
-      statistic,
-      threshold,
-      comparison,
-      evaluationPeriods,
-      periodSeconds: whole(p.Period, 'Period', 1),
-      ...(datapointsToAlarm === undefined ? {} : { datapointsToAlarm }),
-      treatMissingData,
-    };
-  });
+  }
+  return { alarms, notEvaluated };
+}
+
+function readAlarm(
+  resource: ResolvedResource,
+  queueNames: ReadonlySet<string>,
+): AlarmDefinition | { readonly notEvaluated: string } {
+  const p = resource.properties as AlarmProperties;
+  const name = resource.physicalId;
+  const line = (why: string) =>
+    `Resources.${resource.logicalId} (AWS::CloudWatch::Alarm) ${name}: ${why}: not evaluated by the local runtime`;
+  const skip = (why: string) => ({ notEvaluated: line(why) });
+  const invalid = (why: string) => new UnsupportedTemplateError(line(why));
+
+  if (p.Namespace !== 'AWS/SQS') return skip(`namespace ${String(p.Namespace)}, not AWS/SQS`);
+  const metric = String(p.MetricName);
+  const attribute = ATTRIBUTE_OF_METRIC[metric];
+  if (attribute === undefined) return skip(`metric AWS/SQS ${metric}: ${NOT_READABLE}`);
+  const dimensions = p.Dimensions ?? [];
+  const queueName = dimensions[0]?.Value;
+  if (dimensions.length !== 1 || dimensions[0]?.Name !== 'QueueName' || typeof queueName !== 'string') {
+    return skip(
+      `dimensions ${JSON.stringify(dimensions)}: one QueueName dimension is the only one a queue's depth answers`,
+    );
+  }
+  if (!queueNames.has(queueName)) return skip(`QueueName ${queueName} is no queue of the stack`);
+  const statistic = String(p.Statistic);
+  if (!STATISTICS.includes(statistic)) {
+    return skip(
+      `statistic ${statistic}: one reading of the depth per period gives ${STATISTICS.join(', ')} only`,
+    );
+  }
+  const comparison = String(p.ComparisonOperator);
+  if (COMPARISONS[comparison] === undefined) return skip(`comparison ${comparison} (anomaly detection)`);
+
+  const treatMissingData = (p.TreatMissingData ?? 'missing') as TreatMissingData;
+  if (!TREATMENTS.includes(treatMissingData)) throw invalid(`TreatMissingData ${String(treatMissingData)}`);
+  const whole = (value: unknown, what: string): number => {
+    const number = Number(value);
+    if (!Number.isInteger(number) || number < 1) throw invalid(`${what} ${String(value)}`);
+    return number;
+  };
+  const threshold = Number(p.Threshold);
+  if (!Number.isFinite(threshold)) throw invalid(`Threshold ${String(p.Threshold)}`);
+  const evaluationPeriods = whole(p.EvaluationPeriods, 'EvaluationPeriods');
+  const datapointsToAlarm =
+    p.DatapointsToAlarm === undefined ? undefined : whole(p.DatapointsToAlarm, 'DatapointsToAlarm');
+  if (datapointsToAlarm !== undefined && datapointsToAlarm > evaluationPeriods) {
+    throw invalid(`DatapointsToAlarm ${datapointsToAlarm} exceeds EvaluationPeriods ${evaluationPeriods}`);
+  }
+  return {
+    name,
+    logicalId: resource.logicalId,
+    queueName,
+    metric,
+    attribute,
+    statistic,
+    threshold,
+    comparison,
+    evaluationPeriods,
+    periodSeconds: whole(p.Period, 'Period'),
+    ...(datapointsToAlarm === undefined ? {} : { datapointsToAlarm }),
+    treatMissingData,
+  };
 }
 
 /**

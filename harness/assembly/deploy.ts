@@ -1,7 +1,8 @@
 import { createWriteStream, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { SQSClient } from '@aws-sdk/client-sqs';
+import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
+import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { PROJECT_ROOT } from '../../lib/bundling.js';
 import { bundleHandlers } from '../bundling/bundle.js';
 import {
@@ -13,6 +14,7 @@ import { startSqsEmulator } from '../emulators/sqs-emulator.js';
 import { Teardown } from '../environments/teardown.js';
 import { LocalEventSourceMapping } from '../lambda-runtime/event-source-mapping.js';
 import { LocalFunction } from '../lambda-runtime/local-function.js';
+import { type AlarmState, localAlarmsOf, watchAlarms } from './alarms.js';
 import { readCloudAssembly } from './cloud-assembly.js';
 import {
   type DeployedFunction,
@@ -21,16 +23,24 @@ import {
   invoke,
   MoveTasks,
 } from './control-plane.js';
-import { type GatewayHandlers, type ParsedCall, startGateway } from './gateway/gateway.js';
+import { functionUrlAnswer, functionUrlEvent } from './function-url.js';
+import {
+  FUNCTION_URL_PATH,
+  type GatewayHandlers,
+  type ParsedCall,
+  type RawRequest,
+  startGateway,
+} from './gateway/gateway.js';
 import { authorizationRequestsOf } from './iam/actions.js';
 import { checkSqsMappingRole } from './iam/create-time-check.js';
-import { authorize, type Decision, denialLine } from './iam/evaluate.js';
+import { authorize, type Decision, denialLine, type Principal } from './iam/evaluate.js';
 import type { PolicyDocument } from './iam/policy-document.js';
 import type { ResourceDirectory } from './iam/service-call.js';
 import { nodeBinaryFor, nodeMajorOf } from './node-runtime.js';
 import { assumedRoleArn, type Caller, type Credentials, Principals, rolePolicies } from './principals.js';
 import { createQueue, createTable, queuesInCreationOrder } from './provision.js';
 import { type ResolvedStack, resolveStack } from './resolve-stack.js';
+import { LocalStreamMapping } from './stream-mapping.js';
 
 /** fauxqs names every queue in this account; the whole deployment uses it so the ARNs agree. */
 export const LOCAL_ACCOUNT = '000000000000';
@@ -67,6 +77,8 @@ export interface AssemblyDeployment {
   functionNamed(name: string): LocalFunction | undefined;
   /** The first fatal problem a mapping met (a handler that cannot initialise), if any. */
   fatalError(): Error | undefined;
+  /** Each DLQ alarm's state, evaluated on the local queues (CloudWatch's rules, a 5 s period at most). */
+  alarmStates(): Record<string, AlarmState>;
   stop(): Promise<void>;
 }
 
@@ -173,21 +185,51 @@ export async function deployAssembly(options: AssemblyDeploymentOptions): Promis
         stack.byType('AWS::SQS::Queue').find((queue) => queue.attributes.Arn === arn)?.attributes.QueueUrl,
       (arn) => directory.redriveSourcesOf(arn)[0],
     );
-    state.handlers = handlers(stack, directory, functions, moveTasks, (decision) => {
+    state.handlers = handlers(stack, directory, functions, moveTasks, region, (decision) => {
       denials.push(decision);
       options.onDenial?.(denialLine(decision), decision);
     });
 
     status('creating the event source mappings (Lambda checks the role first)');
     let fatal: Error | undefined;
-    const mappings = await createMappings(stack, functions, principals, gateway.endpoint, region, (error) => {
-      fatal ??= error;
-      status(`fatal: ${error.message}`);
-    });
+    const mappings = await createMappings(
+      stack,
+      functions,
+      principals,
+      { endpoint: gateway.endpoint, region, dynamodb },
+      (error) => {
+        fatal ??= error;
+        status(`fatal: ${error.message}`);
+      },
+    );
     teardown.add(async () => {
       await Promise.all(mappings.map((mapping) => mapping.stop()));
     });
     for (const mapping of mappings) mapping.start();
+
+    // The DLQ alarms, on the local queues' depth: SNS is not emulated, so a firing alarm is a line.
+    const evaluable = localAlarmsOf(stack);
+    for (const alarm of evaluable.notEvaluated)
+      status(`alarm ${alarm.name} is not evaluated locally: ${alarm.why}`);
+    const alarms = watchAlarms(
+      evaluable.alarms,
+      async (queueName, attribute) => {
+        const url = stack.byType('AWS::SQS::Queue').find((queue) => queue.attributes.QueueName === queueName)
+          ?.attributes.QueueUrl;
+        const { Attributes } = await sqs.send(
+          new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: [attribute] }),
+        );
+        return Number(Attributes?.[attribute] ?? 0);
+      },
+      (alarm, alarmState, value, previous) => {
+        if (alarmState === 'ALARM') {
+          status(
+            `alarm ${alarm.name} would fire: ${alarm.queueName} ${alarm.metric} ${value} (${alarm.comparison} ${alarm.threshold})`,
+          );
+        } else if (previous === 'ALARM') status(`alarm ${alarm.name} is ${alarmState} again`);
+      },
+    );
+    teardown.add(() => alarms.stop());
 
     return {
       stack,
@@ -199,6 +241,7 @@ export async function deployAssembly(options: AssemblyDeploymentOptions): Promis
       denials,
       functionNamed: (name) => functions.get(name)?.local,
       fatalError: () => fatal,
+      alarmStates: () => alarms.states(),
       stop: () => teardown.run(),
     };
   } catch (error) {
@@ -235,7 +278,8 @@ function resourceDirectory(stack: ResolvedStack, region: string): ResourceDirect
       const keys = (table.properties as { KeySchema: { AttributeName: string; KeyType: string }[] })
         .KeySchema;
       const partitionKey = keys.find((key) => key.KeyType === 'HASH')?.AttributeName ?? '';
-      return { arn: table.attributes.Arn as string, partitionKey };
+      const streamArn = table.attributes.StreamArn;
+      return { arn: table.attributes.Arn as string, partitionKey, ...(streamArn ? { streamArn } : {}) };
     },
     functionArn: (nameOrArn) =>
       fns.find((fn) => fn.physicalId === nameOrArn || fn.attributes.Arn === nameOrArn)?.attributes.Arn,
@@ -257,6 +301,7 @@ function handlers(
   directory: ResourceDirectory,
   functions: ReadonlyMap<string, DeployedFunction>,
   moveTasks: MoveTasks,
+  region: string,
   onDenial: (decision: Decision) => void,
 ): Handlers {
   const resourcePolicies = queuePolicies(stack);
@@ -276,7 +321,7 @@ function handlers(
       onDenial(decision);
       return { allowed: false, message: awsDenialMessage(caller, decision) };
     },
-    answer: async (_caller, call, raw) => {
+    answer: async (caller, call, raw) => {
       if (call.service === 'cloudformation') return describeStacks(stack, call.input);
       if (call.service === 'sqs' && call.operation === 'StartMessageMoveTask')
         return moveTasks.start(call.input);
@@ -294,11 +339,39 @@ function handlers(
           }),
         };
       }
+      if (call.operation === 'InvokeFunctionUrl') {
+        const hasUrl = stack
+          .byType('AWS::Lambda::Url')
+          .some((url) => (url.properties as { TargetFunctionArn?: string }).TargetFunctionArn === fn.arn);
+        if (!hasUrl)
+          return { status: 404, headers: { 'content-type': 'application/json' }, body: '{"Message":null}' };
+        return invokeFunctionUrl(fn, caller, raw, region);
+      }
       if (call.operation === 'GetFunctionConfiguration') return functionConfiguration(fn);
       if (call.operation === 'Invoke') return invoke(fn, raw.body, raw.headers['x-amz-log-type'] === 'Tail');
       return undefined;
     },
   };
+}
+
+/**
+ * A call to a function's URL (AWS_IAM: its caller was authorized as any other): the HTTP request as
+ * the payload 2.0 event, the function's answer as HTTP (harness/assembly/function-url.ts).
+ */
+async function invokeFunctionUrl(fn: DeployedFunction, caller: Caller, raw: RawRequest, region: string) {
+  const url = new URL(raw.url, 'http://gateway');
+  const path = FUNCTION_URL_PATH.exec(url.pathname)?.[2] ?? '/';
+  const event = functionUrlEvent(
+    { method: raw.method, path, query: url.search, headers: raw.headers, body: raw.body },
+    {
+      accountId: LOCAL_ACCOUNT,
+      urlId: fn.name.toLowerCase(),
+      region,
+      ...(caller.kind !== 'deployer' ? { caller: { accessKeyId: '', userArn: caller.principal.arn } } : {}),
+    },
+  );
+  const answer = functionUrlAnswer(await fn.local.invoke(event));
+  return { status: answer.status, headers: answer.headers, body: answer.body };
 }
 
 /** AWS's wording of a denial, which the SDK's error carries as its message. */
@@ -436,31 +509,41 @@ async function createMappings(
   stack: ResolvedStack,
   functions: ReadonlyMap<string, DeployedFunction>,
   principals: Principals,
-  endpoint: string,
-  region: string,
+  local: { readonly endpoint: string; readonly region: string; readonly dynamodb: DynamoDBClient },
   onFatal: (error: Error) => void,
-): Promise<LocalEventSourceMapping[]> {
+): Promise<Array<LocalEventSourceMapping | LocalStreamMapping>> {
+  const { endpoint, region } = local;
   const resourcePolicies = queuePolicies(stack);
-  const mappings: LocalEventSourceMapping[] = [];
+  const mappings: Array<LocalEventSourceMapping | LocalStreamMapping> = [];
   for (const resource of stack.byType('AWS::Lambda::EventSourceMapping')) {
     const p = resource.properties as unknown as MappingProperties;
     const where = `Resources.${resource.logicalId} (AWS::Lambda::EventSourceMapping)`;
     const fn = [...functions.values()].find(
       (candidate) => candidate.name === p.FunctionName || candidate.arn === p.FunctionName,
     );
-    const queue = stack
-      .byType('AWS::SQS::Queue')
-      .find((candidate) => candidate.attributes.Arn === p.EventSourceArn);
     if (!fn) throw new Error(`${where}: FunctionName ${p.FunctionName} is no function of the stack`);
-    if (!queue)
-      throw new Error(
-        `${where}: EventSourceArn ${p.EventSourceArn} is not a queue of the stack (stream mappings are not run yet)`,
-      );
     const principal = {
       name: `${fn.name} (event source mapping)`,
       arn: assumedRoleArn(LOCAL_ACCOUNT, roleNameOf(fn.roleArn), 'awslambda-poller'),
       identityPolicies: rolePolicies(stack, roleNameOf(fn.roleArn)),
     };
+    const table = stack
+      .byType('AWS::DynamoDB::Table')
+      .find((candidate) => candidate.attributes.StreamArn === p.EventSourceArn);
+    if (table) {
+      mappings.push(
+        await streamMapping(stack, fn, table.physicalId, principal, principals, local, p, where, onFatal),
+      );
+      continue;
+    }
+    const queue = stack
+      .byType('AWS::SQS::Queue')
+      .find((candidate) => candidate.attributes.Arn === p.EventSourceArn);
+    if (!queue) {
+      throw new Error(
+        `${where}: EventSourceArn ${p.EventSourceArn} is neither a queue nor a table's stream of the stack`,
+      );
+    }
     const queueProperties = queue.properties as { VisibilityTimeout?: number; FifoQueue?: boolean };
     const visibility = queueProperties.VisibilityTimeout ?? 30;
     if (visibility < fn.timeoutSeconds) {
@@ -500,9 +583,95 @@ async function createMappings(
   return mappings;
 }
 
+/**
+ * A DynamoDB stream's mapping, after Lambda's create-time check (the role may DescribeStream,
+ * GetRecords, GetShardIterator and ListStreams: with-ddb.html, "Execution role permissions"). Its
+ * poller reads DynamoDB Local's stream as the function's role; failed batches go to the on-failure
+ * destination, sent by the poller's role as Lambda sends them.
+ */
+async function streamMapping(
+  stack: ResolvedStack,
+  fn: DeployedFunction,
+  tableName: string,
+  principal: Principal,
+  principals: Principals,
+  local: { readonly endpoint: string; readonly region: string; readonly dynamodb: DynamoDBClient },
+  p: MappingProperties,
+  where: string,
+  onFatal: (error: Error) => void,
+): Promise<LocalStreamMapping> {
+  if ((p.ParallelizationFactor ?? 1) !== 1) {
+    throw new Error(
+      `${where}: ParallelizationFactor ${p.ParallelizationFactor} is not supported by the local runtime (1 only)`,
+    );
+  }
+  const streamArn = p.EventSourceArn;
+  const context = { 'aws:SecureTransport': 'true' };
+  const reads = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'];
+  const decision = await authorize(
+    principal,
+    [
+      ...reads.map((action) => ({ action, resource: streamArn, context })),
+      { action: 'dynamodb:ListStreams', resource: '*', context },
+    ],
+    () => undefined,
+  );
+  if (!decision.allowed) {
+    throw new Error(
+      `${where}: InvalidParameterValueException: the execution role cannot read the stream (${denialLine(decision)})`,
+    );
+  }
+  const { Table } = await local.dynamodb.send(new DescribeTableCommand({ TableName: tableName }));
+  const localStreamArn = Table?.LatestStreamArn;
+  if (!localStreamArn) throw new Error(`${where}: the table ${tableName} has no stream`);
+  const credentials = principals.add({ kind: 'poller', name: principal.name, principal });
+  const sdk = { region: local.region, endpoint: local.endpoint, credentials };
+  const destination = p.DestinationConfig?.OnFailure?.Destination;
+  const destinationUrl = destination
+    ? stack.byType('AWS::SQS::Queue').find((queue) => queue.attributes.Arn === destination)?.attributes
+        .QueueUrl
+    : undefined;
+  if (destination && !destinationUrl) {
+    throw new Error(`${where}: the on-failure destination ${destination} is no queue of the stack`);
+  }
+  const sqs = new SQSClient(sdk);
+  return new LocalStreamMapping({
+    streams: new DynamoDBStreamsClient(sdk),
+    streamArn: localStreamArn,
+    fn: fn.local,
+    batchSize: p.BatchSize ?? 100,
+    maxBatchingWindowMs: (p.MaximumBatchingWindowInSeconds ?? 0) * 1000,
+    startingPosition: p.StartingPosition === 'TRIM_HORIZON' ? 'TRIM_HORIZON' : 'LATEST',
+    filterPatterns: (p.FilterCriteria?.Filters ?? []).map((filter) => filter.Pattern),
+    reportBatchItemFailures: (p.FunctionResponseTypes ?? []).includes('ReportBatchItemFailures'),
+    bisectOnError: p.BisectBatchOnFunctionError ?? false,
+    maximumRetryAttempts: p.MaximumRetryAttempts ?? -1,
+    maximumRecordAgeSeconds: p.MaximumRecordAgeInSeconds ?? -1,
+    ...(destinationUrl
+      ? {
+          onFailure: async (_records: unknown[], _reason: string, record: unknown) => {
+            await sqs.send(
+              new SendMessageCommand({ QueueUrl: destinationUrl, MessageBody: JSON.stringify(record) }),
+            );
+          },
+        }
+      : {}),
+    region: local.region,
+    accountId: LOCAL_ACCOUNT,
+    onFatal,
+  });
+}
+
 interface MappingProperties {
   readonly FunctionName: string;
   readonly EventSourceArn: string;
+  readonly StartingPosition?: string;
+  readonly BisectBatchOnFunctionError?: boolean;
+  readonly MaximumRetryAttempts?: number;
+  readonly MaximumRecordAgeInSeconds?: number;
+  readonly FilterCriteria?: { readonly Filters?: ReadonlyArray<{ readonly Pattern: string }> };
+  readonly DestinationConfig?: { readonly OnFailure?: { readonly Destination?: string } };
+  readonly ParallelizationFactor?: number;
   readonly BatchSize?: number;
   readonly MaximumBatchingWindowInSeconds?: number;
   readonly FunctionResponseTypes?: string[];

@@ -163,6 +163,10 @@ export function parseCall(service: string, raw: RawRequest): ParsedCall | undefi
   if (service === 'dynamodb' && target.startsWith('DynamoDB_20120810.')) {
     return { service, operation: target.slice('DynamoDB_20120810.'.length), input: json() };
   }
+  // DynamoDB Streams signs as `dynamodb` too (its actions are in the dynamodb: namespace).
+  if (service === 'dynamodb' && target.startsWith('DynamoDBStreams_20120810.')) {
+    return { service, operation: target.slice('DynamoDBStreams_20120810.'.length), input: json() };
+  }
   if (service === 'cloudformation') {
     const form = Object.fromEntries(new URLSearchParams(raw.body.toString('utf8')));
     return form.Action ? { service, operation: form.Action, input: form } : undefined;

@@ -200,6 +200,58 @@ function transaction(operation: 'TransactWriteItems' | 'TransactGetItems'): Oper
     });
 }
 
+/**
+ * A stream as IAM's resource: the table's stream ARN as the deployment names it. DynamoDB Local
+ * names its streams `arn:aws:dynamodb:ddblocal:000000000000:table/<name>/stream/<time>`; the table's
+ * name leads to the template's `StreamArn`, which the role's policy names.
+ */
+function streamOf(arn: string, env: CallEnvironment): string {
+  const name = /:table\/([^/]+)\/stream\//.exec(arn)?.[1];
+  const known = name === undefined ? undefined : env.directory.table(name)?.streamArn;
+  if (known === undefined) throw new UnknownResourceError(`${arn} is no stream of a deployed table`);
+  return known;
+}
+
+/**
+ * DynamoDB Streams (a stream mapping's poller): DescribeStream, GetShardIterator and GetRecords on
+ * the stream's ARN, ListStreams on '*' (it takes no resource; Service Authorization Reference).
+ * GetRecords names only its shard iterator: DynamoDB Local's iterators begin with their stream's
+ * ARN and a `|`, which is how the local model finds the stream IAM authorizes the read on.
+ */
+const STREAM_OPERATIONS: ReadonlyArray<[string, OperationModel]> = [
+  [
+    'DescribeStream',
+    (input, env) => [
+      requestOf(
+        'dynamodb:DescribeStream',
+        streamOf(stringInput(input, 'StreamArn', 'DescribeStream'), env),
+        env,
+      ),
+    ],
+  ],
+  [
+    'GetShardIterator',
+    (input, env) => [
+      requestOf(
+        'dynamodb:GetShardIterator',
+        streamOf(stringInput(input, 'StreamArn', 'GetShardIterator'), env),
+        env,
+      ),
+    ],
+  ],
+  [
+    'GetRecords',
+    (input, env) => [
+      requestOf(
+        'dynamodb:GetRecords',
+        streamOf(stringInput(input, 'ShardIterator', 'GetRecords').split('|')[0] ?? '', env),
+        env,
+      ),
+    ],
+  ],
+  ['ListStreams', (_input, env) => [requestOf('dynamodb:ListStreams', '*', env)]],
+];
+
 /** The DynamoDB operations the local deployment's callers use, by API operation name. */
 export const DYNAMODB_OPERATIONS: ReadonlyMap<string, OperationModel> = new Map([
   ['GetItem', single('GetItem')],
@@ -217,4 +269,5 @@ export const DYNAMODB_OPERATIONS: ReadonlyMap<string, OperationModel> = new Map(
   ['DeleteTable', onTable('DeleteTable')],
   // ListTables takes no resource: its only resource is '*'.
   ['ListTables', (_input, env) => [requestOf('dynamodb:ListTables', '*', env)]],
+  ...STREAM_OPERATIONS,
 ]);

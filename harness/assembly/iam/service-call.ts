@@ -29,7 +29,9 @@ export interface ResourceDirectory {
    */
   moveTaskSourceOf?(taskHandle: string): string | undefined;
   /** The table's ARN and its partition key attribute name. */
-  table(tableName: string): { readonly arn: string; readonly partitionKey: string } | undefined;
+  table(
+    tableName: string,
+  ): { readonly arn: string; readonly partitionKey: string; readonly streamArn?: string } | undefined;
   functionArn(nameOrArn: string): string | undefined;
   stackArn(stackName: string): string | undefined;
 }
