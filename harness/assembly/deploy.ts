@@ -110,6 +110,7 @@ export async function deployAssembly(options: AssemblyDeploymentOptions): Promis
     const region = assembly.region ?? 'us-east-1';
     const gateway = await startGateway<Caller>({
       region,
+      onModelError: (call, error) => status(`refused ${call.service}:${call.operation}: ${error.message}`),
       sqsEndpoint: sqsEmulator.endpoint,
       dynamodbEndpoint,
       handlers: {
@@ -135,6 +136,7 @@ export async function deployAssembly(options: AssemblyDeploymentOptions): Promis
       functionUrl: (name) => `${gateway.endpoint}/lambda-url/${name}/`,
     });
     state.stack = stack;
+    refuseWhatIsNotModelled(stack);
     status(
       `${stack.ignored.length} template entries are accepted and not emulated (encryption, backups, SNS, the bootstrap check…): ` +
         'docs/deploying.md, "Before you deploy: run the assembly", lists them',
@@ -164,7 +166,10 @@ export async function deployAssembly(options: AssemblyDeploymentOptions): Promis
         name: 'operator',
         arn: `arn:aws:iam::${LOCAL_ACCOUNT}:user/operator`,
         identityPolicies: [
-          { name: 'operator-policy', policy: options.operatorPolicy ?? operatorPolicy(region) },
+          {
+            name: 'operator-policy',
+            policy: options.operatorPolicy ?? operatorPolicy(region, stack.stackName),
+          },
         ],
       },
     });
@@ -183,7 +188,15 @@ export async function deployAssembly(options: AssemblyDeploymentOptions): Promis
       sqs,
       (arn) =>
         stack.byType('AWS::SQS::Queue').find((queue) => queue.attributes.Arn === arn)?.attributes.QueueUrl,
-      (arn) => directory.redriveSourcesOf(arn)[0],
+      (arn) => {
+        // SQS returns each message to its own source queue; a DLQ shared by several is not modelled.
+        const sources = directory.redriveSourcesOf(arn);
+        if (sources.length > 1)
+          throw new Error(
+            `${arn} is the DLQ of ${sources.length} queues: a shared DLQ's move task is not modelled`,
+          );
+        return sources[0];
+      },
     );
     state.handlers = handlers(stack, directory, functions, moveTasks, region, (decision) => {
       denials.push(decision);
@@ -257,9 +270,41 @@ function required<T>(value: T | undefined): T {
   return value;
 }
 
+/**
+ * What the template may say that the local IAM model would get wrong, refused in one line: a
+ * Function URL without AWS_IAM (the gateway checks every signature), and a queue policy naming
+ * `lambda:SourceFunctionArn`, which AWS does not allow in resource-based policies
+ * (https://docs.aws.amazon.com/lambda/latest/dg/permissions-source-function-arn.html).
+ */
+function refuseWhatIsNotModelled(stack: ResolvedStack): void {
+  for (const url of stack.byType('AWS::Lambda::Url')) {
+    const authType = (url.properties as { AuthType?: string }).AuthType;
+    if (authType !== 'AWS_IAM') {
+      throw new Error(
+        `Resources.${url.logicalId} (AWS::Lambda::Url): AuthType ${authType} is not served locally (AWS_IAM only)`,
+      );
+    }
+  }
+  for (const policy of stack.byType('AWS::SQS::QueuePolicy')) {
+    if (JSON.stringify(policy.properties).includes('lambda:SourceFunctionArn')) {
+      throw new Error(
+        `Resources.${policy.logicalId} (AWS::SQS::QueuePolicy): lambda:SourceFunctionArn is not valid in a resource-based policy`,
+      );
+    }
+  }
+}
+
 /** The operator policy docs/deploying.md publishes, for this deployment's Region and account. */
-export function operatorPolicy(region: string, file = OPERATOR_POLICY_FILE): PolicyDocument {
-  const text = readFileSync(file, 'utf8').replaceAll('REGION', region).replaceAll('ACCOUNT', LOCAL_ACCOUNT);
+export function operatorPolicy(
+  region: string,
+  stackName = 'DeliverySemantics',
+  file = OPERATOR_POLICY_FILE,
+): PolicyDocument {
+  // The published policy names the default stack; `-c stackName` renames every resource after it.
+  const text = readFileSync(file, 'utf8')
+    .replaceAll('REGION', region)
+    .replaceAll('ACCOUNT', LOCAL_ACCOUNT)
+    .replaceAll('DeliverySemantics', stackName);
   return JSON.parse(text) as PolicyDocument;
 }
 
@@ -348,7 +393,23 @@ function handlers(
         return invokeFunctionUrl(fn, caller, raw, region);
       }
       if (call.operation === 'GetFunctionConfiguration') return functionConfiguration(fn);
-      if (call.operation === 'Invoke') return invoke(fn, raw.body, raw.headers['x-amz-log-type'] === 'Tail');
+      if (call.operation === 'Invoke') {
+        const type = String(raw.headers['x-amz-invocation-type'] ?? 'RequestResponse');
+        if (type !== 'RequestResponse' || new URL(raw.url, 'http://gateway').searchParams.has('Qualifier')) {
+          return {
+            status: 400,
+            headers: {
+              'content-type': 'application/json',
+              'x-amzn-errortype': 'InvalidParameterValueException',
+            },
+            body: JSON.stringify({
+              Type: 'User',
+              Message: `the local runtime serves synchronous invocations of $LATEST only (InvocationType ${type})`,
+            }),
+          };
+        }
+        return invoke(fn, raw.body, raw.headers['x-amz-log-type'] === 'Tail');
+      }
       return undefined;
     },
   };
@@ -530,6 +591,7 @@ async function createMappings(
     const table = stack
       .byType('AWS::DynamoDB::Table')
       .find((candidate) => candidate.attributes.StreamArn === p.EventSourceArn);
+    if (p.Enabled === false) continue;
     if (table) {
       mappings.push(
         await streamMapping(stack, fn, table.physicalId, principal, principals, local, p, where, onFatal),
@@ -559,6 +621,9 @@ async function createMappings(
       throw new Error(`${where}: ${(error as Error).name}: ${(error as Error).message}`);
     }
     const credentials = principals.add({ kind: 'poller', name: principal.name, principal });
+    if (p.FilterCriteria !== undefined) {
+      throw new Error(`${where}: FilterCriteria on an SQS mapping is not supported by the local runtime`);
+    }
     const scaling = p.ScalingConfig?.MaximumConcurrency;
     const pollers = p.ProvisionedPollerConfig?.MaximumPollers;
     mappings.push(
@@ -672,6 +737,7 @@ interface MappingProperties {
   readonly FilterCriteria?: { readonly Filters?: ReadonlyArray<{ readonly Pattern: string }> };
   readonly DestinationConfig?: { readonly OnFailure?: { readonly Destination?: string } };
   readonly ParallelizationFactor?: number;
+  readonly Enabled?: boolean;
   readonly BatchSize?: number;
   readonly MaximumBatchingWindowInSeconds?: number;
   readonly FunctionResponseTypes?: string[];

@@ -125,7 +125,9 @@ export function resolveStack(
   ] as const) {
     if (synthesized !== undefined && synthesized !== local) {
       throw refuse(
-        `stack ${stackName} was synthesized for ${key} ${synthesized}, which its template names in literal ARNs: deploy it locally with ${key} ${synthesized}, or synthesize for ${local}`,
+        key === 'account'
+          ? `stack ${stackName} was synthesized for account ${synthesized} (the CDK CLI took it from your AWS credentials), which its template names in literal ARNs; the local deployment is account ${local}: let npm run assembly synthesize (it runs cdk synth without your credentials), or synthesize with none (AWS_PROFILE unset, AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null)`
+          : `stack ${stackName} was synthesized for ${key} ${synthesized}, which its template names in literal ARNs: deploy it locally with ${key} ${synthesized}, or synthesize for ${local}`,
       );
     }
   }

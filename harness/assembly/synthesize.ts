@@ -23,8 +23,7 @@ export async function synthesizeAssembly(
     await promisify(execFile)(join(PROJECT_ROOT, 'node_modules', '.bin', 'cdk'), args, {
       cwd: PROJECT_ROOT,
       maxBuffer: 16 * 1024 * 1024,
-      // The stack's region is fixed (CDK_DEFAULT_REGION) so ARNs in the template name it.
-      env: { ...process.env, CDK_DEFAULT_REGION: process.env.CDK_DEFAULT_REGION ?? 'us-east-1' },
+      env: withoutAwsAccount(process.env),
     });
   } catch (error) {
     const stderr = String((error as { stderr?: string }).stderr ?? '').trim();
@@ -32,4 +31,33 @@ export async function synthesizeAssembly(
       stderr.split('\n').find((line) => line.startsWith('error: ')) ?? stderr.split('\n').slice(-3).join(' ');
     throw new Error(`cdk synth failed: ${refusal || (error as Error).message}`);
   }
+}
+
+/**
+ * The CLI fills CDK_DEFAULT_ACCOUNT and CDK_DEFAULT_REGION from the user's AWS configuration (STS
+ * for the account), and bin/app.ts puts them in the stack's `env`: an assembly for a real account,
+ * which the local deployment (account 000000000000) cannot take. So the synth runs with no AWS
+ * credentials or configuration, and the Region `us-east-1` (or CDK_DEFAULT_REGION if set).
+ */
+export function withoutAwsAccount(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const kept = Object.fromEntries(
+    Object.entries(env).filter(
+      ([key]) =>
+        ![
+          'AWS_PROFILE',
+          'AWS_DEFAULT_PROFILE',
+          'AWS_ACCESS_KEY_ID',
+          'AWS_SECRET_ACCESS_KEY',
+          'AWS_SESSION_TOKEN',
+          'CDK_DEFAULT_ACCOUNT',
+        ].includes(key),
+    ),
+  );
+  return {
+    ...kept,
+    AWS_CONFIG_FILE: '/dev/null',
+    AWS_SHARED_CREDENTIALS_FILE: '/dev/null',
+    AWS_EC2_METADATA_DISABLED: 'true',
+    CDK_DEFAULT_REGION: env.CDK_DEFAULT_REGION ?? 'us-east-1',
+  };
 }

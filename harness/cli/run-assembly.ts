@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { deploymentSettingsFromContext } from '../../contract/deployment-settings.js';
 import { DEFAULT_STACK_NAME } from '../../contract/stack-outputs.js';
 import { PROJECT_ROOT } from '../../lib/bundling.js';
 import { denialsByFunction } from '../assembly/denials.js';
@@ -29,6 +30,9 @@ Deploys the synthesized cloud assembly to the local runtime and runs the deploye
                       npm run experiment -- --target aws, or npm run redrive, from another terminal
   --log-dir DIR       the functions' logs, one file per function (default: not kept)
   -h, --help
+
+The functions run on the Node their Runtime names (nodejs24.x: Node 24): this Node if it is 24,
+else ASSEMBLY_NODE=/path/to/node, else Node 24 from the npm registry, fetched once.
 
 Examples:
   npm run assembly
@@ -62,33 +66,38 @@ async function main(): Promise<number> {
   }
   const stackName = values.stack ?? DEFAULT_STACK_NAME;
   const status = (message: string) => process.stderr.write(`assembly: ${message}\n`);
-  let assemblyDir = values.assembly;
-  let synthesized: string | undefined;
-  if (assemblyDir === undefined) {
-    synthesized = mkdtempSync(join(tmpdir(), 'delivery-semantics-assembly-'));
-    const context = { ...LOCAL_CONTEXT, ...parseContext(values.context ?? []) };
-    status(
-      `synthesizing ${stackName} (npx cdk synth ${Object.entries(context)
-        .map(([k, v]) => `-c ${k}=${v}`)
-        .join(' ')})`,
-    );
-    await synthesizeAssembly(synthesized, { ...context, stackName });
-    assemblyDir = synthesized;
-  } else if (values.context?.length) {
+  if (values.assembly !== undefined && values.context?.length) {
     throw new UsageError(
       '-c applies to the synth: with --assembly, synthesize with your context yourself (npx cdk synth -c …)',
     );
   }
-  const deployment = await deployAssembly({
-    assemblyDir,
-    stackName,
-    ...(values['log-dir'] ? { logDir: values['log-dir'] } : {}),
-    onStatus: status,
-    onDenial: (line) => process.stderr.write(`denied: ${line}\n`),
-  });
+  const context = { ...LOCAL_CONTEXT, ...parseContext(values.context ?? []) };
+  const synthesized =
+    values.assembly === undefined ? mkdtempSync(join(tmpdir(), 'delivery-semantics-assembly-')) : undefined;
+  const removeSynthesized = () => {
+    if (synthesized) rmSync(synthesized, { recursive: true, force: true });
+  };
+  let deployment: AssemblyDeployment;
+  try {
+    if (synthesized) {
+      const flags = Object.entries(context).map(([key, value]) => `-c ${key}=${value}`);
+      status(`synthesizing ${stackName} (npx cdk synth ${flags.join(' ')})`);
+      await synthesizeAssembly(synthesized, { ...context, stackName });
+    }
+    deployment = await deployAssembly({
+      assemblyDir: synthesized ?? (values.assembly as string),
+      stackName,
+      ...(values['log-dir'] ? { logDir: values['log-dir'] } : {}),
+      onStatus: status,
+      onDenial: (line) => process.stderr.write(`denied: ${line}\n`),
+    });
+  } catch (error) {
+    removeSynthesized();
+    throw error;
+  }
   const stop = async () => {
     await deployment.stop();
-    if (synthesized) rmSync(synthesized, { recursive: true, force: true });
+    removeSynthesized();
   };
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => void stop().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143)));
@@ -96,10 +105,15 @@ async function main(): Promise<number> {
   const env = driverEnvironment(deployment);
   if (values.serve) {
     status(`deployed ${stackName} locally. From another terminal:`);
+    const exports = Object.entries(env).map(([key, value]) => `export ${key}=${value}`);
     process.stdout.write(
-      `${Object.entries(env)
-        .map(([key, value]) => `export ${key}=${value}`)
-        .join('\n')}\n` + `npm run experiment -- --target aws --stack ${stackName}\n`,
+      [
+        `unset ${OVERRIDDEN.join(' ')}`,
+        ...exports,
+        `npm run experiment -- --target aws --stack ${stackName}`,
+        `npm run redrive -- --stack ${stackName} --run <runId>`,
+        '',
+      ].join('\n'),
     );
     await new Promise(() => undefined);
   }
@@ -110,7 +124,7 @@ async function main(): Promise<number> {
       const child = spawn('npm', args, {
         cwd: PROJECT_ROOT,
         stdio: 'inherit',
-        env: { ...process.env, ...env },
+        env: { ...withoutOverrides(process.env), ...env },
       });
       child.on('exit', (exitCode) => resolve(exitCode ?? 1));
     });
@@ -121,6 +135,29 @@ async function main(): Promise<number> {
   } finally {
     await stop();
   }
+}
+
+/**
+ * What in the user's environment would take the driver elsewhere: a profile (the SDK then skips
+ * the environment's keys), a session token, or a service's own endpoint (it wins over
+ * AWS_ENDPOINT_URL).
+ */
+const OVERRIDDEN = ['AWS_PROFILE', 'AWS_DEFAULT_PROFILE', 'AWS_SESSION_TOKEN'];
+
+function withoutOverrides(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(
+    Object.entries(env).filter(([key]) => !OVERRIDDEN.includes(key) && !key.startsWith('AWS_ENDPOINT_URL_')),
+  );
+}
+
+/** The context keys the app reads: the settings' own (recorded as they are asked for) and the stack's name. */
+function knownContextKeys(): string[] {
+  const asked = new Set<string>(['stackName']);
+  deploymentSettingsFromContext((key) => {
+    asked.add(key);
+    return undefined;
+  });
+  return [...asked].sort();
 }
 
 /** What the driver's SDK reads: the local endpoint for every service, the Region, the operator's keys. */
@@ -141,11 +178,18 @@ function formatDenials(deployment: AssemblyDeployment): string {
 }
 
 function parseContext(pairs: readonly string[]): Record<string, string> {
+  const known = knownContextKeys();
   return Object.fromEntries(
     pairs.map((pair) => {
       const at = pair.indexOf('=');
       if (at <= 0) throw new UsageError(`-c ${pair}: context is KEY=VALUE (e.g. -c maxReceiveCount=3)`);
-      return [pair.slice(0, at), pair.slice(at + 1)];
+      const key = pair.slice(0, at);
+      if (!known.includes(key)) {
+        throw new UsageError(
+          `-c ${key}: the stack reads no such context key (it reads ${known.join(', ')}; docs/deploying.md)`,
+        );
+      }
+      return [key, pair.slice(at + 1)];
     }),
   );
 }

@@ -8,6 +8,7 @@ import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-s
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_MODES } from '../../contract/topology.js';
 import { type AssemblyDeployment, deployAssembly, operatorPolicy } from '../../harness/assembly/deploy.js';
+import { denialLine } from '../../harness/assembly/iam/evaluate.js';
 import type { PolicyDocument } from '../../harness/assembly/iam/policy-document.js';
 import { synthesizeAssembly } from '../../harness/assembly/synthesize.js';
 import type { SharedDynamoDb } from '../../harness/emulators/dynamodb-emulator.js';
@@ -212,6 +213,10 @@ describe('mutations the template’s IAM must refuse', () => {
         action: expect.stringMatching(/^dynamodb:(UpdateItem|PutItem)$/),
         reason: 'no statement allows it',
       });
+      // The line names the policy that no longer allows it.
+      expect(denialLine(deployment.denials[0] as never)).toMatch(
+        /no statement allows it in EffectivelyOnceFunctionRoleDefaultPolicy\w+$/,
+      );
     } finally {
       await deployment.stop();
     }
@@ -279,6 +284,9 @@ describe('mutations the template’s IAM must refuse', () => {
       expect(deployment.denials).toEqual([
         expect.objectContaining({ action: 'sqs:DeleteMessage', reason: 'no statement allows it' }),
       ]);
+      expect(denialLine(deployment.denials[0] as never)).toMatch(
+        /^IAM denied operator sqs:DeleteMessage on arn:aws:sqs:.*DeadLetterQueue.*: no statement allows it in operator-policy$/,
+      );
     } finally {
       await deployment.stop();
     }

@@ -6,7 +6,7 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { parseAuthorization, signatureMatches } from './sigv4.js';
+import { parseAuthorization, signatureProblem } from './sigv4.js';
 
 /**
  * The one endpoint every request of a local deployment goes through (the functions' code, the
@@ -79,6 +79,8 @@ export async function startGateway<Caller>(options: {
   readonly sqsEndpoint: string;
   readonly dynamodbEndpoint: string;
   readonly handlers: GatewayHandlers<Caller>;
+  /** Hears a call the authorizer could not decide (an unknown resource, an unmodelled call). */
+  readonly onModelError?: (call: ParsedCall, error: Error) => void;
 }): Promise<RunningGateway> {
   const serve = (secureTransport: boolean) => (req: IncomingMessage, res: ServerResponse) => {
     void handle(req, res, secureTransport).catch((error: unknown) => {
@@ -99,28 +101,28 @@ export async function startGateway<Caller>(options: {
         ),
       );
     }
-    if (
-      !(await signatureMatches(raw, signed, {
-        accessKeyId: signed.accessKeyId,
-        secretAccessKey: known.secretAccessKey,
-      }))
-    ) {
-      return send(res, {
-        status: 403,
-        headers: { 'content-type': 'application/json', 'x-amzn-errortype': 'SignatureDoesNotMatch' },
-        body: JSON.stringify({
-          __type: 'SignatureDoesNotMatch',
-          message: 'The request signature we calculated does not match the signature you provided.',
-        }),
-      });
-    }
+    const problem = await signatureProblem(
+      raw,
+      signed,
+      { accessKeyId: signed.accessKeyId, secretAccessKey: known.secretAccessKey },
+      { region: options.region },
+    );
+    if (problem) return send(res, signatureFailure(signed.service, problem));
     const call = parseCall(signed.service, raw);
     if (!call)
       return send(
         res,
         unrecognized(`the local gateway does not serve ${signed.service} ${raw.method} ${raw.url}`, 400),
       );
-    const decision = await options.handlers.authorize(known.caller, call, secureTransport);
+    let decision: Awaited<ReturnType<GatewayHandlers<Caller>['authorize']>>;
+    try {
+      decision = await options.handlers.authorize(known.caller, call, secureTransport);
+    } catch (error) {
+      // A resource the deployment lacks, or a call the local IAM model does not know: the
+      // service's own client error (never a 500, which SDKs retry), and one line for the log.
+      options.onModelError?.(call, error as Error);
+      return send(res, clientError(call, error as Error));
+    }
     if (!decision.allowed) return send(res, denial(call, raw, decision.message));
     const answered = await options.handlers.answer(known.caller, call, raw);
     if (answered) return send(res, answered);
@@ -219,7 +221,6 @@ function denial(call: ParsedCall, raw: RawRequest, message: string): Answer {
     case 'lambda':
       if (call.operation === 'InvokeFunctionUrl') {
         // A Function URL answers 403 with this body, whatever the reason (urls-auth.html).
-        void raw;
         return {
           status: 403,
           headers: { 'content-type': 'application/json' },
@@ -234,6 +235,65 @@ function denial(call: ParsedCall, raw: RawRequest, message: string): Answer {
         headers: { 'content-type': 'application/json', 'x-amzn-errortype': 'AccessDeniedException' },
         body: JSON.stringify({ Type: 'User', Message: message }),
       };
+  }
+}
+
+/** A signature that does not hold, as each service answers it. */
+function signatureFailure(service: string, message: string): Answer {
+  if (service === 'cloudformation') {
+    return {
+      status: 403,
+      headers: { 'content-type': 'text/xml' },
+      body: `<ErrorResponse xmlns="http://cloudformation.amazonaws.com/doc/2010-05-15/"><Error><Type>Sender</Type><Code>SignatureDoesNotMatch</Code><Message>${xml(message)}</Message></Error><RequestId>local</RequestId></ErrorResponse>`,
+    };
+  }
+  // DynamoDB answers 400 InvalidSignatureException, Lambda 403 InvalidSignatureException, SQS 403 SignatureDoesNotMatch.
+  const [status, type] =
+    service === 'dynamodb'
+      ? [400, 'InvalidSignatureException']
+      : service === 'lambda'
+        ? [403, 'InvalidSignatureException']
+        : [403, 'SignatureDoesNotMatch'];
+  return {
+    status,
+    headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-errortype': type },
+    body: JSON.stringify({ __type: type, message, Message: message }),
+  };
+}
+
+/** An authorizer's refusal to decide, as the service's client error: a missing resource, or a call not modelled. */
+function clientError(call: ParsedCall, error: Error): Answer {
+  const notFound = error.name === 'UnknownResourceError';
+  switch (call.service) {
+    case 'cloudformation':
+      return {
+        status: 400,
+        headers: { 'content-type': 'text/xml' },
+        body: `<ErrorResponse xmlns="http://cloudformation.amazonaws.com/doc/2010-05-15/"><Error><Type>Sender</Type><Code>ValidationError</Code><Message>${xml(error.message)}</Message></Error><RequestId>local</RequestId></ErrorResponse>`,
+      };
+    case 'lambda': {
+      const type = notFound ? 'ResourceNotFoundException' : 'InvalidParameterValueException';
+      return {
+        status: notFound ? 404 : 400,
+        headers: { 'content-type': 'application/json', 'x-amzn-errortype': type },
+        body: JSON.stringify({ Type: 'User', Message: error.message }),
+      };
+    }
+    default: {
+      const type =
+        call.service === 'sqs'
+          ? notFound
+            ? 'com.amazonaws.sqs#QueueDoesNotExist'
+            : 'com.amazonaws.sqs#UnsupportedOperation'
+          : notFound
+            ? 'com.amazonaws.dynamodb.v20120810#ResourceNotFoundException'
+            : 'com.amazon.coral.validate#ValidationException';
+      return {
+        status: 400,
+        headers: { 'content-type': 'application/x-amz-json-1.0' },
+        body: JSON.stringify({ __type: type, message: error.message }),
+      };
+    }
   }
 }
 

@@ -38,6 +38,8 @@ export interface Decision {
    * and resource matched but whose condition did not hold, if any.
    */
   readonly statement?: string;
+  /** When nothing allows it: the identity policies that were read, none of which allows it. */
+  readonly policies?: readonly string[];
 }
 
 /** A request iam-simulate could not evaluate: a model or policy error, never a denial. */
@@ -76,7 +78,11 @@ export function denialLine(decision: Decision): string {
       : decision.reason === 'explicit deny'
         ? ` by ${decision.statement}`
         : ` (matched but its condition does not hold: ${decision.statement})`;
-  return `IAM denied ${decision.principal} ${decision.action} on ${decision.resource}: ${decision.reason}${statement}`;
+  const read =
+    decision.statement === undefined && decision.policies !== undefined
+      ? ` in ${decision.policies.length === 0 ? 'no identity policy' : decision.policies.join(', ')}`
+      : '';
+  return `IAM denied ${decision.principal} ${decision.action} on ${decision.resource}: ${decision.reason}${read}${statement}`;
 }
 
 /** Per principal (its policies), the decision for each request and resource policy, by their JSON. */
@@ -164,6 +170,7 @@ async function evaluate(
     ...decided,
     reason: 'no statement allows it',
     statement: nearMisses.length > 0 ? nearMisses.map((s) => s.label).join(', ') : undefined,
+    policies: principal.identityPolicies.map((policy) => policy.name),
   };
 }
 

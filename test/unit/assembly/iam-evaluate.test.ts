@@ -92,6 +92,7 @@ describe('authorize: the at-least-once role, as synthesized', () => {
       resource: LEDGER,
       reason: 'no statement allows it',
       statement: `${POLICY} WriteOwnModePartitionOnly`,
+      policies: [POLICY],
     });
     expect(denialLine(mixed)).toContain(
       `matched but its condition does not hold: ${POLICY} WriteOwnModePartitionOnly`,
