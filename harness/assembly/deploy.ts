@@ -1,10 +1,8 @@
-import { createWriteStream, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
-import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { PROJECT_ROOT } from '../../lib/bundling.js';
-import { bundleHandlers } from '../bundling/bundle.js';
 import {
   reserveLoopbackPort,
   type SharedDynamoDb,
@@ -12,38 +10,24 @@ import {
 } from '../emulators/dynamodb-emulator.js';
 import { startSqsEmulator } from '../emulators/sqs-emulator.js';
 import { Teardown } from '../environments/teardown.js';
-import { LocalEventSourceMapping } from '../lambda-runtime/event-source-mapping.js';
-import { LocalFunction } from '../lambda-runtime/local-function.js';
+import type { LocalFunction } from '../lambda-runtime/local-function.js';
 import { type AlarmState, localAlarmsOf, watchAlarms } from './alarms.js';
 import { readCloudAssembly } from './cloud-assembly.js';
-import {
-  type DeployedFunction,
-  describeStacks,
-  functionConfiguration,
-  invoke,
-  MoveTasks,
-} from './control-plane.js';
-import { functionUrlAnswer, functionUrlEvent } from './function-url.js';
-import {
-  FUNCTION_URL_PATH,
-  type GatewayHandlers,
-  type ParsedCall,
-  type RawRequest,
-  startGateway,
-} from './gateway/gateway.js';
-import { authorizationRequestsOf } from './iam/actions.js';
-import { checkSqsMappingRole } from './iam/create-time-check.js';
-import { authorize, type Decision, denialLine, type Principal } from './iam/evaluate.js';
+import { MoveTasks } from './control-plane.js';
+import { startGateway } from './gateway/gateway.js';
+import { type Handlers, handlers } from './gateway-handlers.js';
+import { type Decision, denialLine } from './iam/evaluate.js';
 import type { PolicyDocument } from './iam/policy-document.js';
 import type { ResourceDirectory } from './iam/service-call.js';
-import { nodeBinaryFor, nodeMajorOf } from './node-runtime.js';
-import { assumedRoleArn, type Caller, type Credentials, Principals, rolePolicies } from './principals.js';
+import { startFunctions } from './local-functions.js';
+import { createMappings } from './local-mappings.js';
+import { LOCAL_ACCOUNT } from './locality.js';
+import { type Caller, type Credentials, Principals } from './principals.js';
 import { createQueue, createTable, queuesInCreationOrder } from './provision.js';
 import { type ResolvedStack, resolveStack } from './resolve-stack.js';
-import { LocalStreamMapping } from './stream-mapping.js';
+import { refuseWhatIsNotModelled, resourceDirectory } from './stack-index.js';
 
-/** fauxqs names every queue in this account; the whole deployment uses it so the ARNs agree. */
-export const LOCAL_ACCOUNT = '000000000000';
+export { LOCAL_ACCOUNT } from './locality.js';
 export const OPERATOR_POLICY_FILE = join(PROJECT_ROOT, 'contract', 'operator-policy.json');
 
 export interface AssemblyDeploymentOptions {
@@ -180,7 +164,8 @@ export async function deployAssembly(options: AssemblyDeploymentOptions): Promis
       principals,
       gateway.endpoint,
       region,
-      options,
+      assembly,
+      options.logDir,
       teardown,
       status,
     );
@@ -263,35 +248,9 @@ export async function deployAssembly(options: AssemblyDeploymentOptions): Promis
   }
 }
 
-type Handlers = Pick<GatewayHandlers<Caller>, 'authorize' | 'answer'>;
-
 function required<T>(value: T | undefined): T {
   if (value === undefined) throw new Error('the local deployment is still starting');
   return value;
-}
-
-/**
- * What the template may say that the local IAM model would get wrong, refused in one line: a
- * Function URL without AWS_IAM (the gateway checks every signature), and a queue policy naming
- * `lambda:SourceFunctionArn`, which AWS does not allow in resource-based policies
- * (https://docs.aws.amazon.com/lambda/latest/dg/permissions-source-function-arn.html).
- */
-function refuseWhatIsNotModelled(stack: ResolvedStack): void {
-  for (const url of stack.byType('AWS::Lambda::Url')) {
-    const authType = (url.properties as { AuthType?: string }).AuthType;
-    if (authType !== 'AWS_IAM') {
-      throw new Error(
-        `Resources.${url.logicalId} (AWS::Lambda::Url): AuthType ${authType} is not served locally (AWS_IAM only)`,
-      );
-    }
-  }
-  for (const policy of stack.byType('AWS::SQS::QueuePolicy')) {
-    if (JSON.stringify(policy.properties).includes('lambda:SourceFunctionArn')) {
-      throw new Error(
-        `Resources.${policy.logicalId} (AWS::SQS::QueuePolicy): lambda:SourceFunctionArn is not valid in a resource-based policy`,
-      );
-    }
-  }
 }
 
 /** The operator policy docs/deploying.md publishes, for this deployment's Region and account. */
@@ -306,441 +265,4 @@ export function operatorPolicy(
     .replaceAll('ACCOUNT', LOCAL_ACCOUNT)
     .replaceAll('DeliverySemantics', stackName);
   return JSON.parse(text) as PolicyDocument;
-}
-
-function resourceDirectory(stack: ResolvedStack, region: string): ResourceDirectory {
-  const queues = stack.byType('AWS::SQS::Queue');
-  const tables = stack.byType('AWS::DynamoDB::Table');
-  const fns = stack.byType('AWS::Lambda::Function');
-  return {
-    account: LOCAL_ACCOUNT,
-    region,
-    queueArnOfUrl: (url) => queues.find((queue) => queue.attributes.QueueUrl === url)?.attributes.Arn,
-    queueArnOfName: (name) => queues.find((queue) => queue.attributes.QueueName === name)?.attributes.Arn,
-    table: (name) => {
-      const table = tables.find((candidate) => candidate.physicalId === name);
-      if (!table) return undefined;
-      const keys = (table.properties as { KeySchema: { AttributeName: string; KeyType: string }[] })
-        .KeySchema;
-      const partitionKey = keys.find((key) => key.KeyType === 'HASH')?.AttributeName ?? '';
-      const streamArn = table.attributes.StreamArn;
-      return { arn: table.attributes.Arn as string, partitionKey, ...(streamArn ? { streamArn } : {}) };
-    },
-    functionArn: (nameOrArn) =>
-      fns.find((fn) => fn.physicalId === nameOrArn || fn.attributes.Arn === nameOrArn)?.attributes.Arn,
-    stackArn: (name) => (name === stack.stackName || name === stack.stackArn ? stack.stackArn : undefined),
-    redriveSourcesOf: (deadLetterQueueArn) =>
-      queues
-        .filter(
-          (queue) =>
-            (queue.properties as { RedrivePolicy?: { deadLetterTargetArn?: string } }).RedrivePolicy
-              ?.deadLetterTargetArn === deadLetterQueueArn,
-        )
-        .map((queue) => queue.attributes.Arn as string),
-  };
-}
-
-/** Authorization of every call, then the control plane's answers (the rest goes to an emulator). */
-function handlers(
-  stack: ResolvedStack,
-  directory: ResourceDirectory,
-  functions: ReadonlyMap<string, DeployedFunction>,
-  moveTasks: MoveTasks,
-  region: string,
-  onDenial: (decision: Decision) => void,
-): Handlers {
-  const resourcePolicies = queuePolicies(stack);
-  const functionOf = (call: ParsedCall) => {
-    const name = String(call.input.FunctionName ?? '');
-    return [...functions.values()].find((fn) => fn.name === name || fn.arn === name);
-  };
-  return {
-    authorize: async (caller, call, secureTransport) => {
-      if (caller.kind === 'deployer') return { allowed: true };
-      const requests = authorizationRequestsOf(call, directory, {
-        secureTransport,
-        ...(caller.kind === 'function' ? { sourceFunctionArn: caller.functionArn } : {}),
-      });
-      const decision = await authorize(caller.principal, requests, (arn) => resourcePolicies.get(arn));
-      if (decision.allowed) return { allowed: true };
-      onDenial(decision);
-      return { allowed: false, message: awsDenialMessage(caller, decision) };
-    },
-    answer: async (caller, call, raw) => {
-      if (call.service === 'cloudformation') return describeStacks(stack, call.input);
-      if (call.service === 'sqs' && call.operation === 'StartMessageMoveTask')
-        return moveTasks.start(call.input);
-      if (call.service === 'sqs' && call.operation === 'ListMessageMoveTasks')
-        return moveTasks.list(call.input);
-      if (call.service !== 'lambda') return undefined;
-      const fn = functionOf(call);
-      if (!fn) {
-        return {
-          status: 404,
-          headers: { 'content-type': 'application/json', 'x-amzn-errortype': 'ResourceNotFoundException' },
-          body: JSON.stringify({
-            Type: 'User',
-            Message: `Function not found: ${String(call.input.FunctionName)}`,
-          }),
-        };
-      }
-      if (call.operation === 'InvokeFunctionUrl') {
-        const hasUrl = stack
-          .byType('AWS::Lambda::Url')
-          .some((url) => (url.properties as { TargetFunctionArn?: string }).TargetFunctionArn === fn.arn);
-        if (!hasUrl)
-          return { status: 404, headers: { 'content-type': 'application/json' }, body: '{"Message":null}' };
-        return invokeFunctionUrl(fn, caller, raw, region);
-      }
-      if (call.operation === 'GetFunctionConfiguration') return functionConfiguration(fn);
-      if (call.operation === 'Invoke') {
-        const type = String(raw.headers['x-amz-invocation-type'] ?? 'RequestResponse');
-        if (type !== 'RequestResponse' || new URL(raw.url, 'http://gateway').searchParams.has('Qualifier')) {
-          return {
-            status: 400,
-            headers: {
-              'content-type': 'application/json',
-              'x-amzn-errortype': 'InvalidParameterValueException',
-            },
-            body: JSON.stringify({
-              Type: 'User',
-              Message: `the local runtime serves synchronous invocations of $LATEST only (InvocationType ${type})`,
-            }),
-          };
-        }
-        return invoke(fn, raw.body, raw.headers['x-amz-log-type'] === 'Tail');
-      }
-      return undefined;
-    },
-  };
-}
-
-/**
- * A call to a function's URL (AWS_IAM: its caller was authorized as any other): the HTTP request as
- * the payload 2.0 event, the function's answer as HTTP (harness/assembly/function-url.ts).
- */
-async function invokeFunctionUrl(fn: DeployedFunction, caller: Caller, raw: RawRequest, region: string) {
-  const url = new URL(raw.url, 'http://gateway');
-  const path = FUNCTION_URL_PATH.exec(url.pathname)?.[2] ?? '/';
-  const event = functionUrlEvent(
-    { method: raw.method, path, query: url.search, headers: raw.headers, body: raw.body },
-    {
-      accountId: LOCAL_ACCOUNT,
-      urlId: fn.name.toLowerCase(),
-      region,
-      ...(caller.kind !== 'deployer' ? { caller: { accessKeyId: '', userArn: caller.principal.arn } } : {}),
-    },
-  );
-  const answer = functionUrlAnswer(await fn.local.invoke(event));
-  return { status: answer.status, headers: answer.headers, body: answer.body };
-}
-
-/** AWS's wording of a denial, which the SDK's error carries as its message. */
-function awsDenialMessage(caller: Exclude<Caller, { kind: 'deployer' }>, decision: Decision): string {
-  const why =
-    decision.reason === 'explicit deny'
-      ? `with an explicit deny in ${decision.statement?.includes('resource policy') ? 'a resource-based' : 'an identity-based'} policy`
-      : `because no identity-based policy allows the ${decision.action} action`;
-  return `User: ${caller.principal.arn} is not authorized to perform: ${decision.action} on resource: ${decision.resource} ${why}`;
-}
-
-/** Each queue's resource policy (AWS::SQS::QueuePolicy), by queue ARN. */
-function queuePolicies(stack: ResolvedStack): Map<string, PolicyDocument> {
-  const byArn = new Map<string, PolicyDocument>();
-  for (const policy of stack.byType('AWS::SQS::QueuePolicy')) {
-    const p = policy.properties as { PolicyDocument: PolicyDocument; Queues: string[] };
-    for (const url of p.Queues) {
-      const arn = stack.byType('AWS::SQS::Queue').find((queue) => queue.attributes.QueueUrl === url)
-        ?.attributes.Arn;
-      if (arn) byArn.set(arn, p.PolicyDocument);
-    }
-  }
-  return byArn;
-}
-
-async function startFunctions(
-  stack: ResolvedStack,
-  principals: Principals,
-  endpoint: string,
-  region: string,
-  options: AssemblyDeploymentOptions,
-  teardown: Teardown,
-  status: (message: string) => void,
-): Promise<Map<string, DeployedFunction>> {
-  const assembly = readCloudAssembly(options.assemblyDir, options.stackName);
-  // Only the worker that hosts a handler in its process: the handlers are the assembly's own bundles.
-  const bundles = await bundleHandlers([]);
-  teardown.add(() => bundles.dispose());
-  const functions = new Map<string, DeployedFunction>();
-  for (const resource of stack.byType('AWS::Lambda::Function')) {
-    const p = resource.properties as unknown as FunctionProperties;
-    const where = `Resources.${resource.logicalId}`;
-    const nodePath = await nodeBinaryFor(nodeMajorOf(p.Runtime, where), status);
-    const folder = assembly.assetFolderOfS3Key(p.Code.S3Key);
-    const [file, exported] = splitHandler(p.Handler, folder, where);
-    const roleName = roleNameOf(p.Role);
-    const principal = {
-      name: resource.physicalId,
-      arn: assumedRoleArn(LOCAL_ACCOUNT, roleName, resource.physicalId),
-      identityPolicies: rolePolicies(stack, roleName),
-    };
-    const credentials = principals.add({
-      kind: 'function',
-      name: resource.physicalId,
-      principal,
-      functionArn: resource.attributes.Arn as string,
-    });
-    const variables = p.Environment?.Variables ?? {};
-    const local = new LocalFunction({
-      name: resource.physicalId,
-      bundlePath: file,
-      workerPath: bundles.worker,
-      nodePath,
-      timeoutMs: (p.Timeout ?? 3) * 1000,
-      memoryMb: p.MemorySize ?? 128,
-      exportName: exported,
-      // The locality rewrites (docs/deploying.md lists them): where AWS is, the Region, and the
-      // role's credentials, which Lambda would put in these same variables.
-      environment: {
-        ...variables,
-        AWS_REGION: region,
-        AWS_DEFAULT_REGION: region,
-        AWS_ENDPOINT_URL: endpoint,
-        AWS_ACCESS_KEY_ID: credentials.accessKeyId,
-        AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
-      },
-      ...(options.logDir ? { logSink: logSink(options.logDir, resource.physicalId, teardown) } : {}),
-    });
-    teardown.add(() => local.stop());
-    functions.set(resource.physicalId, {
-      name: resource.physicalId,
-      arn: resource.attributes.Arn as string,
-      roleArn: p.Role,
-      runtime: String(p.Runtime),
-      handler: p.Handler,
-      timeoutSeconds: p.Timeout ?? 3,
-      memoryMb: p.MemorySize ?? 128,
-      variables,
-      local,
-    });
-  }
-  return functions;
-}
-
-interface FunctionProperties {
-  readonly Code: { readonly S3Key: string };
-  readonly Handler: string;
-  readonly Runtime: unknown;
-  readonly Role: string;
-  readonly Timeout?: number;
-  readonly MemorySize?: number;
-  readonly Environment?: { readonly Variables?: Record<string, string> };
-}
-
-/** `index.handler` → the folder's index.mjs (or .js, .cjs) and its export `handler`. */
-function splitHandler(handler: string, folder: string, where: string): [string, string] {
-  const dot = handler.lastIndexOf('.');
-  const base = handler.slice(0, dot);
-  const exported = handler.slice(dot + 1);
-  const file = ['.mjs', '.js', '.cjs'].map((extension) => join(folder, base + extension)).find(existsSync);
-  if (dot <= 0 || !file) throw new Error(`${where}: Handler ${handler} names no module in ${folder}`);
-  return [file, exported];
-}
-
-/** `arn:aws:iam::<account>:role/<name>` → `<name>`. */
-function roleNameOf(roleArn: string): string {
-  return roleArn.slice(roleArn.lastIndexOf('/') + 1);
-}
-
-function logSink(dir: string, name: string, teardown: Teardown) {
-  mkdirSync(dir, { recursive: true });
-  const stream = createWriteStream(join(dir, `${name}.log`));
-  stream.on('error', () => undefined);
-  teardown.add(() => new Promise((resolve) => stream.end(resolve)));
-  return stream;
-}
-
-/**
- * Each AWS::Lambda::EventSourceMapping on a queue, after Lambda's create-time check: the role may
- * receive, delete and read the queue's attributes, and the queue's visibility timeout is at least
- * the function's timeout (CreateEventSourceMapping refuses otherwise). Its poller signs as the
- * function's role, without the function's `lambda:SourceFunctionArn`.
- */
-async function createMappings(
-  stack: ResolvedStack,
-  functions: ReadonlyMap<string, DeployedFunction>,
-  principals: Principals,
-  local: { readonly endpoint: string; readonly region: string; readonly dynamodb: DynamoDBClient },
-  onFatal: (error: Error) => void,
-): Promise<Array<LocalEventSourceMapping | LocalStreamMapping>> {
-  const { endpoint, region } = local;
-  const resourcePolicies = queuePolicies(stack);
-  const mappings: Array<LocalEventSourceMapping | LocalStreamMapping> = [];
-  for (const resource of stack.byType('AWS::Lambda::EventSourceMapping')) {
-    const p = resource.properties as unknown as MappingProperties;
-    const where = `Resources.${resource.logicalId} (AWS::Lambda::EventSourceMapping)`;
-    const fn = [...functions.values()].find(
-      (candidate) => candidate.name === p.FunctionName || candidate.arn === p.FunctionName,
-    );
-    if (!fn) throw new Error(`${where}: FunctionName ${p.FunctionName} is no function of the stack`);
-    const principal = {
-      name: `${fn.name} (event source mapping)`,
-      arn: assumedRoleArn(LOCAL_ACCOUNT, roleNameOf(fn.roleArn), 'awslambda-poller'),
-      identityPolicies: rolePolicies(stack, roleNameOf(fn.roleArn)),
-    };
-    const table = stack
-      .byType('AWS::DynamoDB::Table')
-      .find((candidate) => candidate.attributes.StreamArn === p.EventSourceArn);
-    if (p.Enabled === false) continue;
-    if (table) {
-      mappings.push(
-        await streamMapping(stack, fn, table.physicalId, principal, principals, local, p, where, onFatal),
-      );
-      continue;
-    }
-    const queue = stack
-      .byType('AWS::SQS::Queue')
-      .find((candidate) => candidate.attributes.Arn === p.EventSourceArn);
-    if (!queue) {
-      throw new Error(
-        `${where}: EventSourceArn ${p.EventSourceArn} is neither a queue nor a table's stream of the stack`,
-      );
-    }
-    const queueProperties = queue.properties as { VisibilityTimeout?: number; FifoQueue?: boolean };
-    const visibility = queueProperties.VisibilityTimeout ?? 30;
-    if (visibility < fn.timeoutSeconds) {
-      throw new Error(
-        `${where}: InvalidParameterValueException: Queue visibility timeout: ${visibility} seconds is less than Function timeout: ${fn.timeoutSeconds} seconds`,
-      );
-    }
-    try {
-      await checkSqsMappingRole(principal, queue.attributes.Arn as string, (arn) =>
-        resourcePolicies.get(arn),
-      );
-    } catch (error) {
-      throw new Error(`${where}: ${(error as Error).name}: ${(error as Error).message}`);
-    }
-    const credentials = principals.add({ kind: 'poller', name: principal.name, principal });
-    if (p.FilterCriteria !== undefined) {
-      throw new Error(`${where}: FilterCriteria on an SQS mapping is not supported by the local runtime`);
-    }
-    const scaling = p.ScalingConfig?.MaximumConcurrency;
-    const pollers = p.ProvisionedPollerConfig?.MaximumPollers;
-    mappings.push(
-      new LocalEventSourceMapping({
-        sqs: new SQSClient({ region, endpoint, credentials }),
-        queueUrl: queue.attributes.QueueUrl as string,
-        queueArn: queue.attributes.Arn as string,
-        region,
-        fn: fn.local,
-        batchSize: p.BatchSize ?? 10,
-        maxBatchingWindowMs: (p.MaximumBatchingWindowInSeconds ?? 0) * 1000,
-        // Provisioned pollers invoke up to 10 batches each; without either setting Lambda scales to
-        // 1,250 concurrent invocations, which a laptop cannot show: 5, as the stack's default.
-        maxConcurrency: pollers !== undefined ? pollers * 10 : (scaling ?? 5),
-        reportBatchItemFailures: (p.FunctionResponseTypes ?? []).includes('ReportBatchItemFailures'),
-        fifo: queueProperties.FifoQueue === true,
-        visibilityTimeoutMs: visibility * 1000,
-        onFatal,
-      }),
-    );
-  }
-  return mappings;
-}
-
-/**
- * A DynamoDB stream's mapping, after Lambda's create-time check (the role may DescribeStream,
- * GetRecords, GetShardIterator and ListStreams: with-ddb.html, "Execution role permissions"). Its
- * poller reads DynamoDB Local's stream as the function's role; failed batches go to the on-failure
- * destination, sent by the poller's role as Lambda sends them.
- */
-async function streamMapping(
-  stack: ResolvedStack,
-  fn: DeployedFunction,
-  tableName: string,
-  principal: Principal,
-  principals: Principals,
-  local: { readonly endpoint: string; readonly region: string; readonly dynamodb: DynamoDBClient },
-  p: MappingProperties,
-  where: string,
-  onFatal: (error: Error) => void,
-): Promise<LocalStreamMapping> {
-  if ((p.ParallelizationFactor ?? 1) !== 1) {
-    throw new Error(
-      `${where}: ParallelizationFactor ${p.ParallelizationFactor} is not supported by the local runtime (1 only)`,
-    );
-  }
-  const streamArn = p.EventSourceArn;
-  const context = { 'aws:SecureTransport': 'true' };
-  const reads = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'];
-  const decision = await authorize(
-    principal,
-    [
-      ...reads.map((action) => ({ action, resource: streamArn, context })),
-      { action: 'dynamodb:ListStreams', resource: '*', context },
-    ],
-    () => undefined,
-  );
-  if (!decision.allowed) {
-    throw new Error(
-      `${where}: InvalidParameterValueException: the execution role cannot read the stream (${denialLine(decision)})`,
-    );
-  }
-  const { Table } = await local.dynamodb.send(new DescribeTableCommand({ TableName: tableName }));
-  const localStreamArn = Table?.LatestStreamArn;
-  if (!localStreamArn) throw new Error(`${where}: the table ${tableName} has no stream`);
-  const credentials = principals.add({ kind: 'poller', name: principal.name, principal });
-  const sdk = { region: local.region, endpoint: local.endpoint, credentials };
-  const destination = p.DestinationConfig?.OnFailure?.Destination;
-  const destinationUrl = destination
-    ? stack.byType('AWS::SQS::Queue').find((queue) => queue.attributes.Arn === destination)?.attributes
-        .QueueUrl
-    : undefined;
-  if (destination && !destinationUrl) {
-    throw new Error(`${where}: the on-failure destination ${destination} is no queue of the stack`);
-  }
-  const sqs = new SQSClient(sdk);
-  return new LocalStreamMapping({
-    streams: new DynamoDBStreamsClient(sdk),
-    streamArn: localStreamArn,
-    fn: fn.local,
-    batchSize: p.BatchSize ?? 100,
-    maxBatchingWindowMs: (p.MaximumBatchingWindowInSeconds ?? 0) * 1000,
-    startingPosition: p.StartingPosition === 'TRIM_HORIZON' ? 'TRIM_HORIZON' : 'LATEST',
-    filterPatterns: (p.FilterCriteria?.Filters ?? []).map((filter) => filter.Pattern),
-    reportBatchItemFailures: (p.FunctionResponseTypes ?? []).includes('ReportBatchItemFailures'),
-    bisectOnError: p.BisectBatchOnFunctionError ?? false,
-    maximumRetryAttempts: p.MaximumRetryAttempts ?? -1,
-    maximumRecordAgeSeconds: p.MaximumRecordAgeInSeconds ?? -1,
-    ...(destinationUrl
-      ? {
-          onFailure: async (_records: unknown[], _reason: string, record: unknown) => {
-            await sqs.send(
-              new SendMessageCommand({ QueueUrl: destinationUrl, MessageBody: JSON.stringify(record) }),
-            );
-          },
-        }
-      : {}),
-    region: local.region,
-    accountId: LOCAL_ACCOUNT,
-    onFatal,
-  });
-}
-
-interface MappingProperties {
-  readonly FunctionName: string;
-  readonly EventSourceArn: string;
-  readonly StartingPosition?: string;
-  readonly BisectBatchOnFunctionError?: boolean;
-  readonly MaximumRetryAttempts?: number;
-  readonly MaximumRecordAgeInSeconds?: number;
-  readonly FilterCriteria?: { readonly Filters?: ReadonlyArray<{ readonly Pattern: string }> };
-  readonly DestinationConfig?: { readonly OnFailure?: { readonly Destination?: string } };
-  readonly ParallelizationFactor?: number;
-  readonly Enabled?: boolean;
-  readonly BatchSize?: number;
-  readonly MaximumBatchingWindowInSeconds?: number;
-  readonly FunctionResponseTypes?: string[];
-  readonly ScalingConfig?: { readonly MaximumConcurrency?: number };
-  readonly ProvisionedPollerConfig?: { readonly MinimumPollers?: number; readonly MaximumPollers?: number };
 }
