@@ -70,7 +70,6 @@ const QUEUE_ATTRIBUTES: Readonly<Record<string, string>> = {
   FifoQueue: 'FifoQueue',
   ContentBasedDeduplication: 'ContentBasedDeduplication',
   DeduplicationScope: 'DeduplicationScope',
-  FifoThroughputLimit: 'FifoThroughputLimit',
 };
 
 /** A queue, with its redrive policy (its DLQ must exist first: queuesInCreationOrder). */

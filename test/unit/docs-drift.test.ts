@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { deploymentSettingsFromContext } from '../../contract/deployment-settings.js';
 import { DEFAULT_MODES, MODE_NAMES } from '../../contract/topology.js';
+import { IGNORED_TYPES, RESOURCE_TYPES } from '../../harness/assembly/resource-types.js';
 import { OPTIONS } from '../../harness/options/declaration.js';
 import { PROJECT_ROOT } from '../../lib/bundling.js';
 
@@ -35,6 +36,16 @@ function contextKeys(): string[] {
 }
 
 describe('docs/deploying.md cannot drift from the code', () => {
+  it('lists every template property the local runtime accepts and does not emulate', () => {
+    const table = tableAfter(deploying, '| resource type | properties | why |');
+    for (const [type, spec] of Object.entries(RESOURCE_TYPES)) {
+      for (const property of Object.keys(spec.notEmulated)) {
+        expect(table, `${type} ${property}`).toMatch(new RegExp(`\\| \`${type}\` \\|[^\\n]*\`${property.replace('.', '\\.')}\``));
+      }
+    }
+    for (const type of Object.keys(IGNORED_TYPES)) expect(table).toContain(`| \`${type}\` | the whole resource |`);
+  });
+
   it('prints the operator policy the local deployment enforces (contract/operator-policy.json)', () => {
     const block = /### The permissions a person needs for a run[\s\S]*?```json\n([\s\S]*?)\n```/.exec(
       deploying,
