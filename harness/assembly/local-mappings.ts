@@ -161,6 +161,8 @@ async function streamMapping(
   return new LocalStreamMapping({
     streams: new DynamoDBStreamsClient(sdk),
     streamArn: localStreamArn,
+    // The function sees the template's StreamArn, as on AWS; the poller reads DynamoDB Local's stream.
+    eventSourceArn: p.EventSourceArn,
     fn: fn.local,
     batchSize: p.BatchSize ?? 100,
     maxBatchingWindowMs: (p.MaximumBatchingWindowInSeconds ?? 0) * 1000,

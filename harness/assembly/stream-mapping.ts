@@ -1,8 +1,10 @@
 /**
  * A local Lambda event source mapping for a DynamoDB stream (AWS::Lambda::EventSourceMapping whose
- * EventSourceArn is a table's StreamArn), as Lambda runs one: LocalStreamMapping, its options and
- * its counters. The event and invocation record shapes, the function's answer and the stream reading
- * helpers are in ./stream-records.ts; the filter patterns in ./stream-filter.ts.
+ * EventSourceArn is a table's StreamArn), as Lambda runs one: LocalStreamMapping (batches,
+ * invocations, retries, discards), its options and its counters. Its base class, ./stream-polling.ts,
+ * lists the shards and runs one worker per shard; ./stream-records.ts has the event and invocation
+ * record shapes, the function's answer, what follows a failure and the stream reading helpers;
+ * ./stream-filter.ts has the filter patterns.
  *
  * - https://docs.aws.amazon.com/lambda/latest/dg/with-ddb.html — Lambda polls each shard (a base
  *   rate of 4 times per second), invokes the function synchronously with a batch of records, in
@@ -19,14 +21,11 @@
  *   ReportBatchItemFailures: Lambda checkpoints before the lowest reported sequence number and
  *   retries from it; the response shapes that count as complete success and complete failure; with
  *   bisection on, a partial response bisects "at the returned sequence number".
- * - https://docs.aws.amazon.com/lambda/latest/dg/invocation-eventfiltering.html — filters (see
- *   ./stream-filter.ts): a record no filter matches is not sent and the iterator advances past it.
  * - https://docs.aws.amazon.com/lambda/latest/dg/services-ddb-params.html — the parameters' ranges.
  *
  * The mapping keeps one batch per shard in flight (ParallelizationFactor 1) and a shard's children
- * wait until it is read to its end, as harness/outbox/stream-relay.ts does for the embedded relay.
- * The checkpoint lives in memory: stop() then start() resumes where it stopped; a new mapping
- * starts at `startingPosition`.
+ * wait until it is read to its end (./stream-polling.ts). The checkpoint lives in memory: stop()
+ * then start() resumes where it stopped; a new mapping starts at `startingPosition`.
  */
 import type { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
@@ -34,16 +33,16 @@ import { MAX_BATCH_PAYLOAD_BYTES } from '../lambda-runtime/event-source-mapping.
 import { INIT_TIMEOUT, InitError } from '../lambda-runtime/execution-environment.js';
 import type { LocalFunction } from '../lambda-runtime/local-function.js';
 import { compileFilterPattern, type FilterPattern, passesFilters } from './stream-filter.js';
+import { PERSISTENT_BACKOFF_MS, type PolledShard, ShardPoller } from './stream-polling.js';
 import {
-  type DiscardedBatch,
+  afterFailure,
   describe,
   expiredPrefix,
   type FailureCondition,
   invocationRecord,
-  isTransient,
-  listShards,
   type Outcome,
   outcomeOf,
+  type PendingBatch,
   readShard,
   type ShardCursor,
   type StreamInvocationRecord,
@@ -126,31 +125,15 @@ export interface StreamMappingStats {
 /** Lambda's limits on a DynamoDB stream mapping's parameters (services-ddb-params.html). */
 const LIMITS = { maxBatchSize: 10_000, maxWindowMs: 300_000, maxRetries: 10_000, maxAgeSeconds: 604_800 };
 const DEFAULT_POLL_INTERVAL_MS = 250;
-/** How often the shard list is read again (shards split every few hours on AWS). */
-const SHARD_REFRESH_MS = 1_000;
-/** Waits after a failed read: a hiccup, and a failure a retry will likely not fix. */
-const TRANSIENT_BACKOFF_MS = 200;
-const PERSISTENT_BACKOFF_MS = 1_000;
 
-/** A batch waiting to be (re)invoked, in shard order. */
-interface PendingBatch extends DiscardedBatch {
-  readonly records: DynamoDBRecord[];
-  /** Failed invocations counted against MaximumRetryAttempts (a bisection does not count). */
-  readonly failures: number;
-}
-
-interface ShardState extends ShardCursor {
-  readonly parentShardId: string | undefined;
+interface ShardState extends ShardCursor, PolledShard {
   /** Records read and not yet in a batch, in order (filtered ones included). */
   readonly buffer: DynamoDBRecord[];
   /** Batches to invoke before reading on: retries and bisected halves, first first. */
   readonly pending: PendingBatch[];
-  /** Ended, and every record of it processed. */
-  done: boolean;
-  worker: Promise<void> | undefined;
 }
 
-export class LocalStreamMapping {
+export class LocalStreamMapping extends ShardPoller<ShardState> {
   readonly stats: StreamMappingStats = {
     invocations: 0,
     records: 0,
@@ -161,14 +144,9 @@ export class LocalStreamMapping {
   };
   private readonly filters: readonly FilterPattern[];
   private readonly source: StreamSource;
-  private readonly shards = new Map<string, ShardState>();
-  private readonly wakers = new Set<() => void>();
-  private running = false;
-  private listedOnce = false;
-  private discovery: Promise<void> | undefined;
-  private fatalReported = false;
 
   constructor(private readonly options: StreamMappingOptions) {
+    super(options);
     const { batchSize, maxBatchingWindowMs, maximumRetryAttempts, maximumRecordAgeSeconds } = options;
     const refuse = (message: string) => {
       throw new RangeError(
@@ -197,76 +175,32 @@ export class LocalStreamMapping {
     this.source = { streams, streamArn, eventSourceArn: options.eventSourceArn ?? streamArn, region };
   }
 
-  start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.discovery = this.discover();
-  }
-
-  /**
-   * Stops polling and waits for the invocations in flight (and their retry decision) to finish.
-   * Waits (poll interval, batching window, backoff) end at once; a batch being gathered goes back
-   * to the shard's buffer, and start() resumes from the same place.
-   */
-  async stop(): Promise<void> {
-    this.running = false;
-    for (const wake of [...this.wakers]) wake();
-    await this.discovery;
-    await Promise.all([...this.shards.values()].map((shard) => shard.worker));
-  }
-
   private get functionArn(): string {
     const { region, accountId, fn } = this.options;
     return `arn:aws:lambda:${region}:${accountId}:function:${fn.spec?.name ?? 'local-function'}`;
   }
 
-  /** Reads the shard list every SHARD_REFRESH_MS and starts a worker on each shard that may be read. */
-  private async discover(): Promise<void> {
-    while (this.running) {
-      let wait = SHARD_REFRESH_MS;
-      try {
-        const shards = await listShards(this.options.streams, this.options.streamArn);
-        for (const shard of shards) {
-          if (shard.ShardId === undefined || this.shards.has(shard.ShardId)) continue;
-          this.shards.set(shard.ShardId, {
-            shardId: shard.ShardId,
-            parentShardId: shard.ParentShardId,
-            // A shard that appears while the mapping runs holds only records written since: from its start.
-            initialPosition: this.listedOnce ? 'TRIM_HORIZON' : this.options.startingPosition,
-            iterator: undefined,
-            lastReadSequence: undefined,
-            buffer: [],
-            pending: [],
-            ended: false,
-            done: false,
-            staleReads: 0,
-            worker: undefined,
-          });
-        }
-        this.listedOnce = true;
-        this.startWorkers();
-      } catch (error) {
-        wait = this.trouble(error);
-      }
-      await this.sleep(wait);
-    }
+  protected newShard(
+    shardId: string,
+    parentShardId: string | undefined,
+    initialPosition: 'TRIM_HORIZON' | 'LATEST',
+  ): ShardState {
+    return {
+      shardId,
+      parentShardId,
+      initialPosition,
+      iterator: undefined,
+      lastReadSequence: undefined,
+      buffer: [],
+      pending: [],
+      ended: false,
+      done: false,
+      staleReads: 0,
+      worker: undefined,
+    };
   }
 
-  /** One worker per readable shard; a child waits for its parent (if still listed) to be done. */
-  private startWorkers(): void {
-    if (!this.running) return;
-    for (const shard of this.shards.values()) {
-      if (shard.done || shard.worker) continue;
-      const parent = shard.parentShardId === undefined ? undefined : this.shards.get(shard.parentShardId);
-      if (parent && !parent.done) continue;
-      shard.worker = this.work(shard).finally(() => {
-        shard.worker = undefined;
-        if (shard.done) this.startWorkers();
-      });
-    }
-  }
-
-  private async work(shard: ShardState): Promise<void> {
+  protected async work(shard: ShardState): Promise<void> {
     while (this.running && !shard.done) {
       try {
         const retry = shard.pending.shift();
@@ -386,34 +320,10 @@ export class LocalStreamMapping {
       return;
     }
     this.stats.failedBatches += 1;
-    if (outcome.kind === 'partial') {
-      // services-ddb-batchfailurereporting.html: checkpoint before the lowest reported sequence
-      // number, retry from it (with bisection on, the batch is bisected there: the same records).
-      this.stats.records += outcome.from;
-      const rest = records.slice(outcome.from);
-      await this.retryOrDiscard(shard, {
-        records: rest,
-        failures: batch.failures + 1,
-        invokes,
-        lastResponse: { statusCode: 200, executedVersion: '$LATEST' },
-      });
-      return;
-    }
-    const lastResponse = {
-      statusCode: 200,
-      executedVersion: '$LATEST',
-      ...(outcome.functionError ? { functionError: 'Unhandled' } : {}),
-    };
-    if (this.options.bisectOnError && records.length > 1) {
-      // Splitting does not count towards the retry quota (services-dynamodb-errors.html).
-      const half = Math.ceil(records.length / 2);
-      shard.pending.unshift(
-        { records: records.slice(0, half), failures: batch.failures, invokes, lastResponse },
-        { records: records.slice(half), failures: batch.failures, invokes, lastResponse },
-      );
-      return;
-    }
-    await this.retryOrDiscard(shard, { records, failures: batch.failures + 1, invokes, lastResponse });
+    const next = afterFailure(outcome, batch, invokes, this.options.bisectOnError);
+    this.stats.records += next.done;
+    if ('halves' in next) shard.pending.unshift(...next.halves);
+    else await this.retryOrDiscard(shard, next.retry);
   }
 
   /** MaximumRetryAttempts N: the first invocation and N retries, then the records are discarded. */
@@ -456,32 +366,5 @@ export class LocalStreamMapping {
 
   private now(): number {
     return (this.options.now ?? Date.now)();
-  }
-
-  /** The wait after a failed read; a failure a retry will not fix is reported once. */
-  private trouble(error: unknown): number {
-    if (isTransient(error)) return TRANSIENT_BACKOFF_MS;
-    this.reportFatal(new Error(`stream mapping on ${this.options.streamArn}: ${describe(error)}`));
-    return PERSISTENT_BACKOFF_MS;
-  }
-
-  private reportFatal(error: Error): void {
-    if (this.fatalReported) return;
-    this.fatalReported = true;
-    this.options.onFatal(error);
-  }
-
-  /** A wait that stop() ends at once. */
-  private sleep(ms: number): Promise<void> {
-    if (!this.running || ms <= 0) return Promise.resolve();
-    return new Promise((resolve) => {
-      const wake = () => {
-        clearTimeout(timer);
-        this.wakers.delete(wake);
-        resolve();
-      };
-      const timer = setTimeout(wake, ms);
-      this.wakers.add(wake);
-    });
   }
 }

@@ -5,9 +5,9 @@
  * - the event: a GetRecords record as Lambda puts it in Records[] (toEventRecord);
  * - the function's answer, as Lambda reads it with or without ReportBatchItemFailures (outcomeOf);
  * - the invocation record sent to the on-failure destination (invocationRecord), and which records
- *   are too old to be sent (expiredPrefix);
+ *   are too old to be sent (expiredPrefix), and what follows a failed invocation (afterFailure);
  * - reading the stream: the shard list, iterators, one GetRecords with stale iterators taken again
- *   (listShards, readShard), and which failures a retry will likely fix (isTransient).
+ *   (listShards, readShard).
  */
 import { randomUUID } from 'node:crypto';
 import {
@@ -31,7 +31,11 @@ import type { InvocationResult } from '../lambda-runtime/execution-environment.j
  * binary values in base64, eventSourceARN the stream's ARN as the function sees it (the mapping's
  * eventSourceArn), awsRegion the mapping's Region.
  */
-export function toEventRecord(record: SdkStreamRecord, eventSourceArn: string, region: string): DynamoDBRecord {
+export function toEventRecord(
+  record: SdkStreamRecord,
+  eventSourceArn: string,
+  region: string,
+): DynamoDBRecord {
   const source = record.dynamodb;
   const sequenceNumber = source?.SequenceNumber;
   if (sequenceNumber === undefined) {
@@ -98,7 +102,11 @@ export type Outcome =
  * empty answer or list is success, an itemIdentifier that is empty, null, or not a sequence
  * number of the batch fails the batch whole, and otherwise the lowest one is where it resumes.
  */
-export function outcomeOf(result: InvocationResult, records: readonly DynamoDBRecord[], report: boolean): Outcome {
+export function outcomeOf(
+  result: InvocationResult,
+  records: readonly DynamoDBRecord[],
+  report: boolean,
+): Outcome {
   if (result.status === 'error') return { kind: 'failure', functionError: true };
   const response = result.response;
   if (!report || response === null || response === undefined) return { kind: 'success' };
@@ -121,6 +129,55 @@ export function outcomeOf(result: InvocationResult, records: readonly DynamoDBRe
     from = Math.min(from, position);
   }
   return { kind: 'partial', from };
+}
+
+/** A batch waiting to be (re)invoked, in shard order. */
+export interface PendingBatch extends DiscardedBatch {
+  readonly records: DynamoDBRecord[];
+  /** Failed invocations counted against MaximumRetryAttempts (a bisection does not count). */
+  readonly failures: number;
+}
+
+/**
+ * What follows a failed invocation of `batch` (`invokes` counts it): how many of its first records
+ * are done with (the checkpoint moves past them), then either the batch to retry (a failure counted
+ * against MaximumRetryAttempts) or, with bisection on, the two halves to invoke first (not counted).
+ */
+export function afterFailure(
+  outcome: Exclude<Outcome, { readonly kind: 'success' }>,
+  batch: PendingBatch,
+  invokes: number,
+  bisectOnError: boolean,
+):
+  | { readonly done: number; readonly retry: PendingBatch }
+  | { readonly done: number; readonly halves: readonly [PendingBatch, PendingBatch] } {
+  const { records, failures } = batch;
+  if (outcome.kind === 'partial') {
+    // services-ddb-batchfailurereporting.html: checkpoint before the lowest reported sequence
+    // number, retry from it (with bisection on, the batch is bisected there: the same records).
+    const lastResponse = { statusCode: 200, executedVersion: '$LATEST' };
+    return {
+      done: outcome.from,
+      retry: { records: records.slice(outcome.from), failures: failures + 1, invokes, lastResponse },
+    };
+  }
+  const lastResponse = {
+    statusCode: 200,
+    executedVersion: '$LATEST',
+    ...(outcome.functionError ? { functionError: 'Unhandled' } : {}),
+  };
+  if (bisectOnError && records.length > 1) {
+    // Splitting does not count towards the retry quota (services-dynamodb-errors.html).
+    const half = Math.ceil(records.length / 2);
+    return {
+      done: 0,
+      halves: [
+        { records: records.slice(0, half), failures, invokes, lastResponse },
+        { records: records.slice(half), failures, invokes, lastResponse },
+      ],
+    };
+  }
+  return { done: 0, retry: { records, failures: failures + 1, invokes, lastResponse } };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -208,7 +265,11 @@ export function invocationRecord(
  * How many of the first records are older than MaximumRecordAgeInSeconds (-1: none), at `nowMs`
  * (records are in age order).
  */
-export function expiredPrefix(records: readonly DynamoDBRecord[], maxAgeSeconds: number, nowMs: number): number {
+export function expiredPrefix(
+  records: readonly DynamoDBRecord[],
+  maxAgeSeconds: number,
+  nowMs: number,
+): number {
   if (maxAgeSeconds < 0) return 0;
   const nowSeconds = nowMs / 1000;
   const live = records.findIndex((record) => {
@@ -234,12 +295,6 @@ export async function listShards(streams: DynamoDBStreamsClient, streamArn: stri
   } while (start !== undefined);
   return shards;
 }
-
-/**
- * Iterators expire after 15 minutes, and DynamoDB Local answers TrimmedDataAccessException to the
- * first GetRecords after the first write when the iterator was taken on an empty shard
- * (aws/aws-sdk-java#2923; see harness/outbox/stream-relay.ts). A fresh iterator reads on; bounded
- * per shard, so a real trim still fails, and says so.
 
 /** GetRecords returns at most 1,000 records. */
 const GET_RECORDS_LIMIT = 1_000;
@@ -307,27 +362,15 @@ async function iteratorFor(source: StreamSource, cursor: ShardCursor): Promise<s
   return ShardIterator;
 }
 
+/**
+ * Iterators expire after 15 minutes, and DynamoDB Local answers TrimmedDataAccessException to the
+ * first GetRecords after the first write when the iterator was taken on an empty shard
+ * (aws/aws-sdk-java#2923; see harness/outbox/stream-relay.ts). A fresh iterator reads on; bounded
+ * per shard, so a real trim still fails, and says so.
  */
 function isStaleIterator(error: unknown): boolean {
   const name = (error as { name?: unknown } | undefined)?.name;
   return name === 'ExpiredIteratorException' || name === 'TrimmedDataAccessException';
-}
-
-/** Throttling, a 5xx, or no HTTP answer at all (a socket error): the next poll will likely get through. */
-export function isTransient(error: unknown): boolean {
-  const e = error as {
-    name?: string;
-    code?: unknown;
-    $metadata?: { httpStatusCode?: number };
-    $retryable?: unknown;
-  };
-  if (e?.$retryable) return true;
-  const status = e?.$metadata?.httpStatusCode;
-  if (status === undefined) {
-    return e?.name === 'TimeoutError' || (typeof e?.code === 'string' && /^E[A-Z]+$/.test(e.code));
-  }
-  if (status >= 500) return true;
-  return ['ThrottlingException', 'LimitExceededException', 'RequestLimitExceeded'].includes(e.name ?? '');
 }
 
 export function describe(error: unknown): string {

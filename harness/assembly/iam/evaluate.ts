@@ -86,6 +86,7 @@ export function denialLine(decision: Decision): string {
 }
 
 /** Per principal (its policies), the decision for each request and resource policy, by their JSON. */
+const MAX_CACHED_PER_PRINCIPAL = 10_000;
 const cache = new WeakMap<Principal, Map<string, Promise<Decision>>>();
 
 function cachedDecision(
@@ -99,6 +100,8 @@ function cachedDecision(
   const hit = entries.get(key);
   if (hit) return hit;
   const decision = evaluate(principal, request, resourcePolicy);
+  // Keys that differ per event (Powertools' records) would grow it without end: oldest out first.
+  if (entries.size >= MAX_CACHED_PER_PRINCIPAL) entries.delete(entries.keys().next().value as string);
   entries.set(key, decision);
   // An evaluation that failed is not remembered: the caller sees its error, the next call retries.
   decision.catch(() => entries.get(key) === decision && entries.delete(key));

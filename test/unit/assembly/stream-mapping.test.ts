@@ -266,6 +266,36 @@ describe('LocalStreamMapping: order and the event Lambda sends', () => {
   });
 });
 
+describe('LocalStreamMapping: eventSourceArn', () => {
+  it('reads streamArn, and names eventSourceArn in the events and the invocation record', async () => {
+    // The local runtime reads DynamoDB Local's stream; the function sees the template's StreamArn.
+    const localArn = `arn:aws:dynamodb:ddblocal:${ACCOUNT}:table/Outbox/stream/2026-01-01T00:00:00.000`;
+    const stream = new FakeStream();
+    stream.addShard('shard-1', [record(0), record(1)]);
+    const { fn, events } = fakeFunction((indexes) => (indexes.includes(0) ? error() : ok()));
+    const { mapping, failures } = startMapping(stream, fn, {
+      streamArn: localArn,
+      eventSourceArn: STREAM_ARN,
+      batchSize: 1,
+      maximumRetryAttempts: 0,
+    });
+
+    await until(() => expect(mapping.stats.records).toBe(2));
+    expect(events.flatMap((event) => event.Records.map((r) => r.eventSourceARN))).toEqual([
+      STREAM_ARN,
+      STREAM_ARN,
+    ]);
+    expect(failures).toHaveLength(1);
+    expect(failures[0]?.invocationRecord.DDBStreamBatchInfo.streamArn).toBe(STREAM_ARN);
+    const read = [
+      ...stream.mock.commandCalls(DescribeStreamCommand),
+      ...stream.mock.commandCalls(GetShardIteratorCommand),
+    ].map((call) => call.args[0].input.StreamArn);
+    expect(read.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(read)).toEqual(new Set([localArn]));
+  });
+});
+
 describe('LocalStreamMapping: filters', () => {
   it('skips records no filter matches, and counts them as processed', async () => {
     const stream = new FakeStream();
