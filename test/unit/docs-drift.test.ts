@@ -40,10 +40,13 @@ describe('docs/deploying.md cannot drift from the code', () => {
     const table = tableAfter(deploying, '| resource type | properties | why |');
     for (const [type, spec] of Object.entries(RESOURCE_TYPES)) {
       for (const property of Object.keys(spec.notEmulated)) {
-        expect(table, `${type} ${property}`).toMatch(new RegExp(`\\| \`${type}\` \\|[^\\n]*\`${property.replace('.', '\\.')}\``));
+        expect(table, `${type} ${property}`).toMatch(
+          new RegExp(`\\| \`${type}\` \\|[^\\n]*\`${property.replace('.', '\\.')}\``),
+        );
       }
     }
-    for (const type of Object.keys(IGNORED_TYPES)) expect(table).toContain(`| \`${type}\` | the whole resource |`);
+    for (const type of Object.keys(IGNORED_TYPES))
+      expect(table).toContain(`| \`${type}\` | the whole resource |`);
   });
 
   it('prints the operator policy the local deployment enforces (contract/operator-policy.json)', () => {

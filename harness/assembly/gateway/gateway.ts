@@ -123,7 +123,7 @@ export async function startGateway<Caller>(options: {
       options.onModelError?.(call, error as Error);
       return send(res, clientError(call, error as Error));
     }
-    if (!decision.allowed) return send(res, denial(call, raw, decision.message));
+    if (!decision.allowed) return send(res, denial(call, decision.message));
     const answered = await options.handlers.answer(known.caller, call, raw);
     if (answered) return send(res, answered);
     const target = call.service === 'sqs' ? options.sqsEndpoint : options.dynamodbEndpoint;
@@ -194,7 +194,7 @@ export function parseCall(service: string, raw: RawRequest): ParsedCall | undefi
 }
 
 /** The access-denied error each service returns, shaped as its SDK client parses it. */
-function denial(call: ParsedCall, raw: RawRequest, message: string): Answer {
+function denial(call: ParsedCall, message: string): Answer {
   switch (call.service) {
     case 'dynamodb':
       return {
