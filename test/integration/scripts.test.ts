@@ -31,6 +31,8 @@ const RUN_BY: Record<string, string> = {
   synth: 'test/infra/synth.test.ts (cdk synth --quiet through the CLI)',
   experiment: 'test/integration/cli.test.ts (experiment.test.ts runs its harness in process)',
   redrive: 'test/integration/cli-options.test.ts (a missing run, a missing stack)',
+  assembly:
+    'test/integration/assembly-all.test.ts (soak: synth, deploy, the deployed driver in its own process; npm test runs the same parts in process)',
   bench:
     'test/integration/script-runs.test.ts (one mode at its smallest), test/integration/bench.test.ts (--quick, test:soak)',
   'bench:verifier': 'this file',
