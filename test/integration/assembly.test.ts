@@ -6,6 +6,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STACK_OUTPUTS } from '../../contract/stack-outputs.js';
 import { DEFAULT_MODES } from '../../contract/topology.js';
 import { type AssemblyDeployment, deployAssembly, operatorPolicy } from '../../harness/assembly/deploy.js';
 import { denialLine } from '../../harness/assembly/iam/evaluate.js';
@@ -115,6 +116,27 @@ async function until<T>(read: () => T | Promise<T>, done: (value: T) => boolean,
 }
 
 describe('the synthesized assembly on the local runtime', () => {
+  it('is what the CLI synthesizes, offline: every handler bundled with local esbuild, cdk-nag run, the default modes', () => {
+    const template = JSON.parse(readFileSync(join(assembly, 'DeliverySemantics.template.json'), 'utf8')) as {
+      Resources: Record<string, { Type: string }>;
+      Outputs: Record<string, { Value: unknown }>;
+    };
+    const count = (type: string) => Object.values(template.Resources).filter((r) => r.Type === type).length;
+    // Each default mode with its queue pair, consumer, mapping and DLQ alarm; the verifier; no
+    // payment provider (no charge mode), no outbox relay (not asked).
+    expect(count('AWS::SQS::Queue')).toBe(2 * DEFAULT_MODES.length);
+    expect(count('AWS::Lambda::Function')).toBe(DEFAULT_MODES.length + 1);
+    expect(count('AWS::Lambda::EventSourceMapping')).toBe(DEFAULT_MODES.length);
+    expect(count('AWS::DynamoDB::Table')).toBe(2);
+    expect(count('AWS::CloudWatch::Alarm')).toBe(DEFAULT_MODES.length);
+    expect(count('AWS::SNS::Topic')).toBe(1);
+    expect(template.Outputs[STACK_OUTPUTS.deployedModes]?.Value).toBe(DEFAULT_MODES.join(','));
+    // Every function's code is a bundle in the assembly (esbuild ran; no Docker).
+    for (const folder of readdirSync(assembly).filter((entry) => entry.startsWith('asset.'))) {
+      expect(readdirSync(join(assembly, folder))).toContain('index.mjs');
+    }
+  });
+
   it('runs the default four modes, driven by the deployed driver under the operator policy: exact, 0 denials, counted by its own verifier', async () => {
     const deployment = await deploy(assembly);
     try {
