@@ -1,10 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { LambdaClient } from '@aws-sdk/client-lambda';
-import { SQSClient } from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MODE_NAMES, type Mode } from '../../contract/topology.js';
@@ -131,4 +131,61 @@ describe('npm run assembly', () => {
     expect(result.stdout).toMatch(/denials: 0/);
     expect(result.stdout).toMatch(/effectively-once +100 +\d+ +100 +0 \(0\) +0 +0/);
   }, 320_000);
+});
+
+describe('a grant removed, with -c maxReceiveCount=2', () => {
+  it('dead-letters the message in seconds, every delivery denied naming the policy', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'assembly-grant-'));
+    try {
+      await synthesizeAssembly(dir, { crashRate: '0', functionTimeoutSeconds: '1', maxReceiveCount: '2' });
+      const file = join(dir, 'DeliverySemantics.template.json');
+      const template = JSON.parse(readFileSync(file, 'utf8')) as {
+        Resources: Record<
+          string,
+          { Type: string; Properties: { PolicyDocument?: { Statement: Array<{ Sid?: string }> } } }
+        >;
+      };
+      const policy = Object.entries(template.Resources).find(
+        ([id, r]) =>
+          r.Type === 'AWS::IAM::Policy' && id.startsWith('EffectivelyOnceFunctionRoleDefaultPolicy'),
+      )?.[1].Properties.PolicyDocument;
+      if (!policy) throw new Error('no effectively-once policy');
+      policy.Statement = policy.Statement.filter(
+        (statement) => statement.Sid !== 'WriteOwnModePartitionOnly',
+      );
+      writeFileSync(file, JSON.stringify(template));
+      const deployment = await deployAssembly({ assemblyDir: dir });
+      try {
+        const { sqs } = clientsOf(deployment);
+        await sqs.send(
+          new SendMessageCommand({
+            QueueUrl: deployment.stack.outputs.EffectivelyOnceQueueUrl,
+            MessageBody: JSON.stringify({
+              eventId: 'grant',
+              runId: 'mutation',
+              accountId: 'acct-1',
+              amountCents: 100,
+              seq: 1,
+              createdAt: new Date().toISOString(),
+            }),
+          }),
+        );
+        const dlq = deployment.stack.outputs.EffectivelyOnceDeadLetterQueueUrl;
+        let depth = '0';
+        for (const deadline = Date.now() + 30_000; depth !== '1' && Date.now() < deadline; ) {
+          await new Promise((resolve) => setTimeout(resolve, 250));
+          const { Attributes } = await sqs.send(
+            new GetQueueAttributesCommand({ QueueUrl: dlq, AttributeNames: ['ApproximateNumberOfMessages'] }),
+          );
+          depth = Attributes?.ApproximateNumberOfMessages ?? '0';
+        }
+        expect(depth).toBe('1');
+        expect(deployment.denials.length).toBeGreaterThanOrEqual(2);
+      } finally {
+        await deployment.stop();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

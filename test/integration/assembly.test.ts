@@ -200,7 +200,7 @@ describe('the synthesized assembly on the local runtime', () => {
 });
 
 describe('mutations the template’s IAM must refuse', () => {
-  it('one grant removed: effectively-once cannot write, the message dead-letters in seconds', async () => {
+  it('one grant removed: effectively-once cannot write, refused naming the policy', async () => {
     const dir = mutated('grant-removed', (template) => {
       const statements = statementsOf(template, 'EffectivelyOnce');
       const kept = statements.filter((statement) => statement.Sid !== 'WriteOwnModePartitionOnly');
@@ -216,28 +216,18 @@ describe('mutations the template’s IAM must refuse', () => {
           MessageBody: body('grant'),
         }),
       );
-      const dlq = deployment.stack.outputs.EffectivelyOnceDeadLetterQueueUrl as string;
-      const depth = await until(
-        async () =>
-          (
-            await sqs.send(
-              new GetQueueAttributesCommand({
-                QueueUrl: dlq,
-                AttributeNames: ['ApproximateNumberOfMessages'],
-              }),
-            )
-          ).Attributes?.ApproximateNumberOfMessages,
-        (value) => value === '1',
+      // That the message then dead-letters in seconds (-c maxReceiveCount=2) is assembly-all.test.ts's (soak).
+      const denials = await until(
+        () => deployment.denials,
+        (list) => list.length > 0,
       );
-      expect(depth).toBe('1');
-      expect(deployment.denials.length).toBeGreaterThanOrEqual(2);
-      expect(deployment.denials[0]).toMatchObject({
+      expect(denials[0]).toMatchObject({
         allowed: false,
         action: expect.stringMatching(/^dynamodb:(UpdateItem|PutItem)$/),
         reason: 'no statement allows it',
       });
       // The line names the policy that no longer allows it.
-      expect(denialLine(deployment.denials[0] as never)).toMatch(
+      expect(denialLine(denials[0] as never)).toMatch(
         /no statement allows it in EffectivelyOnceFunctionRoleDefaultPolicy\w+$/,
       );
     } finally {
