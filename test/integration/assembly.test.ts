@@ -149,7 +149,7 @@ describe('the synthesized assembly on the local runtime', () => {
         },
         clientsOf(deployment),
       );
-      const report = await runExperiment(env, experimentConfig({ messages: 20 }), newRunId('assembly'), {
+      const report = await runExperiment(env, experimentConfig({ messages: 10 }), newRunId('assembly'), {
         phase: () => undefined,
       });
       await env.stop();
@@ -157,10 +157,10 @@ describe('the synthesized assembly on the local runtime', () => {
       // out, which at-most-once may lose and at-least-once may duplicate), effectively-once exact.
       for (const mode of DEFAULT_MODES) {
         const outcome = report.modes[mode];
-        expect(outcome?.produced, mode).toBe(20);
+        expect(outcome?.produced, mode).toBe(10);
         if (outcome) expect([...violations(mode, outcome)], mode).toEqual([]);
       }
-      expect(report.modes['effectively-once']).toMatchObject({ appliedOnce: 20, duplicated: 0, lost: 0 });
+      expect(report.modes['effectively-once']).toMatchObject({ appliedOnce: 10, duplicated: 0, lost: 0 });
       expect(deployment.denials).toEqual([]);
       const verifier = deployment.functionNamed(deployment.stack.outputs.VerifierFunctionName as string);
       expect(verifier?.stats.invocations).toBeGreaterThanOrEqual(1);
