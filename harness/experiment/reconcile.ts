@@ -16,7 +16,12 @@ export function reconcileWithEnvironment(
   description: EnvironmentDescription,
   redeployCommand?: (changes: RedeployChanges) => string,
 ): ExperimentConfig {
-  const deployedBatchSizes = [...new Set(config.modes.map((mode) => description.modes[mode].batchSize))];
+  // A deployed redrive without --modes asks for every mode; the stack has its own (the run takes those).
+  const deployedBatchSizes = [
+    ...new Set(
+      config.modes.flatMap((mode) => (description.modes[mode] ? [description.modes[mode].batchSize] : [])),
+    ),
+  ];
   // Without a deployed stack's command (nothing here refuses then), the context to change.
   const redeploy = (changes: RedeployChanges) =>
     redeployCommand

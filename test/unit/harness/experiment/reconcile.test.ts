@@ -34,6 +34,14 @@ const config: ExperimentConfig = {
 };
 
 describe('reconciling the run with a deployed stack', () => {
+  it('takes the stack’s own modes when every mode was asked for (a redrive without --modes)', () => {
+    const fourModes: EnvironmentDescription = {
+      ...deployed,
+      modes: { 'at-least-once': settings, 'effectively-once': settings } as EnvironmentDescription['modes'],
+    };
+    expect(reconcileWithEnvironment(config, new Set(), fourModes)).toMatchObject({ batchSize: 10 });
+  });
+
   it('takes the deployed crash rate and batch size when the flags were not given', () => {
     expect(reconcileWithEnvironment(config, new Set(), deployed)).toMatchObject({
       crashRate: 0,
