@@ -159,13 +159,15 @@ const LONGEST_CHEAP_FILES = [
   // npm pack, npm ci from the cache, then tsc, cdk synth, the handler and the service's own explorer
   // tests side by side (about 45 s, 85 s beside the other files): first, so the rest runs beside it.
   'test/integration/packed-install.test.ts',
+  // The synthesized assembly: one CLI synth (CPU, 10 s), then deployments that mostly wait (about
+  // 30 s alone, 50 s beside the others): early, or it runs alone at the end of the phase.
+  'test/integration/assembly.test.ts',
   // The component layer per core: in process and CPU-bound (every mode's cells side by side),
   // started first, beside the mapping's tests, which mostly wait. Three runs of the cheap projects
   // with it were 89–92 s, no cell timed out.
   'test/integration/cores.test.ts',
   // The explorer's API, in process: the five-order scenario, a mutant core, broken consumers.
   'test/integration/explore-api.test.ts',
-  'test/infra/synth.test.ts',
   'test/integration/event-source-mapping.test.ts',
   'test/integration/event-source-mapping-faults.test.ts',
   'test/integration/event-source-mapping-fifo.test.ts',
@@ -173,6 +175,8 @@ const LONGEST_CHEAP_FILES = [
   'test/integration/cli-options.test.ts',
   'test/integration/scripts.test.ts',
   'test/integration/verifier.test.ts',
+  // Two refusals of `cdk synth` (the full synth is assembly.test's).
+  'test/infra/synth.test.ts',
 ];
 
 class InfraFirst extends BaseSequencer {
