@@ -59,9 +59,15 @@ export function parseOptions<E extends EntryPointName>(
   );
   const parsed = (() => {
     try {
-      return parseArgs({ args: [...argv], options, strict: true, allowPositionals: true, tokens: true });
+      return parseArgs({
+        args: negativeValuesJoined(argv, options),
+        options,
+        strict: true,
+        allowPositionals: true,
+        tokens: true,
+      });
     } catch (error) {
-      throw new UsageError(explainParseError(error, entryPoint));
+      throw new UsageError(explainParseError(error, entryPoint, accepted));
     }
   })();
 
@@ -129,8 +135,61 @@ const REPLACED: Readonly<Record<string, string>> = {
   core: "replaced by the explorer's API, which explores your own consumer, not a copy of the cores inside the lab's modes: write a scenario (docs/explore.md#explore-your-own-consumer) and run it with --scenario FILE or from your tests",
 };
 
-/** parseArgs' errors, said in this project's words where it helps (an option of another command). */
-function explainParseError(error: unknown, entryPoint: EntryPointName): string {
+/**
+ * `--messages -5` as `--messages=-5`: parseArgs calls a value that starts with a dash ambiguous,
+ * while the `=` spelling reaches the option's own check. Both spellings then get the same message
+ * ("--messages must be a whole number …, got "-5""). Only a negative number is joined: `--seed
+ * -x` stays ambiguous.
+ */
+function negativeValuesJoined(argv: readonly string[], options: ParseArgsConfig['options']): string[] {
+  const joined: string[] = [];
+  for (let index = 0; index < argv.length; index += 1) {
+    const token = argv[index] as string;
+    const next = argv[index + 1];
+    if (token === '--') return [...joined, ...argv.slice(index)];
+    const name = /^--([^=]+)$/.exec(token)?.[1];
+    if (name && options?.[name]?.type === 'string' && next !== undefined && /^-\d/.test(next)) {
+      joined.push(`${token}=${next}`);
+      index += 1;
+    } else joined.push(token);
+  }
+  return joined;
+}
+
+/** The accepted option nearest an unknown one (a typo: at most a quarter of its letters off), if any. */
+export function nearestOption(name: string, accepted: readonly string[]): string | undefined {
+  const limit = Math.max(1, Math.floor(name.length / 4));
+  const ranked = accepted
+    .map((candidate) => ({ candidate, distance: editDistance(name, candidate) }))
+    .filter(({ distance }) => distance <= limit)
+    .sort((a, b) => a.distance - b.distance);
+  return ranked[0]?.candidate;
+}
+
+/** Levenshtein distance, with a swap of two neighbours counted as one edit (optimal string alignment). */
+function editDistance(a: string, b: string): number {
+  const rows = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j += 1) (rows[0] as number[])[j] = j;
+  for (let i = 1; i <= a.length; i += 1) {
+    for (let j = 1; j <= b.length; j += 1) {
+      const row = rows[i] as number[];
+      const above = rows[i - 1] as number[];
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      row[j] = Math.min(
+        (above[j] as number) + 1,
+        (row[j - 1] as number) + 1,
+        (above[j - 1] as number) + cost,
+      );
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        row[j] = Math.min(row[j] as number, ((rows[i - 2] as number[])[j - 2] as number) + 1);
+      }
+    }
+  }
+  return (rows[a.length] as number[])[b.length] as number;
+}
+
+/** parseArgs' errors, said in this project's words where it helps (an option of another command, a typo). */
+function explainParseError(error: unknown, entryPoint: EntryPointName, accepted: readonly string[]): string {
   const message = error instanceof Error ? error.message : String(error);
   const code = (error as { code?: unknown }).code;
   if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
@@ -141,9 +200,11 @@ function explainParseError(error: unknown, entryPoint: EntryPointName): string {
       : [];
     const replaced = REPLACED[name];
     if (replaced !== undefined) return `Unknown option '${option}': ${replaced}`;
-    return elsewhere.length > 0
-      ? `Unknown option '${option}': it is an option of ${elsewhere.map((other) => ENTRY_POINTS[other].command.replace(/ --$/, '')).join(', ')}, not of ${ENTRY_POINTS[entryPoint].command.replace(/ --$/, '')}`
-      : `Unknown option '${option}'`;
+    if (elsewhere.length > 0) {
+      return `Unknown option '${option}': it is an option of ${elsewhere.map((other) => ENTRY_POINTS[other].command.replace(/ --$/, '')).join(', ')}, not of ${ENTRY_POINTS[entryPoint].command.replace(/ --$/, '')}`;
+    }
+    const nearest = option.startsWith('--') ? nearestOption(name, accepted) : undefined;
+    return nearest ? `Unknown option '${option}': did you mean --${nearest}?` : `Unknown option '${option}'`;
   }
   return message;
 }

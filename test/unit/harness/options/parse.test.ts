@@ -103,7 +103,8 @@ describe('the option parser', () => {
       '--scale must be a comma-separated list of whole numbers from 0 to 1,000,000',
     ],
     ['bench', ['--modes', 'at-least-once,exactly-once'], 'unknown: "exactly-once"'],
-    ['bench:verifier', ['--events', '-5'], "'--events'"],
+    ['bench:verifier', ['--events', '-5'], '--events must be a whole number from 1 to 10,000,000, got "-5"'],
+    ['bench:verifier', ['--events=-5'], '--events must be a whole number from 1 to 10,000,000, got "-5"'],
     ['bench:verifier', ['--events', '0'], '--events must be a whole number from 1 to 10,000,000, got "0"'],
     ['bench:default-run', ['--runs', '1.5'], '--runs must be a whole number from 1 to 1,000, got "1.5"'],
     ['proofs', ['--crash-at', 'evt-1'], '--crash-at must be EVENT@RECEIVE, like evt-000000@1, got "evt-1"'],
@@ -122,6 +123,20 @@ describe('the option parser', () => {
       "Unknown option '--crash-rate': it is an option of npm run experiment, not of npm run bench",
     );
     expect(() => parseOptions('sweep', ['--nope'])).toThrow(/^Unknown option '--nope'$/);
+  });
+
+  it('names the nearest known option for a typo, and none for a word far from every option', () => {
+    expect(() => parseOptions('experiment', ['--mesages', '5'])).toThrow(
+      /^Unknown option '--mesages': did you mean --messages\?$/,
+    );
+    expect(() => parseOptions('experiment', ['--crahs-rate', '0.1'])).toThrow(/did you mean --crash-rate\?$/);
+    expect(() => parseOptions('experiment', ['--banana'])).toThrow(/^Unknown option '--banana'$/);
+  });
+
+  it('gives a negative number the same message in both spellings', () => {
+    const message = '--messages must be a whole number from 1 to 1,000,000, got "-5"';
+    expect(() => parseOptions('experiment', ['--messages', '-5'])).toThrow(message);
+    expect(() => parseOptions('experiment', ['--messages=-5'])).toThrow(message);
   });
 
   it('refuses an option the chosen target cannot honour, saying why', () => {
