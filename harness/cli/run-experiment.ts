@@ -79,7 +79,7 @@ async function main(parsed: ParsedOptions<'experiment'>): Promise<number> {
       // A deployed redrive without --modes: the stack's own.
       modes: environment.modes,
     };
-    progress.phase(describeSettings(environment.description));
+    progress.phase(describeSettings(environment.description, effective.modes));
     const outage = outageWarning(effective.faults, effective.modes, environment.description.modes);
     if (outage) process.stderr.write(`${outage}\n`);
     const fifoClamp = fifoBatchSizeNote(

@@ -57,18 +57,21 @@ export function reconcileWithEnvironment(
   };
 }
 
-export function describeSettings(description: EnvironmentDescription): string {
-  // Modes usually share their settings: print each distinct set once.
+export function describeSettings(description: EnvironmentDescription, running?: readonly Mode[]): string {
+  // Modes usually share their settings: print each distinct set once, for the modes that run.
   const groups = new Map<string, string[]>();
-  for (const [mode, s] of Object.entries(description.modes)) {
+  const modes = Object.entries(description.modes).filter(
+    ([mode]) => running === undefined || running.includes(mode as Mode),
+  );
+  for (const [mode, s] of modes) {
     const text =
       `batch ${s.batchSize}, concurrency ${concurrencyText(s)}, visibility ${s.visibilityTimeoutSeconds} s, ` +
       `timeout ${s.functionTimeoutSeconds} s, maxReceiveCount ${s.maxReceiveCount}`;
     groups.set(text, [...(groups.get(text) ?? []), mode]);
   }
-  const modes =
+  const settings =
     groups.size === 1
-      ? [...groups.keys()].join('')
+      ? `${modes.map(([mode]) => mode).join(', ')}: ${[...groups.keys()].join('')}`
       : [...groups].map(([text, names]) => `${names.join(', ')}: ${text}`).join('; ');
-  return `${description.target}: crash rate ${description.crashRate}, crash seed ${description.crashSeed}; ${modes}`;
+  return `${description.target}: crash rate ${description.crashRate}, crash seed ${description.crashSeed}; ${settings}`;
 }

@@ -3,7 +3,7 @@ import { MODE_NAMES } from '../../../../contract/topology.js';
 import type { EnvironmentDescription } from '../../../../harness/environments/environment.js';
 import type { RedeployChanges } from '../../../../harness/environments/redeploy-command.js';
 import type { ExperimentConfig } from '../../../../harness/experiment/experiment.js';
-import { reconcileWithEnvironment } from '../../../../harness/experiment/reconcile.js';
+import { describeSettings, reconcileWithEnvironment } from '../../../../harness/experiment/reconcile.js';
 import { NO_FAULTS } from '../../../../harness/faults/faults.js';
 import { UsageError } from '../../../../harness/options/usage-error.js';
 
@@ -78,6 +78,23 @@ describe('reconciling the run with a deployed stack', () => {
     const agreeing = { ...config, crashRate: 0, batchSize: 10 };
     expect(reconcileWithEnvironment(agreeing, new Set(['crash-rate', 'batch-size']), deployed)).toEqual(
       agreeing,
+    );
+  });
+});
+
+describe('the settings banner', () => {
+  it('names the modes that run, and only those', () => {
+    const charge = { ...settings, visibilityTimeoutSeconds: 360 };
+    const everyMode: EnvironmentDescription = {
+      ...deployed,
+      target: 'embedded',
+      modes: Object.fromEntries(
+        MODE_NAMES.map((mode) => [mode, mode.startsWith('charge') ? charge : settings]),
+      ) as EnvironmentDescription['modes'],
+    };
+    const banner = describeSettings(everyMode, ['at-least-once', 'effectively-once']);
+    expect(banner).toBe(
+      'embedded: crash rate 0, crash seed seed; at-least-once, effectively-once: batch 10, concurrency 5, visibility 180 s, timeout 30 s, maxReceiveCount 10',
     );
   });
 });
