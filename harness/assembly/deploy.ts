@@ -25,7 +25,7 @@ import { LOCAL_ACCOUNT } from './locality.js';
 import { type Caller, type Credentials, Principals } from './principals.js';
 import { createQueue, createTable, queuesInCreationOrder } from './provision.js';
 import { type ResolvedStack, resolveStack } from './resolve-stack.js';
-import { refuseWhatIsNotModelled, resourceDirectory } from './stack-index.js';
+import { queuePolicies, queueWhere, refuseWhatIsNotModelled, resourceDirectory } from './stack-index.js';
 
 export { LOCAL_ACCOUNT } from './locality.js';
 export const OPERATOR_POLICY_FILE = join(PROJECT_ROOT, 'contract', 'operator-policy.json');
@@ -171,8 +171,7 @@ export async function deployAssembly(options: AssemblyDeploymentOptions): Promis
     );
     const moveTasks = new MoveTasks(
       sqs,
-      (arn) =>
-        stack.byType('AWS::SQS::Queue').find((queue) => queue.attributes.Arn === arn)?.attributes.QueueUrl,
+      (arn) => queueWhere(stack, 'Arn', arn)?.attributes.QueueUrl,
       (arn) => {
         // SQS returns each message to its own source queue; a DLQ shared by several is not modelled.
         const sources = directory.redriveSourcesOf(arn);
@@ -183,10 +182,20 @@ export async function deployAssembly(options: AssemblyDeploymentOptions): Promis
         return sources[0];
       },
     );
-    state.handlers = handlers(stack, directory, functions, moveTasks, region, (decision) => {
-      denials.push(decision);
-      options.onDenial?.(denialLine(decision), decision);
-    });
+    // The queues' resource policies, by queue ARN: read once, for the gateway and the mappings' checks.
+    const resourcePolicies = queuePolicies(stack);
+    state.handlers = handlers(
+      stack,
+      directory,
+      functions,
+      moveTasks,
+      region,
+      resourcePolicies,
+      (decision) => {
+        denials.push(decision);
+        options.onDenial?.(denialLine(decision), decision);
+      },
+    );
 
     status('creating the event source mappings (Lambda checks the role first)');
     let fatal: Error | undefined;
@@ -195,6 +204,7 @@ export async function deployAssembly(options: AssemblyDeploymentOptions): Promis
       functions,
       principals,
       { endpoint: gateway.endpoint, region, dynamodb },
+      resourcePolicies,
       (error) => {
         fatal ??= error;
         status(`fatal: ${error.message}`);
@@ -212,8 +222,7 @@ export async function deployAssembly(options: AssemblyDeploymentOptions): Promis
     const alarms = watchAlarms(
       evaluable.alarms,
       async (queueName, attribute) => {
-        const url = stack.byType('AWS::SQS::Queue').find((queue) => queue.attributes.QueueName === queueName)
-          ?.attributes.QueueUrl;
+        const url = queueWhere(stack, 'QueueName', queueName)?.attributes.QueueUrl;
         const { Attributes } = await sqs.send(
           new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: [attribute] }),
         );

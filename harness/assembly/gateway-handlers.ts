@@ -14,11 +14,11 @@ import {
 } from './gateway/gateway.js';
 import { authorizationRequestsOf } from './iam/actions.js';
 import { authorize, type Decision } from './iam/evaluate.js';
+import type { PolicyDocument } from './iam/policy-document.js';
 import type { ResourceDirectory } from './iam/service-call.js';
 import { LOCAL_ACCOUNT } from './locality.js';
 import type { Caller } from './principals.js';
 import type { ResolvedStack } from './resolve-stack.js';
-import { queuePolicies } from './stack-index.js';
 
 export type Handlers = Pick<GatewayHandlers<Caller>, 'authorize' | 'answer'>;
 
@@ -34,9 +34,9 @@ export function handlers(
   functions: ReadonlyMap<string, DeployedFunction>,
   moveTasks: MoveTasks,
   region: string,
+  resourcePolicies: ReadonlyMap<string, PolicyDocument>,
   onDenial: (decision: Decision) => void,
 ): Handlers {
-  const resourcePolicies = queuePolicies(stack);
   const functionOf = (call: ParsedCall) => {
     const name = String(call.input.FunctionName ?? '');
     return [...functions.values()].find((fn) => fn.name === name || fn.arn === name);

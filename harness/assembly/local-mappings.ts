@@ -5,11 +5,12 @@ import { LocalEventSourceMapping } from '../lambda-runtime/event-source-mapping.
 import type { DeployedFunction } from './control-plane.js';
 import { checkSqsMappingRole } from './iam/create-time-check.js';
 import { authorize, denialLine, type Principal } from './iam/evaluate.js';
+import type { PolicyDocument } from './iam/policy-document.js';
 import { roleNameOf } from './local-functions.js';
 import { LOCAL_ACCOUNT } from './locality.js';
 import { assumedRoleArn, type Principals, rolePolicies } from './principals.js';
 import type { ResolvedStack } from './resolve-stack.js';
-import { queuePolicies } from './stack-index.js';
+import { queueWhere } from './stack-index.js';
 import { LocalStreamMapping } from './stream-mapping.js';
 
 /**
@@ -29,10 +30,10 @@ export async function createMappings(
   functions: ReadonlyMap<string, DeployedFunction>,
   principals: Principals,
   local: { readonly endpoint: string; readonly region: string; readonly dynamodb: DynamoDBClient },
+  resourcePolicies: ReadonlyMap<string, PolicyDocument>,
   onFatal: (error: Error) => void,
 ): Promise<Array<LocalEventSourceMapping | LocalStreamMapping>> {
   const { endpoint, region } = local;
-  const resourcePolicies = queuePolicies(stack);
   const mappings: Array<LocalEventSourceMapping | LocalStreamMapping> = [];
   for (const resource of stack.byType('AWS::Lambda::EventSourceMapping')) {
     const p = resource.properties as unknown as MappingProperties;
@@ -56,9 +57,7 @@ export async function createMappings(
       );
       continue;
     }
-    const queue = stack
-      .byType('AWS::SQS::Queue')
-      .find((candidate) => candidate.attributes.Arn === p.EventSourceArn);
+    const queue = queueWhere(stack, 'Arn', p.EventSourceArn);
     if (!queue) {
       throw new Error(
         `${where}: EventSourceArn ${p.EventSourceArn} is neither a queue nor a table's stream of the stack`,
@@ -150,10 +149,7 @@ async function streamMapping(
   const credentials = principals.add({ kind: 'poller', name: principal.name, principal });
   const sdk = { region: local.region, endpoint: local.endpoint, credentials };
   const destination = p.DestinationConfig?.OnFailure?.Destination;
-  const destinationUrl = destination
-    ? stack.byType('AWS::SQS::Queue').find((queue) => queue.attributes.Arn === destination)?.attributes
-        .QueueUrl
-    : undefined;
+  const destinationUrl = destination ? queueWhere(stack, 'Arn', destination)?.attributes.QueueUrl : undefined;
   if (destination && !destinationUrl) {
     throw new Error(`${where}: the on-failure destination ${destination} is no queue of the stack`);
   }

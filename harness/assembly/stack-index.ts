@@ -1,7 +1,7 @@
 import type { PolicyDocument } from './iam/policy-document.js';
 import type { ResourceDirectory } from './iam/service-call.js';
 import { LOCAL_ACCOUNT } from './locality.js';
-import type { ResolvedStack } from './resolve-stack.js';
+import type { ResolvedResource, ResolvedStack } from './resolve-stack.js';
 
 /**
  * Lookups over a resolved stack that the gateway and the IAM model need (names and URLs to ARNs,
@@ -65,13 +65,21 @@ export function resourceDirectory(stack: ResolvedStack, region: string): Resourc
 }
 
 /** Each queue's resource policy (AWS::SQS::QueuePolicy), by queue ARN. */
+/** The stack's queue whose `attribute` (its ARN, URL or name) is `value`. */
+export function queueWhere(
+  stack: ResolvedStack,
+  attribute: 'Arn' | 'QueueUrl' | 'QueueName',
+  value: string | undefined,
+): ResolvedResource | undefined {
+  return stack.byType('AWS::SQS::Queue').find((queue) => queue.attributes[attribute] === value);
+}
+
 export function queuePolicies(stack: ResolvedStack): Map<string, PolicyDocument> {
   const byArn = new Map<string, PolicyDocument>();
   for (const policy of stack.byType('AWS::SQS::QueuePolicy')) {
     const p = policy.properties as { PolicyDocument: PolicyDocument; Queues: string[] };
     for (const url of p.Queues) {
-      const arn = stack.byType('AWS::SQS::Queue').find((queue) => queue.attributes.QueueUrl === url)
-        ?.attributes.Arn;
+      const arn = queueWhere(stack, 'QueueUrl', url)?.attributes.Arn;
       if (arn) byArn.set(arn, p.PolicyDocument);
     }
   }

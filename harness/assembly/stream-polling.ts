@@ -6,7 +6,8 @@
  * a retry will not fix (isTransient). What a worker does with a shard's records is the subclass's `work`.
  */
 import type { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
-import { describe, listShards } from './stream-records.js';
+import { listShards } from '../outbox/stream-relay.js';
+import { describe } from './stream-records.js';
 
 /** How often the shard list is read again (shards split every few hours on AWS). */
 const SHARD_REFRESH_MS = 1_000;

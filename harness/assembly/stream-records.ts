@@ -11,16 +11,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import {
-  DescribeStreamCommand,
   type DynamoDBStreamsClient,
   GetRecordsCommand,
-  GetShardIteratorCommand,
   type AttributeValue as SdkAttributeValue,
   type _Record as SdkStreamRecord,
-  type Shard,
 } from '@aws-sdk/client-dynamodb-streams';
 import type { AttributeValue, DynamoDBRecord, StreamRecord } from 'aws-lambda';
 import type { InvocationResult } from '../lambda-runtime/execution-environment.js';
+import { isStaleIterator, shardIterator } from '../outbox/stream-relay.js';
 
 // ---------------------------------------------------------------------------------------------
 // The event Lambda sends (with-ddb.html, "Example DynamoDB Streams record event"; the record's
@@ -280,21 +278,8 @@ export function expiredPrefix(
 }
 
 // ---------------------------------------------------------------------------------------------
-// Reading the stream: the approach of harness/outbox/stream-relay.ts (DescribeStream pages, stale
-// iterators taken again from the last record read), whose helpers are not exported.
-
-export async function listShards(streams: DynamoDBStreamsClient, streamArn: string): Promise<Shard[]> {
-  const shards: Shard[] = [];
-  let start: string | undefined;
-  do {
-    const { StreamDescription } = await streams.send(
-      new DescribeStreamCommand({ StreamArn: streamArn, ...(start ? { ExclusiveStartShardId: start } : {}) }),
-    );
-    shards.push(...(StreamDescription?.Shards ?? []));
-    start = StreamDescription?.LastEvaluatedShardId;
-  } while (start !== undefined);
-  return shards;
-}
+// Reading the stream with harness/outbox/stream-relay.ts's helpers (DescribeStream pages, stale
+// iterators taken again from the last record read; DynamoDB Local's quirk is explained there).
 
 /** GetRecords returns at most 1,000 records. */
 const GET_RECORDS_LIMIT = 1_000;
@@ -324,7 +309,13 @@ export interface ShardCursor {
 
 /** One GetRecords on the shard, as event records; the cursor moves past them. */
 export async function readShard(source: StreamSource, cursor: ShardCursor): Promise<DynamoDBRecord[]> {
-  cursor.iterator ??= await iteratorFor(source, cursor);
+  cursor.iterator ??= await shardIterator(
+    source.streams,
+    source.streamArn,
+    cursor.shardId,
+    cursor.lastReadSequence,
+    cursor.initialPosition,
+  );
   let page: { Records?: SdkStreamRecord[]; NextShardIterator?: string };
   try {
     page = await source.streams.send(
@@ -345,32 +336,6 @@ export async function readShard(source: StreamSource, cursor: ShardCursor): Prom
   cursor.iterator = page.NextShardIterator;
   if (page.NextShardIterator === undefined) cursor.ended = true;
   return records;
-}
-
-async function iteratorFor(source: StreamSource, cursor: ShardCursor): Promise<string> {
-  const { ShardIterator } = await source.streams.send(
-    new GetShardIteratorCommand({
-      StreamArn: source.streamArn,
-      ShardId: cursor.shardId,
-      ...(cursor.lastReadSequence === undefined
-        ? { ShardIteratorType: cursor.initialPosition }
-        : { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: cursor.lastReadSequence }),
-    }),
-  );
-  if (ShardIterator === undefined)
-    throw new Error(`GetShardIterator returned no iterator for ${cursor.shardId}`);
-  return ShardIterator;
-}
-
-/**
- * Iterators expire after 15 minutes, and DynamoDB Local answers TrimmedDataAccessException to the
- * first GetRecords after the first write when the iterator was taken on an empty shard
- * (aws/aws-sdk-java#2923; see harness/outbox/stream-relay.ts). A fresh iterator reads on; bounded
- * per shard, so a real trim still fails, and says so.
- */
-function isStaleIterator(error: unknown): boolean {
-  const name = (error as { name?: unknown } | undefined)?.name;
-  return name === 'ExpiredIteratorException' || name === 'TrimmedDataAccessException';
 }
 
 export function describe(error: unknown): string {

@@ -196,7 +196,7 @@ function proxyFailure(error: unknown): ProxyAnswer {
 }
 
 /** The whole body; rejects when the other side closed the connection before it was complete. */
-function readBody(message: IncomingMessage): Promise<Buffer> {
+export function readBody(message: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     message.on('data', (chunk: Buffer) => chunks.push(chunk));

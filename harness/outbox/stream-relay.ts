@@ -56,7 +56,7 @@ const SHARD_REFRESH_MS = 1_000;
  * checkpoint reads on. Bounded, so that a real trim (a checkpoint older than the stream's 24 h)
  * still fails, and says so.
  */
-function isStaleIterator(error: unknown): boolean {
+export function isStaleIterator(error: unknown): boolean {
   return error instanceof ExpiredIteratorException || error instanceof TrimmedDataAccessException;
 }
 
@@ -90,7 +90,7 @@ export async function relayStream(deps: StreamRelayDeps): Promise<void> {
       if (parent !== undefined && known.has(parent) && !checkpoints.get(parent)?.done) continue;
       const iterator =
         iterators.get(shardId) ??
-        (await shardIterator(deps.streams, streamArn, shardId, checkpoints.get(shardId)));
+        (await shardIterator(deps.streams, streamArn, shardId, checkpoints.get(shardId)?.sequenceNumber));
       let page: { Records?: StreamRecord[]; NextShardIterator?: string };
       try {
         page = await deps.streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 1000 }));
@@ -166,7 +166,8 @@ async function outboxStreamArn(deps: StreamRelayDeps): Promise<string> {
   return arn;
 }
 
-async function listShards(streams: DynamoDBStreamsClient, streamArn: string): Promise<Shard[]> {
+/** Every shard of a stream, DescribeStream page by page (the local stream mapping reads them too). */
+export async function listShards(streams: DynamoDBStreamsClient, streamArn: string): Promise<Shard[]> {
   const shards: Shard[] = [];
   let start: string | undefined;
   do {
@@ -179,19 +180,21 @@ async function listShards(streams: DynamoDBStreamsClient, streamArn: string): Pr
   return shards;
 }
 
-async function shardIterator(
+/** A shard's iterator after `afterSequence`, or at `initial` when nothing was read yet. */
+export async function shardIterator(
   streams: DynamoDBStreamsClient,
   streamArn: string,
   shardId: string,
-  checkpoint: Checkpoint | undefined,
+  afterSequence: string | undefined,
+  initial: 'TRIM_HORIZON' | 'LATEST' = 'TRIM_HORIZON',
 ): Promise<string> {
   const { ShardIterator } = await streams.send(
     new GetShardIteratorCommand({
       StreamArn: streamArn,
       ShardId: shardId,
-      ...(checkpoint?.sequenceNumber
-        ? { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: checkpoint.sequenceNumber }
-        : { ShardIteratorType: 'TRIM_HORIZON' }),
+      ...(afterSequence
+        ? { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: afterSequence }
+        : { ShardIteratorType: initial }),
     }),
   );
   if (ShardIterator === undefined)

@@ -209,18 +209,8 @@ describe('mutations the template’s IAM must refuse', () => {
     });
     const deployment = await deploy(dir);
     try {
-      const { sqs } = clientsOf(deployment);
-      await sqs.send(
-        new SendMessageCommand({
-          QueueUrl: deployment.stack.outputs.EffectivelyOnceQueueUrl as string,
-          MessageBody: body('grant'),
-        }),
-      );
       // That the message then dead-letters in seconds (-c maxReceiveCount=2) is assembly-all.test.ts's (soak).
-      const denials = await until(
-        () => deployment.denials,
-        (list) => list.length > 0,
-      );
+      const denials = await firstDenialsOf(deployment, 'grant');
       expect(denials[0]).toMatchObject({
         allowed: false,
         action: expect.stringMatching(/^dynamodb:(UpdateItem|PutItem)$/),
@@ -243,17 +233,7 @@ describe('mutations the template’s IAM must refuse', () => {
     );
     const deployment = await deploy(dir);
     try {
-      const { sqs } = clientsOf(deployment);
-      await sqs.send(
-        new SendMessageCommand({
-          QueueUrl: deployment.stack.outputs.EffectivelyOnceQueueUrl as string,
-          MessageBody: body('partition'),
-        }),
-      );
-      const denials = await until(
-        () => deployment.denials,
-        (list) => list.length > 0,
-      );
+      const denials = await firstDenialsOf(deployment, 'partition');
       expect(denials[0]).toMatchObject({
         reason: 'no statement allows it',
         statement: expect.stringContaining('WriteOwnModePartitionOnly'),
@@ -305,6 +285,20 @@ describe('mutations the template’s IAM must refuse', () => {
     }
   }, 60_000);
 });
+
+/** Sends one event to effectively-once's queue, and waits for the deployment's first denials. */
+async function firstDenialsOf(deployment: AssemblyDeployment, eventId: string) {
+  await clientsOf(deployment).sqs.send(
+    new SendMessageCommand({
+      QueueUrl: deployment.stack.outputs.EffectivelyOnceQueueUrl as string,
+      MessageBody: body(eventId),
+    }),
+  );
+  return until(
+    () => deployment.denials,
+    (list) => list.length > 0,
+  );
+}
 
 function body(eventId: string): string {
   return JSON.stringify({

@@ -6,6 +6,7 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { readBody } from '../../dynamodb-proxy/proxy.js';
 import { parseAuthorization, signatureProblem } from './sigv4.js';
 
 /**
@@ -367,15 +368,6 @@ function forward(raw: RawRequest, target: string, res: ServerResponse, rewrite?:
 function send(res: ServerResponse, answer: Answer): void {
   res.writeHead(answer.status, { ...answer.headers, 'x-amzn-requestid': 'local' });
   res.end(answer.body);
-}
-
-function readBody(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
 }
 
 function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<Server> {
