@@ -5,7 +5,10 @@ import {
   PlanError,
   type PlannedFault,
   parsePlan,
+  ScheduleError,
+  scheduleColumns,
 } from '@sqs-delivery-semantics/explorer';
+import type { Mode } from '../../contract/topology.js';
 import { PROJECT_ROOT } from '../../lib/bundling.js';
 import type { ParsedOptions } from '../options/parse.js';
 import type { Finished } from '../options/run.js';
@@ -29,6 +32,9 @@ export const DEFAULT_SCENARIOS: Readonly<Record<1 | 2, Omit<LabScenario, 'resent
   2: { events: 2, accounts: 1 },
 };
 
+/** The interleavings' scenario: two events on one account (hot-key takes both, the others the first). */
+export const INTERLEAVING_SCENARIO: Omit<LabScenario, 'resent'> = { events: 2, accounts: 1 };
+
 /** `--cell killed-before@1:evt-0000000:UpdateItem:1:1[,…]` as the faults it plans. */
 export function parseCell(text: string): PlannedFault[] {
   try {
@@ -48,9 +54,16 @@ export async function explore({ values }: ParsedOptions<'explore'>): Promise<Fin
       json: values.json,
     });
   }
+  const interleavings = values.interleavings || values.schedule !== undefined;
+  if (interleavings && (values.cell !== undefined || depth === 2)) {
+    throw new UsageError(
+      `${values.cell !== undefined ? '--cell' : '--depth 2'} with --interleavings: an interleaving runs no fault cells (replay one with --schedule)`,
+    );
+  }
+  const defaults = interleavings ? INTERLEAVING_SCENARIO : DEFAULT_SCENARIOS[depth];
   const scenario: LabScenario = {
-    events: values.events ?? DEFAULT_SCENARIOS[depth].events,
-    accounts: values.accounts ?? DEFAULT_SCENARIOS[depth].accounts,
+    events: values.events ?? defaults.events,
+    accounts: values.accounts ?? defaults.accounts,
     resent: values.resent,
   };
   if (scenario.events + scenario.resent > 10) {
@@ -69,7 +82,11 @@ export async function explore({ values }: ParsedOptions<'explore'>): Promise<Fin
   const modes: ModeExploration[] = [];
   try {
     for (const mode of values.modes) {
-      say(`${mode}: a clean run records the trace, then one cell per step and fault`);
+      say(
+        interleavings
+          ? `${mode}: every schedule of two invocations in flight at once (two-deliveries, hot-key, in-doubt)`
+          : `${mode}: a clean run records the trace, then one cell per step and fault`,
+      );
       let lastShown = 0;
       const exploration = await exploreMode(env, mode, {
         scenario,
@@ -82,8 +99,21 @@ export async function explore({ values }: ParsedOptions<'explore'>): Promise<Fin
             say(`${mode}: ${done}/${total} cells`);
           }
         },
+        ...(interleavings
+          ? {
+              interleavings: values.schedule !== undefined ? { schedules: [values.schedule] } : {},
+              onSchedule: (_: Mode, done: number) => {
+                if (performance.now() - lastShown > 5_000) {
+                  lastShown = performance.now();
+                  say(`${mode}: ${done} schedules`);
+                }
+              },
+            }
+          : {}),
       }).catch((error: unknown) => {
-        throw error instanceof PlanError ? new UsageError(error.message) : error;
+        throw error instanceof PlanError || error instanceof ScheduleError
+          ? new UsageError(error.message)
+          : error;
       });
       // Every cell with the command that replays it.
       modes.push({
@@ -98,7 +128,16 @@ export async function explore({ values }: ParsedOptions<'explore'>): Promise<Fin
     await env.stop();
   }
   const cells = modes.reduce((sum, mode) => sum + mode.cells.length, 0);
-  const broken = modes.reduce((sum, mode) => sum + mode.cells.filter((cell) => !cell.promiseHeld).length, 0);
+  const broken = modes.reduce(
+    (sum, mode) =>
+      sum +
+      mode.cells.filter((cell) => !cell.promiseHeld).length +
+      (mode.interleavings ?? []).reduce(
+        (each, run) => each + run.schedules.filter((one) => !one.held).length,
+        0,
+      ),
+    0,
+  );
   const timedOut = modes.reduce((sum, mode) => sum + mode.cells.filter((cell) => cell.timedOut).length, 0);
   if (timedOut > 0) {
     say(
@@ -108,6 +147,7 @@ export async function explore({ values }: ParsedOptions<'explore'>): Promise<Fin
   const report: ExploreReport = {
     scenario,
     depth,
+    ...(interleavings ? { interleavings: true } : {}),
     modes,
     cells,
     broken,
@@ -127,7 +167,17 @@ export async function explore({ values }: ParsedOptions<'explore'>): Promise<Fin
     await new Promise<void>((resolve) => process.stdout.write(`${json}\n`, () => resolve()));
     return { exitCode };
   }
-  if (only) {
+  if (values.schedule !== undefined) {
+    for (const exploration of modes) {
+      for (const run of (exploration.interleavings ?? []).flatMap((each) => each.schedules)) {
+        process.stdout.write(
+          `${exploration.mode}: ${run.schedule}: ${run.held ? run.summary : `${run.violations.join('; ')} !`}\n`,
+        );
+        for (const line of scheduleColumns(run.timeline)) process.stdout.write(`  ${line}\n`);
+        for (const delivery of run.deliveries) process.stdout.write(`  ${deliveryLine(delivery)}\n`);
+      }
+    }
+  } else if (only) {
     for (const exploration of modes) {
       for (const cell of exploration.cells) {
         process.stdout.write(`${exploration.mode}: ${cellText(cell)}\n`);

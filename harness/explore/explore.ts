@@ -3,6 +3,7 @@ import {
   type Exploration,
   type ExploredCell,
   exploreScenario,
+  type InterleavingOptions,
   type PlannedFault,
   planText,
   runCell,
@@ -41,6 +42,9 @@ export interface ExploreModeOptions {
   /** Only these cells (a replay); otherwise every cell of the depth. */
   readonly only?: readonly (readonly PlannedFault[])[];
   readonly onCell?: (mode: Mode, done: number, total: number) => void;
+  /** Two invocations in flight at once instead of the fault cells: every schedule, or these (a replay). */
+  readonly interleavings?: InterleavingOptions;
+  readonly onSchedule?: (mode: Mode, done: number) => void;
 }
 
 /**
@@ -58,6 +62,13 @@ export async function exploreMode(
     ...(options.only ? { only: options.only.map((plan) => planText(plan)) } : {}),
     ...(options.onCell
       ? { onCell: (done: number, total: number) => options.onCell?.(mode, done, total) }
+      : {}),
+    ...(options.interleavings !== undefined
+      ? {
+          cells: false,
+          interleavings: options.interleavings,
+          onSchedule: (done: number) => options.onSchedule?.(mode, done),
+        }
       : {}),
   });
   return { ...exploration, mode, clean: labCell(exploration.clean), cells: exploration.cells.map(labCell) };

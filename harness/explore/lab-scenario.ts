@@ -4,6 +4,7 @@ import type { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import {
   type CellContext,
+  type DeliveryRecord,
   type HandlerClients,
   interceptFetch,
   powertoolsHash,
@@ -121,16 +122,36 @@ export function labScenario(tables: LabTables, mode: Mode, scenario: LabScenario
         summary,
       );
       const counts = countsOf(mode, outcome);
-      const exact = isExact(counts, scenario.events);
+      // The events this cell produced: an interleaving takes one or two of the scenario's.
+      const exact = isExact(counts, summary.produced);
       const detail: LabDetail = { outcome, counts, exact };
+      const passedTheDelete = deletedBeforeWork(mode, final.deliveries);
       return {
-        violations: violationNames(mode, outcome),
-        summary: countsText(counts, exact),
+        violations: violationNames(mode, outcome).filter(
+          // Delete first promises no duplicate from its own crash; two receives of one message that
+          // both pass the delete (a visibility timeout that ended mid-invocation, a standard queue's
+          // second copy) both work: the interleavings show it, and the promise allows it.
+          (violation) => !(passedTheDelete && violation.endsWith('applied twice or more')),
+        ),
+        summary: `${countsText(counts, exact)}${passedTheDelete && counts.duplicated > 0 ? ' (both passed the delete)' : ''}`,
         tone: exact ? 'exact' : 'held',
         detail,
       };
     },
   };
+}
+
+/**
+ * A delete-first mode (it may lose, never duplicates from a crash) in which two deliveries both
+ * sent the delete before their work: SQS handed the message out twice, and each receiver deleted it.
+ */
+function deletedBeforeWork(mode: Mode, deliveries: readonly DeliveryRecord[]): boolean {
+  const { noLoss, noDuplicates } = MODES[mode].promises;
+  if (noLoss || !noDuplicates) return false;
+  const deleting = deliveries.filter((delivery) =>
+    delivery.trace.some((step) => step.service === 'sqs' && step.operation.startsWith('DeleteMessage')),
+  );
+  return deleting.length >= 2;
 }
 
 function fromFifoIds(ids: { MessageGroupId: string; MessageDeduplicationId: string }) {

@@ -4,15 +4,18 @@ import {
   formatExploration as formatScenario,
   plural,
   renderExplorePage as renderPage,
+  type ScheduleRun,
 } from '@sqs-delivery-semantics/explorer';
 import type { ModeExploration } from './explore.js';
-import type { LabScenario } from './lab-scenario.js';
+import type { LabDetail, LabScenario } from './lab-scenario.js';
 
 export { cellText, deliveryLine } from '@sqs-delivery-semantics/explorer';
 
 export interface ExploreReport {
   readonly scenario: LabScenario;
   readonly depth: 1 | 2;
+  /** Two invocations in flight at once instead of the fault cells. */
+  readonly interleavings?: true;
   readonly modes: readonly ModeExploration[];
   readonly cells: number;
   /** Cells where a mode's promise did not hold. */
@@ -30,8 +33,81 @@ const labReplay =
   (exploration: Exploration, cell: ExploredCell): string =>
     replayCommand(exploration.scenario, scenario, cell.plan);
 
+/** The command that runs one interleaving schedule alone, with its steps in two columns. */
+export function scheduleCommand(mode: string, scenario: LabScenario, schedule: string): string {
+  return `npm run explore -- --modes ${mode} --events ${scenario.events} --accounts ${scenario.accounts} --schedule ${schedule}`;
+}
+
+const labScheduleReplay =
+  (scenario: LabScenario) =>
+  (exploration: Exploration, run: ScheduleRun): string =>
+    scheduleCommand(exploration.scenario, scenario, run.schedule);
+
+/**
+ * Per mode and interleaving scenario: the schedules run and what the verifier counted in them
+ * (exact; with an event applied twice; with one lost), and how many broke the mode's promise.
+ */
+export function interleavingTable(modes: readonly ModeExploration[]): string[] {
+  const rows = modes.flatMap((exploration) =>
+    (exploration.interleavings ?? []).map((interleaving) => {
+      if (interleaving.skipped !== undefined)
+        return [exploration.mode, interleaving.kind, 'n/a', '', '', '', '', ''];
+      const runs = interleaving.schedules;
+      const counts = (run: ScheduleRun) => (run.detail as LabDetail | undefined)?.counts;
+      /** How many schedules show it, and of those how many with no fault or refusal injected. */
+      const showing = (test: (run: ScheduleRun) => boolean) => {
+        const all = runs.filter(test);
+        return all.length === 0 ? '0' : `${all.length} (${all.filter((run) => !run.injected).length})`;
+      };
+      return [
+        exploration.mode,
+        interleaving.kind,
+        `${runs.length} (${runs.filter((run) => !run.injected).length})`,
+        showing((run) => (run.detail as LabDetail | undefined)?.exact === true),
+        showing((run) => (counts(run)?.duplicated ?? 0) > 0),
+        showing((run) => (counts(run)?.lost ?? 0) > 0),
+        showing((run) => !run.held),
+      ];
+    }),
+  );
+  return [
+    ...textTable(['mode', 'scenario', 'schedules', 'exact', 'duplicated', 'lost', 'promise broken'], rows),
+    "(n): of those, the schedules with no fault, refusal or deadline injected: only the order of the two invocations' steps",
+  ];
+}
+
+function textTable(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
+  const widths = header.map((title, column) =>
+    Math.max(title.length, ...rows.map((row) => row[column]?.length ?? 0)),
+  );
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((cell, column) => cell.padEnd(widths[column] ?? 0))
+      .join('  ')
+      .trimEnd();
+  return [line(header), widths.map((width) => '-'.repeat(width)).join('  '), ...rows.map(line)];
+}
+
 /** Per mode, the explorer's matrix (its promise, steps down, faults across, the retry cells), then the total. */
 export function formatExploration(report: ExploreReport): string {
+  if (report.interleavings) {
+    const schedules = report.modes.reduce(
+      (sum, mode) => sum + (mode.interleavings ?? []).reduce((each, run) => each + run.schedules.length, 0),
+      0,
+    );
+    return [
+      ...report.modes.map(
+        (exploration) =>
+          `${formatScenario(exploration, labReplay(report.scenario), labScheduleReplay(report.scenario))}\n`,
+      ),
+      ...interleavingTable(report.modes),
+      '',
+      `${plural(schedules, 'schedule')} in ${report.seconds.toFixed(1)} s (${report.scenario.events} events on ${plural(report.scenario.accounts, 'account')}); ` +
+        (report.broken > 0
+          ? `a promise broke in ${plural(report.broken, 'schedule')}`
+          : 'every promise held'),
+    ].join('\n');
+  }
   const sections = report.modes.map((exploration) => formatScenario(exploration, labReplay(report.scenario)));
   const singles = report.modes.reduce((sum, mode) => sum + mode.counts.single, 0);
   const retries = report.modes.reduce((sum, mode) => sum + mode.counts.retry, 0);
@@ -49,5 +125,6 @@ export function renderExplorePage(report: ExploreReport): string {
     title: 'Every crash point',
     subtitle: `${report.scenario.events} events on ${plural(report.scenario.accounts, 'account')}, one batch; depth ${report.depth}; ${plural(report.cells, 'cell')} in ${report.seconds.toFixed(1)} s.`,
     replay: labReplay(report.scenario),
+    scheduleReplay: labScheduleReplay(report.scenario),
   });
 }

@@ -702,6 +702,24 @@ export const OPTIONS = {
     help: 'run only this cell, and print its trace: the replay command of a cell gives it',
     entryPoints: { explore: { defaultText: 'every cell' } },
   },
+  interleavings: {
+    kind: 'flag',
+    group: 'run',
+    help:
+      'two invocations in flight at once instead of the fault cells: every schedule of one event delivered ' +
+      'twice (two-deliveries), two events on one item (hot-key) and a transaction in doubt (in-doubt); ' +
+      "the lab's scenario is 2 events on 1 account",
+    entryPoints: { explore: {} },
+  },
+  schedule: {
+    kind: 'text',
+    pattern: /^(two-deliveries|hot-key|in-doubt):[A-Za-z=!,-]*$/,
+    shape: 'SCENARIO:CHOICE,CHOICE,…, as a replay command prints it',
+    placeholder: 'SCHEDULE',
+    group: 'run',
+    help: 'run only this interleaving schedule (implies --interleavings), and print its steps in two columns',
+    entryPoints: { explore: { defaultText: 'every schedule' } },
+  },
   scenario: {
     kind: 'text',
     pattern: /\S/,

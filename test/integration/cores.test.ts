@@ -279,3 +279,48 @@ describe('a batch of two, killed between its events', () => {
     60_000,
   );
 });
+
+/**
+ * Two deliveries of one event in flight at once (the explorer's two-deliveries interleavings, every
+ * order of the two invocations' steps, a stale delete's both outcomes, conflicts; no deadline, to
+ * keep it small here: `npm run explore -- --interleavings` runs them all).
+ */
+describe('two deliveries of one event in flight at once', () => {
+  const interleaved = (mode: Mode) =>
+    exploreMode(env, mode, {
+      scenario: { events: 1, accounts: 1, resent: 0 },
+      depth: 1,
+      concurrency: 8,
+      interleavings: { kinds: ['two-deliveries'], deadlines: false },
+    });
+  const schedulesOf = (exploration: ModeExploration) => exploration.interleavings?.[0]?.schedules ?? [];
+  const duplicated = (run: ReturnType<typeof schedulesOf>[number]) =>
+    ((run.detail as { counts?: { duplicated: number } } | undefined)?.counts?.duplicated ?? 0) > 0;
+
+  it.concurrent('credit-then-marker duplicates with no fault injected (both read "absent"); effectively-once is exact in every schedule', async () => {
+    const [checkThenAct, effectivelyOnce] = await Promise.all([
+      interleaved('credit-then-marker'),
+      interleaved('effectively-once'),
+    ]);
+    const plainDuplicates = schedulesOf(checkThenAct).filter((run) => !run.injected && duplicated(run));
+    expect(plainDuplicates.length).toBeGreaterThan(0);
+    const runs = schedulesOf(effectivelyOnce);
+    expect(runs.length).toBeGreaterThan(20);
+    expect(
+      runs.filter((run) => !(run.detail as { exact?: boolean }).exact).map((run) => run.schedule),
+    ).toEqual([]);
+  }, 120_000);
+
+  it.concurrent('at-most-once duplicates only where both deliveries passed its delete, which its promise allows', async () => {
+    const runs = schedulesOf(await interleaved('at-most-once'));
+    const duplicates = runs.filter(duplicated);
+    expect(duplicates.length).toBeGreaterThan(0);
+    for (const run of duplicates) {
+      const deleting = run.deliveries.filter((delivery) =>
+        delivery.trace.some((step) => step.operation === 'DeleteMessageBatch'),
+      );
+      expect(deleting.length, run.schedule).toBeGreaterThanOrEqual(2);
+      expect(run.held, run.schedule).toBe(true);
+    }
+  }, 120_000);
+});

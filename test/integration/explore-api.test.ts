@@ -2,7 +2,7 @@ import { cp, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { createAtLeastOnceHandler } from '@sqs-delivery-semantics/consumer-cores/at-least-once';
 import { createEffectivelyOnceHandler } from '@sqs-delivery-semantics/consumer-cores/effectively-once';
 import {
@@ -193,7 +193,11 @@ describe('the effectively-once core with its condition removed, explored through
         }),
       { events: ORDERS.slice(0, 2), batches: [2] },
     );
-    const exploration = await explorer.explore(scenario, { concurrency: 8 });
+    const exploration = await explorer.explore(scenario, {
+      concurrency: 8,
+      // And two deliveries of one order in flight at once, every order of their steps (no deadline).
+      interleavings: { kinds: ['two-deliveries'], deadlines: false },
+    });
 
     const broken = exploration.cells.filter((each) => !each.held).map((each) => each.plan);
     expect(broken).toEqual(
@@ -208,6 +212,89 @@ describe('the effectively-once core with its condition removed, explored through
     expect(() => assertHeld(exploration)).toThrow(
       /killed-before@1:batch:acknowledge:1:1: order-1 applied 2 times; order-2 applied 2 times\n\s+delivery 1 .*\n.*\n\s+replay: explorer\.explore\(scenario, \{ only: \['killed-before@1:batch:acknowledge:1:1'\] \}\)/,
     );
+    // With no fault at all: the second delivery's transaction after the first's applies it again.
+    const [twoDeliveries] = exploration.interleavings ?? [];
+    const plain = twoDeliveries?.schedules.filter((run) => !run.held && !run.injected) ?? [];
+    expect(plain.length).toBeGreaterThan(0);
+    expect(() => assertHeld(exploration)).toThrow(
+      /- two-deliveries:[AB,]+: order-1 applied 2 times\n\s+A: first delivery\s+B: second delivery\n[\s\S]*replay: explorer\.explore\(scenario, \{ cells: false, interleavings: \{ schedules: \['two-deliveries:/,
+    );
+  }, 120_000);
+});
+
+/**
+ * The Knowledge Center's recipe ("How do I prevent duplicate messages…"): read the order's marker,
+ * skip it if there, else do the work and write the marker. Check, then act: correct one invocation
+ * at a time.
+ */
+const checkThenAct: HandlerFactory<'stock'> =
+  ({ ddb, tables }) =>
+  async (event) => {
+    for (const record of event.Records) {
+      const order = JSON.parse(record.body) as { eventId: string; quantity: number };
+      const marker = { pk: `MARKER#${order.eventId}` };
+      if ((await ddb.send(new GetCommand({ TableName: tables.stock, Key: marker }))).Item) continue;
+      await ddb.send(new UpdateCommand(reserve(tables.stock, order)));
+      await ddb.send(new PutCommand({ TableName: tables.stock, Item: marker }));
+    }
+    return { batchItemFailures: [] };
+  };
+
+describe('two invocations in flight at once: every interleaving of their steps', () => {
+  const ONE_ORDER = { events: ORDERS.slice(0, 1), batches: [1] };
+
+  it.concurrent('check-then-act applies an order twice with no fault: both deliveries read "absent" before either writes its marker', async () => {
+    const scenario = ordersScenario('check-then-act', checkThenAct, ONE_ORDER);
+    const exploration = await explorer.explore(scenario, {
+      cells: false,
+      interleavings: { kinds: ['two-deliveries'], deadlines: false },
+      concurrency: 8,
+    });
+    const [twoDeliveries] = exploration.interleavings ?? [];
+    const runs = twoDeliveries?.schedules ?? [];
+    expect(twoDeliveries?.exhaustive).toBe(true);
+    const labels = (run: (typeof runs)[number]) =>
+      run.timeline.map((entry) => `${entry.actor} ${entry.label}`);
+    // Both GetItems before the first PutItem: no crash, no lost response, no refusal.
+    const bothRead = runs.find((run) => {
+      const steps = labels(run);
+      const put = steps.findIndex((step) => step.endsWith('PutItem order-1'));
+      return (
+        !run.injected &&
+        steps.indexOf('A GetItem order-1') < put &&
+        steps.indexOf('B GetItem order-1') >= 0 &&
+        steps.indexOf('B GetItem order-1') < put
+      );
+    });
+    expect(bothRead?.violations).toEqual(['order-1 applied 2 times']);
+    // Replayed from its name: the same steps in the same order, the same verdict.
+    const replay = await explorer.explore(scenario, {
+      cells: false,
+      interleavings: { schedules: [bothRead?.schedule ?? ''] },
+    });
+    const [again] = replay.interleavings?.[0]?.schedules ?? [];
+    expect(again?.timeline).toEqual(bothRead?.timeline);
+    expect(again?.violations).toEqual(['order-1 applied 2 times']);
+  }, 120_000);
+
+  it.concurrent('the effectively-once core is exact in every schedule: two deliveries of one order, and two orders on one item', async () => {
+    const scenario = ordersScenario('marker-in-transaction', markerInTransaction, {
+      events: ORDERS.slice(0, 2),
+      batches: [1, 1],
+    });
+    const exploration = await explorer.explore(scenario, {
+      cells: false,
+      interleavings: { kinds: ['two-deliveries', 'hot-key'] },
+      concurrency: 8,
+    });
+    const [twoDeliveries, hotKey] = exploration.interleavings ?? [];
+    expect(twoDeliveries?.schedules.length).toBeGreaterThan(20);
+    // The hot key: the two transactions on one SKU, one refused with TransactionConflict and retried.
+    const conflicts = hotKey?.schedules.filter((run) =>
+      run.timeline.some((entry) => entry.note?.startsWith('refused: TransactionConflict')),
+    );
+    expect(conflicts?.length).toBeGreaterThan(0);
+    assertHeld(exploration);
   }, 120_000);
 });
 

@@ -102,6 +102,8 @@ export function lambdaContext(
   deadline: number,
   timeoutMs: number,
   region = 'us-east-1',
+  /** The invocation's clock (an interleaving's scheduler's), else the wall clock. */
+  clock: () => number = Date.now,
 ): Context {
   return {
     callbackWaitsForEmptyEventLoop: false,
@@ -112,7 +114,7 @@ export function lambdaContext(
     awsRequestId: randomUUID(),
     logGroupName: `/aws/lambda/${name}`,
     logStreamName: `explorer/${timeoutMs}`,
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    getRemainingTimeInMillis: () => Math.max(0, deadline - clock()),
     done: () => undefined,
     fail: () => undefined,
     succeed: () => undefined,

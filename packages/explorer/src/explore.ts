@@ -1,5 +1,10 @@
 import { type CellRun, runCell } from './cell.js';
 import type { CellEnvironment } from './execution-environment.js';
+import {
+  exploreInterleavings,
+  type InterleavingExploration,
+  type InterleavingOptions,
+} from './interleave.js';
 import type { DeliveryRecord, Scenario } from './scenario.js';
 import {
   type CellKind,
@@ -22,6 +27,15 @@ export interface ExploreOptions {
   readonly only?: readonly string[];
   /** Called after each cell. */
   readonly onCell?: (done: number, total: number) => void;
+  /**
+   * Two invocations in flight at once, every schedule of the bounded scenarios (`true`: all three,
+   * default bounds): see `INTERLEAVINGS`. Default: none.
+   */
+  readonly interleavings?: boolean | InterleavingOptions;
+  /** The fault cells (default true): `false` runs only the clean run and the interleavings. */
+  readonly cells?: boolean;
+  /** Called after each interleaving's schedule. */
+  readonly onSchedule?: (done: number) => void;
 }
 
 export interface ExploredCell {
@@ -59,6 +73,8 @@ export interface Exploration {
   readonly clean: ExploredCell;
   readonly cells: readonly ExploredCell[];
   readonly counts: { readonly single: number; readonly retry: number; readonly pair: number };
+  /** Each interleaving scenario's schedules, when asked for. */
+  readonly interleavings?: readonly InterleavingExploration[];
   readonly seconds: number;
 }
 
@@ -109,6 +125,18 @@ export async function exploreScenario(
     });
     return ran;
   };
+  let interleavings: InterleavingExploration[] | undefined;
+  if (options.interleavings !== undefined && options.interleavings !== false) {
+    let schedules = 0;
+    interleavings = await exploreInterleavings(env, scenario, {
+      ...(options.interleavings === true ? {} : options.interleavings),
+      concurrency,
+      onSchedule: () => {
+        schedules += 1;
+        options.onSchedule?.(schedules);
+      },
+    });
+  }
   if (options.only !== undefined) {
     if (options.only.length === 0)
       throw new PlanError('only: [] names no cell: give the plans to replay, or leave only out');
@@ -117,6 +145,7 @@ export async function exploreScenario(
     for (const cell of ran) assertPlanned(cell);
     return finish();
   }
+  if (options.cells === false) return finish();
   const singles = await runAll(
     steps.flatMap((step) =>
       faultsAt(step).map((fault) => [{ delivery: step.delivery, step: step.key, fault }]),
@@ -148,6 +177,7 @@ export async function exploreScenario(
       clean,
       cells: sorted,
       counts: { single: count('single'), retry: count('retry'), pair: count('pair') },
+      ...(interleavings !== undefined ? { interleavings } : {}),
       seconds: (performance.now() - started) / 1000,
     };
   }

@@ -6,6 +6,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DEFAULT_FUNCTION_TIMEOUT_MS } from './cell.js';
 import type { CellEnvironment } from './execution-environment.js';
 import { type Exploration, type ExploreOptions, exploreScenario } from './explore.js';
+import { apiScheduleReplay, firstFailing, scheduleColumns } from './interleave-report.js';
 import { apiReplay, deliveryLine, type ReplayText, renderExplorePage } from './report.js';
 import type { Scenario } from './scenario.js';
 import { fifoPatchProblem, startSqsEmulator } from './sqs-emulator.js';
@@ -167,7 +168,10 @@ export class InvariantBroken extends Error {
  */
 export function assertHeld(exploration: Exploration, replay: ReplayText = apiReplay): void {
   const failed = [exploration.clean, ...exploration.cells].filter((cell) => !cell.held || cell.timedOut);
-  if (failed.length === 0) return;
+  const schedules = (exploration.interleavings ?? []).flatMap((interleaving) =>
+    interleaving.schedules.filter((run) => !run.held || run.timedOut),
+  );
+  if (failed.length === 0 && schedules.length === 0) return;
   const broken = exploration.cells.filter((cell) => !cell.held).length;
   const timedOut = failed.filter((cell) => cell.timedOut).length;
   const lines = [
@@ -177,6 +181,9 @@ export function assertHeld(exploration: Exploration, replay: ReplayText = apiRep
         broken > 0 ? `the invariant broke in ${broken} of ${exploration.cells.length} cells` : '',
         timedOut > 0
           ? `${timedOut} ran into the function timeout, so they are not the cells planned (raise functionTimeoutMs, or run fewer cells at once)`
+          : '',
+        schedules.length > 0
+          ? `the invariant broke (or the run hung) in ${schedules.length} interleaving schedules`
           : '',
       ]
         .filter((part) => part !== '')
@@ -188,10 +195,21 @@ export function assertHeld(exploration: Exploration, replay: ReplayText = apiRep
     for (const delivery of cell.deliveries) lines.push(`    ${deliveryLine(delivery)}`);
     if (cell.plan) lines.push(`    replay: ${replay(exploration, cell)}`);
   }
-  throw new InvariantBroken(
-    lines.join('\n'),
-    failed.map((cell) => cell.plan),
-  );
+  // The interleavings: each broken schedule named; the first of each scenario in two columns.
+  for (const interleaving of exploration.interleavings ?? []) {
+    const broken = interleaving.schedules.filter((run) => !run.held || run.timedOut);
+    const shown = firstFailing(interleaving);
+    for (const run of broken.slice(0, 20)) {
+      lines.push(`- ${run.schedule}: ${run.timedOut ? 'hung' : run.violations.join('; ')}`);
+      if (run === shown) for (const line of scheduleColumns(run.timeline)) lines.push(`    ${line}`);
+    }
+    if (broken.length > 20) lines.push(`  … and ${broken.length - 20} more ${interleaving.kind} schedules`);
+    if (shown !== undefined) lines.push(`    replay: ${apiScheduleReplay(exploration, shown)}`);
+  }
+  throw new InvariantBroken(lines.join('\n'), [
+    ...failed.map((cell) => cell.plan),
+    ...schedules.map((run) => run.schedule),
+  ]);
 }
 
 /**

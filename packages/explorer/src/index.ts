@@ -24,6 +24,25 @@ export {
 } from './explorer.js';
 export { powertoolsHash } from './identifiers.js';
 export {
+  INTERLEAVING_KINDS,
+  INTERLEAVINGS,
+  type InterleavingExploration,
+  type InterleavingKind,
+  type InterleavingOptions,
+  parseSchedule,
+  ScheduleError,
+  type ScheduleRun,
+} from './interleave.js';
+export {
+  apiScheduleReplay,
+  CHOICES_LEGEND,
+  firstFailing,
+  formatInterleavings,
+  interleavingLine,
+  type ScheduleReplay,
+  scheduleColumns,
+} from './interleave-report.js';
+export {
   type Applications,
   allOf,
   appliedAtMostOnce,
@@ -35,7 +54,13 @@ export {
   sumEquals,
   violationsOf,
 } from './invariants.js';
-export { currentInvocation, Invocation, interceptClient, interceptFetch } from './invocation.js';
+export {
+  currentInvocation,
+  Invocation,
+  interceptClient,
+  interceptFetch,
+  type Refusal,
+} from './invocation.js';
 export {
   apiReplay,
   cellText,
@@ -62,6 +87,7 @@ export type {
   Verdict,
 } from './scenario.js';
 export { defineScenario } from './scenario.js';
+export type { Actor, TimelineEntry } from './scheduler.js';
 export { FIFO_PATCH, fifoPatchProblem, type RunningSqs, startSqsEmulator } from './sqs-emulator.js';
 export {
   ACKNOWLEDGE,

@@ -21,7 +21,7 @@ export class Invocation {
   /** Per `event|operation`: sends seen so far. */
   private readonly occurrences = new Map<string, number>();
   /** Per send (the SDK's invocation id, or the charge's body): its occurrence, and whether it is refused. */
-  private readonly sends = new Map<string, { occurrence: number; refused: boolean }>();
+  private readonly sends = new Map<string, { occurrence: number; refused: boolean; appliedLost?: boolean }>();
 
   constructor(
     /** Which delivery of the scenario's batch this is: 1, 2, … */
@@ -30,7 +30,25 @@ export class Invocation {
     private readonly faults: ReadonlyMap<string, Fault>,
     /** The event a request names, from its text: an id, `batch` (several) or `-` (none). */
     private readonly eventOf: (text: string) => string,
+    private readonly scheduled: {
+      /**
+       * An interleaving's scheduler: each step waits here until it is released, and hears how it
+       * is answered (sent, or a refusal DynamoDB documents for a concurrent request).
+       */
+      readonly gate?: Gate;
+      /** The invocation's time (an interleaving's logical clock): its `Date.now` while it runs. */
+      readonly clock?: () => number;
+    } = {},
   ) {}
+
+  /** The logical clock an interleaving runs this invocation on; none: the wall clock. */
+  get clock(): (() => number) | undefined {
+    return this.scheduled.clock;
+  }
+
+  private get gate(): Gate | undefined {
+    return this.scheduled.gate;
+  }
 
   /**
    * Runs the handler as this invocation: what it returned or threw, or that it was killed. At
@@ -53,7 +71,12 @@ export class Invocation {
         return { kind: 'threw' as const, error };
       }
     });
-    const timer = setTimeout(() => this.die('timed-out'), Math.max(0, deadline - Date.now()));
+    // Held by a scheduler, its time is logical (a held step takes none), and the scheduler ends it.
+    const now = this.clock?.() ?? Date.now();
+    const timer =
+      this.gate === undefined
+        ? setTimeout(() => this.die('timed-out'), Math.max(0, deadline - now))
+        : undefined;
     try {
       return await Promise.race([outcome, this.ended]);
     } finally {
@@ -95,6 +118,8 @@ export class Invocation {
     readonly send: () => Promise<R>;
     readonly apply?: () => Promise<unknown>;
     readonly lost: () => R;
+    /** A refusal the service documents, answered instead of sending (an interleaving's conflict). */
+    readonly refuse?: (refusal: Refusal) => R;
   }): Promise<R> {
     if (this.dead) return never();
     const event = this.eventOf(request.text);
@@ -117,8 +142,24 @@ export class Invocation {
       attempt: request.attempt,
     };
     this.trace.push(step);
+    const fault = this.faults.get(step.key);
+    if (this.gate !== undefined) {
+      const answer = await this.gate.held({
+        step,
+        text: request.text,
+        tokenRetry: send.appliedLost === true,
+        faulted: fault !== undefined,
+      });
+      if (this.dead) return never();
+      if (answer !== 'send') {
+        if (request.refuse === undefined)
+          throw new TypeError(`${step.key} cannot be refused (${answer.kind})`);
+        return request.refuse(answer);
+      }
+    }
     const apply = request.apply ?? request.send;
-    switch (this.faults.get(step.key)) {
+    if (fault === 'response-lost' || fault === 'lost-error-seen') send.appliedLost = true;
+    switch (fault) {
       case undefined:
         return request.send();
       case 'killed-before':
@@ -140,6 +181,11 @@ export class Invocation {
     }
   }
 
+  /** Ends it as Lambda ends an invocation at its deadline (the scheduler's clock passed it). */
+  timeOut(): void {
+    this.die('timed-out');
+  }
+
   private die(kind: 'killed' | 'timed-out' = 'killed'): void {
     if (this.dead) return;
     this.dead = true;
@@ -147,7 +193,46 @@ export class Invocation {
   }
 }
 
+/** A refusal the scheduler answers a held request with, as DynamoDB documents it for concurrent requests. */
+export type Refusal =
+  /** `conflicting`: the indexes of a transaction's items that are in the other one (the rest `None`). */
+  | { readonly kind: 'transaction-conflict'; readonly conflicting: readonly number[] }
+  | { readonly kind: 'transaction-in-progress' };
+
+/** Where an interleaving's scheduler holds an invocation's steps. */
+export interface Gate {
+  held(request: {
+    readonly step: Step;
+    readonly text: string;
+    /** An attempt of a transaction whose earlier attempt was applied and its answer lost: its token replays. */
+    readonly tokenRetry: boolean;
+    /** The plan puts a fault at this step. */
+    readonly faulted: boolean;
+  }): Promise<'send' | Refusal>;
+}
+
 const invocations = new AsyncLocalStorage<Invocation>();
+
+const wallClock = Date.now;
+let logicalTimeUsers = 0;
+
+/**
+ * While an interleaving runs, `Date.now` inside an invocation with a logical clock reads that
+ * clock (Powertools' INPROGRESS expiry, a core's `clock` default, the Lambda context's remaining
+ * time); everywhere else it is the wall clock. Returns the function that puts the wall clock back
+ * when the last user is done.
+ */
+export function useLogicalTime(): () => void {
+  if (logicalTimeUsers === 0) Date.now = () => currentInvocation()?.clock?.() ?? wallClock();
+  logicalTimeUsers += 1;
+  let done = false;
+  return () => {
+    if (done) return;
+    done = true;
+    logicalTimeUsers -= 1;
+    if (logicalTimeUsers === 0) Date.now = wallClock;
+  };
+}
 
 /** The invocation whose request is being made now, if any (the mapping's and the lab's own are in none). */
 export function currentInvocation(): Invocation | undefined {
@@ -196,6 +281,7 @@ export function interceptClient<C extends { readonly config: { readonly requestH
       send: () => original(request, options),
       apply: async () => drain((await original(request, options)).response),
       lost: () => ({ response: lostResponse(service) }),
+      refuse: (refusal) => ({ response: refusalResponse(refusal, textOf(request.body)) }),
     });
   };
   return client;
@@ -256,6 +342,57 @@ function lostResponse(service: 'dynamodb' | 'sqs') {
       Buffer.from(JSON.stringify({ __type: type, message: 'the explorer lost this response' })),
     ]),
   };
+}
+
+/**
+ * DynamoDB's answers to a request that meets a concurrent one ("Transaction conflict handling in
+ * DynamoDB", the Developer Guide): a TransactWriteItems whose item is in another ongoing
+ * transaction is cancelled, `TransactionCanceledException` with `TransactionConflict` as the
+ * reason of that item (`None` for the others); a PutItem, UpdateItem or DeleteItem on an item of
+ * an ongoing transaction fails with `TransactionConflictException`. A transaction retried with its
+ * `ClientRequestToken` while the first is still in progress gets `TransactionInProgressException`
+ * (the TransactWriteItems API reference). Both are 400s the SDK reads as it reads DynamoDB's.
+ */
+function refusalResponse(refusal: Refusal, text: string) {
+  let body: Record<string, unknown>;
+  const items = transactItemCount(text);
+  if (refusal.kind === 'transaction-in-progress') {
+    body = {
+      __type: 'com.amazonaws.dynamodb.v20120810#TransactionInProgressException',
+      message: 'Transaction is in progress (the explorer: the first attempt with this token is undecided)',
+    };
+  } else if (items === undefined) {
+    body = {
+      __type: 'com.amazonaws.dynamodb.v20120810#TransactionConflictException',
+      message: 'Transaction is ongoing for the item',
+    };
+  } else {
+    const reasons = Array.from({ length: items }, (_, index) =>
+      refusal.conflicting.includes(index)
+        ? { Code: 'TransactionConflict', Message: 'Transaction is ongoing for the item' }
+        : { Code: 'None' },
+    );
+    body = {
+      __type: 'com.amazonaws.dynamodb.v20120810#TransactionCanceledException',
+      Message: `Transaction cancelled, please refer cancellation reasons for specific reasons [${reasons.map((reason) => reason.Code).join(', ')}]`,
+      CancellationReasons: reasons,
+    };
+  }
+  return {
+    statusCode: 400,
+    reason: 'Bad Request',
+    headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': 'explorer-refused' },
+    body: Readable.from([Buffer.from(JSON.stringify(body))]),
+  };
+}
+
+function transactItemCount(text: string): number | undefined {
+  try {
+    const items = (JSON.parse(text) as { TransactItems?: unknown[] }).TransactItems;
+    return Array.isArray(items) ? items.length : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 async function drain(response: unknown): Promise<void> {

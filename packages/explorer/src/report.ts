@@ -1,4 +1,10 @@
 import type { Exploration, ExploredCell, TracedStep } from './explore.js';
+import {
+  apiScheduleReplay,
+  formatInterleavings,
+  interleavingsHtml,
+  type ScheduleReplay,
+} from './interleave-report.js';
 import type { DeliveryRecord } from './scenario.js';
 import {
   FAULT_NAMES,
@@ -59,8 +65,21 @@ function cellAt(
  * One scenario's matrix as text: its promise, then steps down and faults across, the retry cells,
  * what each column means, and the broken cells with their violations and replays.
  */
-export function formatExploration(exploration: Exploration, replay: ReplayText = apiReplay): string {
+export function formatExploration(
+  exploration: Exploration,
+  replay: ReplayText = apiReplay,
+  scheduleReplay: ScheduleReplay = apiScheduleReplay,
+): string {
   const lines: string[] = [];
+  if (exploration.cells.length === 0 && exploration.interleavings !== undefined) {
+    // Only the interleavings were asked for: no matrix of fault cells.
+    lines.push(
+      `${exploration.scenario}: ${exploration.clean.held ? 'the clean run held' : `the clean run, with no fault, already breaks the invariant: ${exploration.clean.violations.join('; ')}`}`,
+      `  promise: ${exploration.promise ?? "not stated: the invariant's violations judge each schedule"}`,
+      ...formatInterleavings(exploration, scheduleReplay),
+    );
+    return lines.join('\n');
+  }
   const broken = exploration.cells.filter((cell) => !cell.held);
   const { single, retry, pair } = exploration.counts;
   lines.push(
@@ -120,6 +139,7 @@ export function formatExploration(exploration: Exploration, replay: ReplayText =
     lines.push(`    replay: ${replay(exploration, cell)}`);
   }
   if (broken.length > 5) lines.push(`  … and ${broken.length - 5} more broken cells in the JSON report`);
+  lines.push(...formatInterleavings(exploration, scheduleReplay));
   return lines.join('\n');
 }
 
@@ -153,9 +173,15 @@ const TONES: Readonly<
  */
 export function renderExplorePage(
   explorations: readonly Exploration[],
-  options: { readonly title?: string; readonly subtitle?: string; readonly replay?: ReplayText } = {},
+  options: {
+    readonly title?: string;
+    readonly subtitle?: string;
+    readonly replay?: ReplayText;
+    readonly scheduleReplay?: ScheduleReplay;
+  } = {},
 ): string {
   const replay = options.replay ?? apiReplay;
+  const scheduleReplay = options.scheduleReplay ?? apiScheduleReplay;
   const td = (exploration: Exploration, cell: ExploredCell | undefined) => {
     if (cell === undefined) return '<td></td>';
     const tone = TONES[cell.tone];
@@ -188,7 +214,7 @@ export function renderExplorePage(
     return `<section class="card"><h2>${escapeHtml(exploration.scenario)}</h2>
 ${exploration.promise ? `<p><b>Promise:</b> ${escapeHtml(exploration.promise)}</p>` : ''}
 <p class="sub">${plural(exploration.cells.length, 'cell')} in ${exploration.seconds.toFixed(1)} s; ${broken > 0 ? `the invariant broken in ${plural(broken, 'cell')} (outlined)` : 'the invariant held in every cell'}.</p>
-<table class="matrix"><thead><tr><th>step</th>${head}${retryHead}</tr></thead><tbody>${rows}</tbody></table>${pairsList(exploration, td)}</section>`;
+${exploration.cells.length > 0 || exploration.interleavings === undefined ? `<table class="matrix"><thead><tr><th>step</th>${head}${retryHead}</tr></thead><tbody>${rows}</tbody></table>` : ''}${pairsList(exploration, td)}${interleavingsHtml(exploration, scheduleReplay, escapeHtml)}</section>`;
   });
   const legend = FAULT_NAMES.map(
     (fault) => `<li><b>${escapeHtml(FAULT_TITLES[fault])}</b>: ${escapeHtml(FAULTS[fault])}</li>`,

@@ -1,0 +1,115 @@
+import { describe, expect, it } from 'vitest';
+import { type Actor, type HeldStep, type Release, Scheduler } from './scheduler.js';
+
+function request(actor: Actor, label: string, extra: Partial<HeldStep> = {}): HeldStep {
+  return {
+    actor,
+    kind: 'request',
+    label,
+    key: `${label}:1:1`,
+    writes: [],
+    transaction: false,
+    stale: false,
+    tokenRetry: false,
+    running: true,
+    ...extra,
+  };
+}
+
+function scheduler(schedule: readonly string[] = [], deadlines = false) {
+  const ended: Actor[] = [];
+  const started = Date.now();
+  const made = new Scheduler(schedule, {
+    timeOut: (actor) => ended.push(actor),
+    // A's deadline: its function timeout (2 s) after it started.
+    deadlineOf: () => started + 2_000,
+    watchdogMs: 60_000,
+    deadlines,
+  });
+  return { made, ended };
+}
+
+/** Both actors hold a step; the scheduler decides once both are held. */
+async function bothHeld(made: Scheduler, a: HeldStep, b: HeldStep) {
+  made.start('A');
+  made.start('B');
+  const released: { actor: Actor; release: Release }[] = [];
+  const aHeld = made.hold(a).then((release) => released.push({ actor: 'A', release }));
+  const bHeld = made.hold(b).then((release) => released.push({ actor: 'B', release }));
+  await Promise.race([aHeld, bHeld]);
+  return released;
+}
+
+describe('the interleaving scheduler', () => {
+  it('waits until every running invocation holds a step, then releases the first option: A before B', async () => {
+    const { made } = scheduler();
+    const released = await bothHeld(made, request('A', 'GetItem'), request('B', 'GetItem'));
+    expect(released).toEqual([{ actor: 'A', release: { kind: 'send' } }]);
+    expect(made.decisions).toEqual([{ options: ['A', 'B'], chosen: 'A' }]);
+    expect(made.timeline).toEqual([{ actor: 'A', label: 'GetItem' }]);
+  });
+
+  it('follows the schedule it is given, and says so when a choice is no option', async () => {
+    const { made } = scheduler(['B']);
+    expect(await bothHeld(made, request('A', 'GetItem'), request('B', 'GetItem'))).toEqual([
+      { actor: 'B', release: { kind: 'send' } },
+    ]);
+    const wrong = scheduler(['B=kept']).made;
+    await bothHeld(wrong, request('A', 'GetItem'), request('B', 'GetItem'));
+    expect(wrong.diverged).toMatch(/B=kept, is not an option here \(A B\)/);
+  });
+
+  it("offers a conflict when a write meets the other's transaction on an item both name, once per invocation", async () => {
+    const transaction = { transaction: true, writes: ['t|marker', 't|balance'] };
+    const { made } = scheduler(['B!A']);
+    const released = await bothHeld(
+      made,
+      request('A', 'TransactWriteItems', transaction),
+      request('B', 'TransactWriteItems', { transaction: true, writes: ['t|other-marker', 't|balance'] }),
+    );
+    expect(made.decisions[0]?.options).toEqual(['A', 'B', 'B!A', 'A!B']);
+    // Only the shared item is the conflicting one: DynamoDB's reasons name it, `None` the rest.
+    expect(released).toEqual([
+      { actor: 'B', release: { kind: 'refuse', refusal: { kind: 'transaction-conflict', conflicting: [1] } } },
+    ]);
+    // B's retry meets A's transaction again: no second conflict from A.
+    const again = made.hold(request('B', 'TransactWriteItems', { transaction: true, writes: ['t|balance'] }));
+    void again;
+    expect(made.decisions[1]?.options).toEqual(['A', 'B', 'A!B']);
+  });
+
+  it('offers no conflict for a read, or for writes on other items', async () => {
+    const { made } = scheduler();
+    await bothHeld(
+      made,
+      request('A', 'TransactWriteItems', { transaction: true, writes: ['t|a'] }),
+      request('B', 'UpdateItem', { writes: ['t|b'] }),
+    );
+    expect(made.decisions[0]?.options).toEqual(['A', 'B']);
+  });
+
+  it('gives a stale delete both outcomes AWS allows, and a token retry the in-progress answer once', async () => {
+    const { made } = scheduler(['A=kept']);
+    const released = await bothHeld(
+      made,
+      { ...request('A', 'acknowledge'), kind: 'ack', stale: true, running: false },
+      request('B', 'TransactWriteItems', { transaction: true, tokenRetry: true }),
+    );
+    expect(made.decisions[0]?.options).toEqual(['A=deleted', 'A=kept', 'B', 'B=in-progress']);
+    expect(released).toEqual([{ actor: 'A', release: { kind: 'stale', outcome: 'kept' } }]);
+    expect(made.timeline[0]?.note).toBe('stale receipt handle: kept');
+  });
+
+  it("ends A at its deadline, and moves the clock past it (Powertools' INPROGRESS expiry reads it)", async () => {
+    const { made, ended } = scheduler(['A-timeout'], true);
+    const before = made.clock();
+    await Promise.race([
+      bothHeld(made, request('A', 'UpdateItem'), request('B', 'GetItem')),
+      new Promise((resolve) => setTimeout(resolve, 20)),
+    ]);
+    expect(made.decisions[0]?.options).toEqual(['A', 'B', 'A-timeout']);
+    expect(ended).toEqual(['A']);
+    expect(made.clock()).toBeGreaterThan(before + 1_900);
+    expect(made.clock()).toBeLessThanOrEqual(before + 2_001);
+  });
+});

@@ -1,0 +1,250 @@
+import type { Refusal } from './invocation.js';
+
+/**
+ * The deterministic scheduler of an interleaving: two invocations (A, the first delivery; B, the
+ * second) run at once, and every step either takes waits until the scheduler releases it. Only
+ * one runs at a time: when both are held (or done), the scheduler picks what happens next from
+ * its options, the schedule's next choice or the first option. Replaying the choices replays the
+ * run; the explorer enumerates every sequence of choices depth first.
+ *
+ * Its options, in this order (the first is the default):
+ * - `A`, `B`: release that invocation's held step (its request is sent, its acknowledgement made);
+ * - `A=deleted`, `A=kept`: a delete whose receipt handle is no longer the newest (the message was
+ *   received again since): AWS documents that it "will succeed, but the message might not be
+ *   deleted" (DeleteMessage, the SQS API Reference), so both;
+ * - `A=in-progress`: a transaction's retry after its first attempt was applied and its answer lost,
+ *   answered `TransactionInProgressException`; plain `A` sends it, and DynamoDB replays the first
+ *   attempt's success for its `ClientRequestToken`;
+ * - `B!A`: B's write meets A's transaction, held on an item both name: DynamoDB cancels B's with
+ *   `TransactionConflict` while A's is ongoing;
+ * - `A-timeout`: A's deadline passes while its handler still runs: Lambda ends it, and the clock
+ *   moves past the deadline (Powertools' INPROGRESS record expires then).
+ */
+export type Actor = 'A' | 'B';
+
+export const ACTORS: readonly Actor[] = ['A', 'B'];
+
+/** A step an invocation waits at, as the scheduler weighs it. */
+export interface HeldStep {
+  readonly actor: Actor;
+  /** start: B's receive of the message; request: an attempt; ack: the mapping's delete. */
+  readonly kind: 'start' | 'request' | 'ack';
+  /** Words for the timeline: `TransactWriteItems evt-1`. */
+  readonly label: string;
+  /** The step's key (a request's), for the options' bounds. */
+  readonly key?: string;
+  /** The items it writes, `table|key`, in a transaction's order; empty for a read. */
+  readonly writes: readonly string[];
+  /** A TransactWriteItems. */
+  readonly transaction: boolean;
+  /** A delete naming a receipt handle that is no longer the newest. */
+  readonly stale: boolean;
+  /** A transaction's retry after an attempt applied and its answer lost. */
+  readonly tokenRetry: boolean;
+  /** The handler still runs (a request is held, not its acknowledgement): its deadline can pass. */
+  readonly running: boolean;
+}
+
+export type Release =
+  | { readonly kind: 'send' }
+  | { readonly kind: 'refuse'; readonly refusal: Refusal }
+  | { readonly kind: 'stale'; readonly outcome: 'deleted' | 'kept' };
+
+/** One thing that happened, in order: the report's two columns. */
+export interface TimelineEntry {
+  readonly actor: Actor;
+  readonly label: string;
+  /** How it was answered when not plainly sent: `refused: TransactionConflict`, `stale: kept`, `deadline`. */
+  readonly note?: string;
+}
+
+export interface Decision {
+  readonly options: readonly string[];
+  readonly chosen: string;
+}
+
+interface Waiting {
+  readonly step: HeldStep;
+  readonly resolve: (release: Release) => void;
+}
+
+export interface SchedulerHooks {
+  /** Ends the actor's invocation as Lambda ends one at its deadline. */
+  timeOut(actor: Actor): void;
+  /** The actor's deadline on the scheduler's clock, once it started. */
+  deadlineOf(actor: Actor): number | undefined;
+  /** Real time a released step may take before its invocation counts as hung, ms. */
+  readonly watchdogMs: number;
+  /** Whether A's deadline is an option. */
+  readonly deadlines: boolean;
+}
+
+/**
+ * The bounds that keep the enumeration finite and small: one `TransactionInProgressException` per
+ * schedule, one conflict per ongoing invocation (A's transaction refuses B's write once, and B's
+ * refuses A's once: the retries after it meet no second one), one deadline.
+ */
+export class Scheduler {
+  readonly decisions: Decision[] = [];
+  readonly timeline: TimelineEntry[] = [];
+  /** A choice of the schedule that was not an option here: the run is not the schedule named. */
+  diverged: string | undefined;
+  /** An invocation took longer than the watchdog to reach its next step. */
+  hung = false;
+  private readonly waiting = new Map<Actor, Waiting>();
+  private readonly running = new Set<Actor>();
+  private readonly used = new Set<string>();
+  private readonly watchdogs = new Map<Actor, NodeJS.Timeout>();
+  private now = Date.now();
+
+  constructor(
+    private readonly schedule: readonly string[],
+    private readonly hooks: SchedulerHooks,
+  ) {}
+
+  /** The logical clock: each release moves it 1 ms; a deadline moves it past the deadline. */
+  readonly clock = (): number => this.now;
+
+  /** Moves the clock to `time` if it is later (the drain's wait for a visibility timeout). */
+  advanceTo(time: number): void {
+    this.now = Math.max(this.now, time);
+  }
+
+  /** The actor runs (until it holds a step or finishes). */
+  start(actor: Actor): void {
+    this.running.add(actor);
+    this.watch(actor);
+  }
+
+  /** The actor waits at a step until the scheduler releases it. */
+  hold(step: HeldStep): Promise<Release> {
+    return new Promise<Release>((resolve) => {
+      this.unwatch(step.actor);
+      this.running.delete(step.actor);
+      this.waiting.set(step.actor, { step, resolve });
+      this.next();
+    });
+  }
+
+  /** The actor is done: returned and acknowledged, threw, or ended. */
+  finish(actor: Actor): void {
+    this.unwatch(actor);
+    this.running.delete(actor);
+    this.waiting.delete(actor);
+    this.next();
+  }
+
+  /** The options when every live invocation is held: see the class's comment. */
+  options(): string[] {
+    const options: string[] = [];
+    for (const actor of ACTORS) {
+      const held = this.waiting.get(actor)?.step;
+      if (held === undefined) continue;
+      if (held.stale) options.push(`${actor}=deleted`, `${actor}=kept`);
+      else options.push(actor);
+      if (held.tokenRetry && !this.used.has('in-progress')) options.push(`${actor}=in-progress`);
+    }
+    for (const [holder, other] of [
+      ['A', 'B'],
+      ['B', 'A'],
+    ] as const) {
+      const ongoing = this.waiting.get(holder)?.step;
+      const meets = this.waiting.get(other)?.step;
+      if (ongoing?.transaction !== true || meets === undefined || meets.kind !== 'request') continue;
+      if (this.used.has(`conflict ${holder}`)) continue;
+      if (meets.writes.some((item) => ongoing.writes.includes(item))) options.push(`${other}!${holder}`);
+    }
+    const a = this.waiting.get('A')?.step;
+    if (this.hooks.deadlines && a?.running === true && !this.used.has('deadline')) options.push('A-timeout');
+    return options;
+  }
+
+  private next(): void {
+    if (this.running.size > 0 || this.waiting.size === 0) return;
+    const options = this.options();
+    let chosen = options[0] as string;
+    if (options.length > 1) {
+      const wanted = this.schedule[this.decisions.length];
+      if (wanted !== undefined) {
+        if (options.includes(wanted)) chosen = wanted;
+        else
+          this.diverged ??= `choice ${this.decisions.length + 1}, ${wanted}, is not an option here (${options.join(' ')})`;
+      }
+      this.decisions.push({ options, chosen });
+    }
+    this.apply(chosen);
+  }
+
+  private apply(choice: string): void {
+    if (choice === 'A-timeout') {
+      this.used.add('deadline');
+      const held = this.waiting.get('A');
+      this.waiting.delete('A');
+      this.running.add('A');
+      this.timeline.push({ actor: 'A', label: held?.step.label ?? 'A', note: 'deadline: ended' });
+      this.now = Math.max(this.now, (this.hooks.deadlineOf('A') ?? this.now) + 1);
+      this.hooks.timeOut('A');
+      return;
+    }
+    const conflict = /^([AB])!([AB])$/.exec(choice);
+    if (conflict !== null) {
+      const [, refused, holder] = conflict as unknown as [string, Actor, Actor];
+      const ongoing = this.waiting.get(holder)?.step as HeldStep;
+      this.used.add(`conflict ${holder}`);
+      const meets = this.waiting.get(refused) as Waiting;
+      const conflicting = meets.step.writes.flatMap((item, index) =>
+        ongoing.writes.includes(item) ? [index] : [],
+      );
+      this.release(
+        refused,
+        {
+          kind: 'refuse',
+          refusal: { kind: 'transaction-conflict', conflicting },
+        },
+        meets.step.transaction
+          ? `refused: TransactionConflict (${holder}'s transaction ongoing)`
+          : `refused: TransactionConflictException (${holder}'s transaction ongoing)`,
+      );
+      return;
+    }
+    const [actor, outcome] = choice.split('=') as [Actor, string | undefined];
+    const held = this.waiting.get(actor) as Waiting;
+    if (outcome === 'in-progress') {
+      this.used.add('in-progress');
+      this.release(
+        actor,
+        { kind: 'refuse', refusal: { kind: 'transaction-in-progress' } },
+        'refused: TransactionInProgressException',
+      );
+    } else if (outcome === 'deleted' || outcome === 'kept') {
+      this.release(actor, { kind: 'stale', outcome }, `stale receipt handle: ${outcome}`);
+    } else {
+      this.release(actor, { kind: 'send' }, held.step.tokenRetry ? 'token retry: replayed' : undefined);
+    }
+  }
+
+  private release(actor: Actor, release: Release, note: string | undefined): void {
+    const held = this.waiting.get(actor) as Waiting;
+    this.waiting.delete(actor);
+    this.timeline.push({ actor, label: held.step.label, ...(note !== undefined ? { note } : {}) });
+    this.now += 1;
+    this.start(actor);
+    held.resolve(release);
+  }
+
+  /** A released invocation that reaches no step in real time is hung: ended as at its deadline. */
+  private watch(actor: Actor): void {
+    this.unwatch(actor);
+    const timer = setTimeout(() => {
+      this.hung = true;
+      this.hooks.timeOut(actor);
+    }, this.hooks.watchdogMs);
+    timer.unref();
+    this.watchdogs.set(actor, timer);
+  }
+
+  private unwatch(actor: Actor): void {
+    clearTimeout(this.watchdogs.get(actor));
+    this.watchdogs.delete(actor);
+  }
+}
