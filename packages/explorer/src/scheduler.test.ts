@@ -70,7 +70,10 @@ describe('the interleaving scheduler', () => {
     expect(made.decisions[0]?.options).toEqual(['A', 'B', 'B!A', 'A!B']);
     // Only the shared item is the conflicting one: DynamoDB's reasons name it, `None` the rest.
     expect(released).toEqual([
-      { actor: 'B', release: { kind: 'refuse', refusal: { kind: 'transaction-conflict', conflicting: [1] } } },
+      {
+        actor: 'B',
+        release: { kind: 'refuse', refusal: { kind: 'transaction-conflict', conflicting: [1] } },
+      },
     ]);
     // B's retry meets A's transaction again: no second conflict from A.
     const again = made.hold(request('B', 'TransactWriteItems', { transaction: true, writes: ['t|balance'] }));
