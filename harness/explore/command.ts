@@ -133,7 +133,7 @@ export async function explore({ values }: ParsedOptions<'explore'>): Promise<Fin
       sum +
       mode.cells.filter((cell) => !cell.promiseHeld).length +
       (mode.interleavings ?? []).reduce(
-        (each, run) => each + run.schedules.filter((one) => !one.held).length,
+        (each, run) => each + run.schedules.filter((one) => !one.held || one.timedOut).length,
         0,
       ),
     0,

@@ -148,10 +148,21 @@ export function labScenario(tables: LabTables, mode: Mode, scenario: LabScenario
 function deletedBeforeWork(mode: Mode, deliveries: readonly DeliveryRecord[]): boolean {
   const { noLoss, noDuplicates } = MODES[mode].promises;
   if (noLoss || !noDuplicates) return false;
-  const deleting = deliveries.filter((delivery) =>
-    delivery.trace.some((step) => step.service === 'sqs' && step.operation.startsWith('DeleteMessage')),
-  );
-  return deleting.length >= 2;
+  /** The delivery sent its delete (a step after it was taken) before its first write. */
+  const deletedFirst = (delivery: DeliveryRecord) => {
+    const trace = delivery.trace;
+    const deleted = trace.findIndex(
+      (step) => step.service === 'sqs' && step.operation.startsWith('DeleteMessage'),
+    );
+    const wrote = trace.findIndex((step) => step.service === 'dynamodb');
+    return deleted >= 0 && deleted < trace.length - 1 && (wrote === -1 || deleted < wrote);
+  };
+  // One message received by two deliveries that each deleted it before working.
+  const receivers = new Map<string, number>();
+  for (const delivery of deliveries.filter(deletedFirst)) {
+    for (const event of new Set(delivery.events)) receivers.set(event, (receivers.get(event) ?? 0) + 1);
+  }
+  return [...receivers.values()].some((count) => count >= 2);
 }
 
 function fromFifoIds(ids: { MessageGroupId: string; MessageDeduplicationId: string }) {

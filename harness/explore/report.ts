@@ -72,7 +72,7 @@ export function interleavingTable(modes: readonly ModeExploration[]): string[] {
   );
   return [
     ...textTable(['mode', 'scenario', 'schedules', 'exact', 'duplicated', 'lost', 'promise broken'], rows),
-    "(n): of those, the schedules with no fault, refusal or deadline injected: only the order of the two invocations' steps",
+    "(n): of those, the schedules that chose only an order of the two invocations' steps: no stale-delete outcome, refusal or deadline",
   ];
 }
 

@@ -6,7 +6,12 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DEFAULT_FUNCTION_TIMEOUT_MS } from './cell.js';
 import type { CellEnvironment } from './execution-environment.js';
 import { type Exploration, type ExploreOptions, exploreScenario } from './explore.js';
-import { apiScheduleReplay, firstFailing, scheduleColumns } from './interleave-report.js';
+import {
+  apiScheduleReplay,
+  firstFailing,
+  type ScheduleReplay,
+  scheduleColumns,
+} from './interleave-report.js';
 import { apiReplay, deliveryLine, type ReplayText, renderExplorePage } from './report.js';
 import type { Scenario } from './scenario.js';
 import { fifoPatchProblem, startSqsEmulator } from './sqs-emulator.js';
@@ -153,7 +158,10 @@ export class InvariantBroken extends Error {
   override readonly name = 'InvariantBroken';
   constructor(
     message: string,
+    /** The broken cells' plans, for `only`. */
     readonly cells: readonly string[],
+    /** The broken interleaving schedules' names, for `interleavings: { schedules }`. */
+    readonly schedules: readonly string[] = [],
   ) {
     super(message);
   }
@@ -166,12 +174,18 @@ export class InvariantBroken extends Error {
  * too slow, or the handler hangs), so it fails too, said so. A test runner prints the message as
  * the failure.
  */
-export function assertHeld(exploration: Exploration, replay: ReplayText = apiReplay): void {
+export function assertHeld(
+  exploration: Exploration,
+  replay: ReplayText = apiReplay,
+  scheduleReplay: ScheduleReplay = apiScheduleReplay,
+): void {
   const failed = [exploration.clean, ...exploration.cells].filter((cell) => !cell.held || cell.timedOut);
   const schedules = (exploration.interleavings ?? []).flatMap((interleaving) =>
     interleaving.schedules.filter((run) => !run.held || run.timedOut),
   );
-  if (failed.length === 0 && schedules.length === 0) return;
+  // Stopped at maxSchedules: not every schedule ran, so nothing is proved for the rest.
+  const unfinished = (exploration.interleavings ?? []).filter((interleaving) => !interleaving.exhaustive);
+  if (failed.length === 0 && schedules.length === 0 && unfinished.length === 0) return;
   const broken = exploration.cells.filter((cell) => !cell.held).length;
   const timedOut = failed.filter((cell) => cell.timedOut).length;
   const lines = [
@@ -184,6 +198,9 @@ export function assertHeld(exploration: Exploration, replay: ReplayText = apiRep
           : '',
         schedules.length > 0
           ? `the invariant broke (or the run hung) in ${schedules.length} interleaving schedules`
+          : '',
+        unfinished.length > 0
+          ? `${unfinished.map((each) => each.kind).join(', ')} stopped at maxSchedules: not every schedule ran (raise it)`
           : '',
       ]
         .filter((part) => part !== '')
@@ -199,17 +216,20 @@ export function assertHeld(exploration: Exploration, replay: ReplayText = apiRep
   for (const interleaving of exploration.interleavings ?? []) {
     const broken = interleaving.schedules.filter((run) => !run.held || run.timedOut);
     const shown = firstFailing(interleaving);
+    // assertHeld shows a broken one only; firstFailing falls back to one that held.
     for (const run of broken.slice(0, 20)) {
       lines.push(`- ${run.schedule}: ${run.timedOut ? 'hung' : run.violations.join('; ')}`);
       if (run === shown) for (const line of scheduleColumns(run.timeline)) lines.push(`    ${line}`);
     }
     if (broken.length > 20) lines.push(`  … and ${broken.length - 20} more ${interleaving.kind} schedules`);
-    if (shown !== undefined) lines.push(`    replay: ${apiScheduleReplay(exploration, shown)}`);
+    if (shown !== undefined && !shown.held)
+      lines.push(`    replay: ${scheduleReplay(exploration, shown)}`);
   }
-  throw new InvariantBroken(lines.join('\n'), [
-    ...failed.map((cell) => cell.plan),
-    ...schedules.map((run) => run.schedule),
-  ]);
+  throw new InvariantBroken(
+    lines.join('\n'),
+    failed.map((cell) => cell.plan),
+    schedules.map((run) => run.schedule),
+  );
 }
 
 /**

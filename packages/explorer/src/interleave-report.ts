@@ -11,16 +11,22 @@ export const apiScheduleReplay: ScheduleReplay = (_, run) =>
 /** What the choices in a schedule's name mean: the legend under the interleavings. */
 export const CHOICES_LEGEND = [
   'A: the first delivery, B: the second (or the second event); a choice names who takes the next step',
+  '(n) in a count: the schedules of it that chose only an order of steps: no stale-delete outcome, refusal or deadline',
   'A=deleted / A=kept: a delete with a stale receipt handle, which AWS says succeeds and may or may not delete',
   "A=in-progress: a token retry answered TransactionInProgressException; plain A: DynamoDB replays the first attempt's success",
   "B!A: B's write refused with TransactionConflict while A's transaction on the same item is ongoing",
   'A-timeout: A ended at its deadline, the clock moved past it',
 ] as const;
 
-/** The schedule to show for a scenario: the first broken with no injected answer, else the first broken. */
+/**
+ * The schedule to show for a scenario: the first that broke the invariant, else the first that
+ * held with something to see (a duplicate a mode's promise allows); of those, one with only an
+ * order of steps chosen before one with an outcome, a refusal or a deadline.
+ */
 export function firstFailing(interleaving: InterleavingExploration): ScheduleRun | undefined {
   const broken = interleaving.schedules.filter((run) => !run.held);
-  return broken.find((run) => !run.injected) ?? broken[0];
+  const shown = broken.length > 0 ? broken : interleaving.schedules.filter((run) => run.tone === 'held');
+  return shown.find((run) => !run.injected) ?? shown[0];
 }
 
 /** A scenario's schedules in one line: how many, how many broke, and how many of those with no injected answer. */
@@ -62,7 +68,9 @@ export function formatInterleavings(
     lines.push(`    ${interleavingLine(interleaving)}`);
     const failing = firstFailing(interleaving);
     if (failing === undefined) continue;
-    lines.push(`      first failing: ${failing.schedule}: ${failing.violations.join('; ')}`);
+    lines.push(
+      `      first ${failing.held ? 'not exact' : 'failing'}: ${failing.schedule}: ${failing.held ? failing.summary : failing.violations.join('; ')}`,
+    );
     for (const line of scheduleColumns(failing.timeline)) lines.push(`        ${line}`);
     lines.push(`      replay: ${replay(exploration, failing)}`);
   }
@@ -84,7 +92,7 @@ export function interleavingsHtml(
     const table =
       failing === undefined
         ? ''
-        : `<p>First failing: <code>${escapeHtml(failing.schedule)}</code>: ${escapeHtml(failing.violations.join('; '))}</p>
+        : `<p>First ${failing.held ? 'not exact' : 'failing'}: <code>${escapeHtml(failing.schedule)}</code>: ${escapeHtml(failing.held ? failing.summary : failing.violations.join('; '))}</p>
 <table class="matrix"><thead><tr><th>A: first delivery</th><th>B: second delivery</th></tr></thead><tbody>${failing.timeline
             .map((entry) => {
               const cell = `<td>${escapeHtml(entry.label)}${entry.note ? ` <i>[${escapeHtml(entry.note)}]</i>` : ''}</td>`;

@@ -94,11 +94,13 @@ async function replay(env: CellEnvironment, scenario: Scenario, names: readonly 
     const { kind, choices } = parseSchedule(name);
     const problem = await applicability(env, scenario, kind);
     if (problem !== undefined) throw new ScheduleError(`${name}: ${kind} does not apply here: ${problem}`);
-    const {
-      decisions: _,
-      skipped,
-      ...run
-    } = await runSchedule(env, scenario, kind, choices, choices.includes('A-timeout'));
+    // Named by its choices, not by whether A's deadline was an option: the default first, then the other.
+    let result = await runSchedule(env, scenario, kind, choices);
+    if (result.summary === 'not landed') {
+      const other = await runSchedule(env, scenario, kind, choices, kind !== 'two-deliveries');
+      if (other.summary !== 'not landed') result = other;
+    }
+    const { decisions: _, skipped, ...run } = result;
     if (skipped !== undefined) throw new ScheduleError(`${name}: ${kind} does not apply here: ${skipped}`);
     if (run.violations.some((violation) => violation.startsWith('not the schedule named'))) {
       throw new ScheduleError(`${name}: ${run.violations.join('; ')}`);
@@ -251,6 +253,8 @@ function firstTransaction(env: CellEnvironment, scenario: Scenario): Promise<str
           ?.key,
     );
     firstTransactions.set(scenario, found);
+    // A run that failed is not remembered: the next asks again.
+    found.catch(() => firstTransactions.delete(scenario));
   }
   return found;
 }
@@ -307,7 +311,18 @@ export async function runSchedule(
   }
   const invocations = new Map<Actor, Invocation>();
   const deadlineOf = new Map<Actor, number>();
+  /** The message of two-deliveries: its newest receipt handle, and whether it was deleted. */
+  const message = { newest: '', deleted: false };
+  /** The receipt handle each invocation received. */
+  const handles = new Map<Actor, string>();
   const scheduler = new Scheduler(choices, {
+    // Stale when another receive came since; AWS: a standard queue may or may not delete, a FIFO
+    // queue refuses the expired handle (the message stays).
+    staleOutcomes: (actor) => {
+      const mine = handles.get(actor);
+      if (kind === 'hot-key' || message.deleted || mine === undefined || mine === message.newest) return [];
+      return session.settings.fifo ? ['kept'] : ['deleted', 'kept'];
+    },
     timeOut: (actor) => invocations.get(actor)?.timeOut(),
     deadlineOf: (actor) => deadlineOf.get(actor),
     // Real time, generous: the SDK's backoff after a throttling answer (TransactionInProgress) is up to seconds.
@@ -319,13 +334,12 @@ export async function runSchedule(
     clock: scheduler.clock,
     waitUntil: async (at: number) => scheduler.advanceTo(at),
   };
-  const environments: ExecutionEnvironment[] = [session.environment];
+  const environments: (ExecutionEnvironment | Promise<ExecutionEnvironment>)[] = [session.environment];
   try {
     const records = await session.receive();
     const first = records[0];
     if (first === undefined) throw new Error(`${scenario.name}: no message to deliver (the queue is empty)`);
-    /** The message of two-deliveries: its newest receipt handle, and whether it was deleted. */
-    const message = { newest: first.receiptHandle, deleted: false };
+    message.newest = first.receiptHandle;
     const keys = new TableKeys(env);
     /** Hot key: the records neither invocation deleted. */
     const undeleted: SQSRecord[] = [];
@@ -348,27 +362,30 @@ export async function runSchedule(
         }
         batch = [received];
       }
-      const environment =
-        who === 'A' ? session.environment : await executionEnvironment(env, scenario, session.cell);
-      if (who === 'B') environments.push(environment);
+      const made = who === 'A' ? session.environment : executionEnvironment(env, scenario, session.cell);
+      // Kept before it is awaited: the finally destroys it whatever happens next.
+      if (who === 'B') environments.push(made as Promise<ExecutionEnvironment>);
+      const environment = await made;
       const faults = new Map<string, Fault>(
         who === 'A' && inDoubt !== undefined ? [[inDoubt, 'response-lost']] : [],
       );
       const mine = batch[0] as SQSRecord;
+      handles.set(who, mine.receiptHandle);
       const invocation = new Invocation(delivery, faults, (text) => session.eventOf(text), {
         clock: scheduler.clock,
         gate: {
           held: async (request) => {
+            scheduler.enter(who);
+            const deletes =
+              kind !== 'hot-key' &&
+              /^DeleteMessage/.test(request.step.operation) &&
+              request.text.includes(mine.receiptHandle);
             const step = await requestStep(who, request.step, request.text, keys, {
-              stale:
-                kind !== 'hot-key' &&
-                /^DeleteMessage/.test(request.step.operation) &&
-                request.text.includes(mine.receiptHandle) &&
-                mine.receiptHandle !== message.newest &&
-                !message.deleted,
+              deletes,
               tokenRetry: request.tokenRetry,
             });
             const release = await scheduler.hold(step);
+            if (deletes && release.kind === 'send') message.deleted = true;
             return answerOf(release, async () => {
               // The stale delete that deletes: the message goes, whatever handle the request names.
               await session.delete([{ ...mine, receiptHandle: message.newest }]);
@@ -385,9 +402,8 @@ export async function runSchedule(
       let acknowledgement: 'delivered' | undefined;
       if (result.kind === 'returned') {
         acknowledgement = invocation.acknowledge() === 'delivered' ? 'delivered' : undefined;
-        const stale = kind !== 'hot-key' && mine.receiptHandle !== message.newest && !message.deleted;
         const release = await scheduler.hold(
-          heldAt(who, 'ack', 'acknowledge: the mapping deletes', { stale }),
+          heldAt(who, 'ack', 'acknowledge: the mapping deletes', { deletes: kind !== 'hot-key' }),
         );
         const answer = session.answer(batch, result.value);
         error = answer.error;
@@ -417,15 +433,28 @@ export async function runSchedule(
     // The drain's invocations in an execution environment of their own.
     await session.replaceEnvironment();
     await session.drain([], time);
+  } catch (error) {
+    // The cell's resources go even when the run could not finish.
+    await session.close().catch(() => undefined);
+    throw error;
   } finally {
-    for (const each of environments) each.destroy();
+    for (const each of environments)
+      void Promise.resolve(each).then(
+        (made) => made.destroy(),
+        () => undefined,
+      );
     session.environment.destroy();
   }
   const run = await session.close();
+  const unused =
+    scheduler.decisions.length < choices.length
+      ? `the schedule names ${choices.length} choices, the run offered ${scheduler.decisions.length}`
+      : undefined;
+  const diverged = scheduler.diverged ?? unused;
   const notPlanned =
-    scheduler.diverged !== undefined
+    diverged !== undefined
       ? [
-          `not the schedule named: ${scheduler.diverged} (the handler took other steps than in the run it was planned from)`,
+          `not the schedule named: ${diverged} (the handler took other steps than in the run it was planned from)`,
         ]
       : [];
   const violations = [...run.violations, ...notPlanned];
@@ -472,7 +501,7 @@ function heldAt(
   actor: Actor,
   kind: 'start' | 'ack',
   label: string,
-  options: { readonly stale?: boolean } = {},
+  options: { readonly deletes?: boolean } = {},
 ): HeldStep {
   return {
     actor,
@@ -480,7 +509,7 @@ function heldAt(
     label,
     writes: [],
     transaction: false,
-    stale: options.stale ?? false,
+    deletes: options.deletes ?? false,
     tokenRetry: false,
     running: false,
   };
@@ -491,7 +520,7 @@ async function requestStep(
   step: Step,
   text: string,
   keys: TableKeys,
-  flags: { readonly stale: boolean; readonly tokenRetry: boolean },
+  flags: { readonly deletes: boolean; readonly tokenRetry: boolean },
 ): Promise<HeldStep> {
   return {
     actor,
@@ -500,7 +529,7 @@ async function requestStep(
     key: step.key,
     writes: step.service === 'dynamodb' ? await keys.writesOf(step.operation, text) : [],
     transaction: step.operation === 'TransactWriteItems',
-    stale: flags.stale,
+    deletes: flags.deletes,
     tokenRetry: flags.tokenRetry && step.operation === 'TransactWriteItems',
     running: true,
   };

@@ -9,17 +9,22 @@ function request(actor: Actor, label: string, extra: Partial<HeldStep> = {}): He
     key: `${label}:1:1`,
     writes: [],
     transaction: false,
-    stale: false,
+    deletes: false,
     tokenRetry: false,
     running: true,
     ...extra,
   };
 }
 
-function scheduler(schedule: readonly string[] = [], deadlines = false) {
+function scheduler(
+  schedule: readonly string[] = [],
+  deadlines = false,
+  staleOutcomes: readonly ('deleted' | 'kept')[] = [],
+) {
   const ended: Actor[] = [];
   const started = Date.now();
   const made = new Scheduler(schedule, {
+    staleOutcomes: (actor) => (actor === 'A' ? staleOutcomes : []),
     timeOut: (actor) => ended.push(actor),
     // A's deadline: its function timeout (2 s) after it started.
     deadlineOf: () => started + 2_000,
@@ -76,9 +81,26 @@ describe('the interleaving scheduler', () => {
       },
     ]);
     // B's retry meets A's transaction again: no second conflict from A.
-    const again = made.hold(request('B', 'TransactWriteItems', { transaction: true, writes: ['t|balance'] }));
-    void again;
+    void made.hold(request('B', 'TransactWriteItems', { transaction: true, writes: ['t|balance'] }));
+    await new Promise((resolve) => setImmediate(resolve));
     expect(made.decisions[1]?.options).toEqual(['A', 'B', 'A!B']);
+  });
+
+  it('offers a conflict when a transaction meets a single-item write that is ongoing on its item, and none for two plain writes', async () => {
+    const { made } = scheduler();
+    await bothHeld(
+      made,
+      request('A', 'UpdateItem', { writes: ['t|balance'] }),
+      request('B', 'TransactWriteItems', { transaction: true, writes: ['t|marker', 't|balance'] }),
+    );
+    expect(made.decisions[0]?.options).toEqual(['A', 'B', 'B!A', 'A!B']);
+    const plain = scheduler().made;
+    await bothHeld(
+      plain,
+      request('A', 'UpdateItem', { writes: ['t|x'] }),
+      request('B', 'UpdateItem', { writes: ['t|x'] }),
+    );
+    expect(plain.decisions[0]?.options).toEqual(['A', 'B']);
   });
 
   it('offers no conflict for a read, or for writes on other items', async () => {
@@ -91,16 +113,41 @@ describe('the interleaving scheduler', () => {
     expect(made.decisions[0]?.options).toEqual(['A', 'B']);
   });
 
-  it('gives a stale delete both outcomes AWS allows, and a token retry the in-progress answer once', async () => {
-    const { made } = scheduler(['A=kept']);
+  it('gives a stale delete the outcomes AWS allows, decided when released, and a token retry the in-progress answer', async () => {
+    const { made } = scheduler(['A=kept'], false, ['deleted', 'kept']);
     const released = await bothHeld(
       made,
-      { ...request('A', 'acknowledge'), kind: 'ack', stale: true, running: false },
+      { ...request('A', 'acknowledge'), kind: 'ack', deletes: true, running: false },
       request('B', 'TransactWriteItems', { transaction: true, tokenRetry: true }),
     );
     expect(made.decisions[0]?.options).toEqual(['A=deleted', 'A=kept', 'B', 'B=in-progress']);
     expect(released).toEqual([{ actor: 'A', release: { kind: 'stale', outcome: 'kept' } }]);
     expect(made.timeline[0]?.note).toBe('stale receipt handle: kept');
+    // FIFO: one outcome, no choice: the expired handle's delete is refused and the message stays.
+    const fifo = scheduler([], false, ['kept']).made;
+    const refused = await bothHeld(
+      fifo,
+      { ...request('A', 'acknowledge'), kind: 'ack', deletes: true, running: false },
+      request('B', 'GetItem'),
+    );
+    expect(fifo.decisions[0]?.options).toEqual(['A', 'B']);
+    expect(refused).toEqual([{ actor: 'A', release: { kind: 'stale', outcome: 'kept' } }]);
+  });
+
+  it('releases a request an invocation sent at once with its waiting one right after it, said so', async () => {
+    const { made } = scheduler();
+    made.start('A');
+    const order: string[] = [];
+    made.enter('A');
+    made.enter('A');
+    const first = made.hold(request('A', 'GetItem')).then(() => order.push('first'));
+    const second = made.hold(request('A', 'PutItem')).then(() => order.push('second'));
+    await Promise.all([first, second]);
+    expect(order).toEqual(['first', 'second']);
+    expect(made.timeline.map((entry) => entry.note)).toEqual([
+      undefined,
+      'sent at once with the step before: not interleaved',
+    ]);
   });
 
   it("ends A at its deadline, and moves the clock past it (Powertools' INPROGRESS expiry reads it)", async () => {

@@ -37,8 +37,8 @@ export interface HeldStep {
   readonly writes: readonly string[];
   /** A TransactWriteItems. */
   readonly transaction: boolean;
-  /** A delete naming a receipt handle that is no longer the newest. */
-  readonly stale: boolean;
+  /** A delete of the message with the receipt handle this invocation received (stale or not: decided when released). */
+  readonly deletes: boolean;
   /** A transaction's retry after an attempt applied and its answer lost. */
   readonly tokenRetry: boolean;
   /** The handler still runs (a request is held, not its acknowledgement): its deadline can pass. */
@@ -69,6 +69,11 @@ interface Waiting {
 }
 
 export interface SchedulerHooks {
+  /**
+   * A delete's outcomes when the actor's receipt handle is stale at the moment of the decision:
+   * none (it is the newest), deleted or kept (a standard queue), kept (FIFO: AWS refuses it).
+   */
+  staleOutcomes(actor: Actor): readonly ('deleted' | 'kept')[];
   /** Ends the actor's invocation as Lambda ends one at its deadline. */
   timeOut(actor: Actor): void;
   /** The actor's deadline on the scheduler's clock, once it started. */
@@ -92,6 +97,11 @@ export class Scheduler {
   /** An invocation took longer than the watchdog to reach its next step. */
   hung = false;
   private readonly waiting = new Map<Actor, Waiting>();
+  /** Steps an invocation sent while one of its own already waited (Promise.all): released right after it. */
+  private readonly alongside = new Map<Actor, Waiting[]>();
+  /** Requests between entering the gate and holding (reading their items): their invocation is busy. */
+  private readonly preparing = new Map<Actor, number>();
+  private deciding = false;
   private readonly running = new Set<Actor>();
   private readonly used = new Set<string>();
   private readonly watchdogs = new Map<Actor, NodeJS.Timeout>();
@@ -116,9 +126,21 @@ export class Scheduler {
     this.watch(actor);
   }
 
-  /** The actor waits at a step until the scheduler releases it. */
+  /** A request of the actor's entered the gate: it is busy until the request holds. */
+  enter(actor: Actor): void {
+    this.preparing.set(actor, (this.preparing.get(actor) ?? 0) + 1);
+  }
+
+  /** The actor waits at a step until the scheduler releases it (a request: after `enter`). */
   hold(step: HeldStep): Promise<Release> {
     return new Promise<Release>((resolve) => {
+      if (step.kind === 'request') this.preparing.set(step.actor, (this.preparing.get(step.actor) ?? 1) - 1);
+      if (this.waiting.has(step.actor)) {
+        // Sent at once with the step that waits (Promise.all): not interleaved, released with it.
+        this.alongside.set(step.actor, [...(this.alongside.get(step.actor) ?? []), { step, resolve }]);
+        this.next();
+        return;
+      }
       this.unwatch(step.actor);
       this.running.delete(step.actor);
       this.waiting.set(step.actor, { step, resolve });
@@ -140,7 +162,8 @@ export class Scheduler {
     for (const actor of ACTORS) {
       const held = this.waiting.get(actor)?.step;
       if (held === undefined) continue;
-      if (held.stale) options.push(`${actor}=deleted`, `${actor}=kept`);
+      const stale = held.deletes ? this.hooks.staleOutcomes(actor) : [];
+      if (stale.length > 1) options.push(...stale.map((outcome) => `${actor}=${outcome}`));
       else options.push(actor);
       if (held.tokenRetry && !this.used.has('in-progress')) options.push(`${actor}=in-progress`);
     }
@@ -150,8 +173,11 @@ export class Scheduler {
     ] as const) {
       const ongoing = this.waiting.get(holder)?.step;
       const meets = this.waiting.get(other)?.step;
-      if (ongoing?.transaction !== true || meets === undefined || meets.kind !== 'request') continue;
-      if (this.used.has(`conflict ${holder}`)) continue;
+      // A transaction meets another write on its item, or a write meets a transaction on its item:
+      // DynamoDB refuses the one that comes second while the first is ongoing.
+      if (ongoing === undefined || meets === undefined || meets.kind !== 'request') continue;
+      if (!ongoing.transaction && !meets.transaction) continue;
+      if (ongoing.writes.length === 0 || this.used.has(`conflict ${holder}`)) continue;
       if (meets.writes.some((item) => ongoing.writes.includes(item))) options.push(`${other}!${holder}`);
     }
     const a = this.waiting.get('A')?.step;
@@ -159,8 +185,24 @@ export class Scheduler {
     return options;
   }
 
+  private busy(): boolean {
+    return this.running.size > 0 || [...this.preparing.values()].some((count) => count > 0);
+  }
+
+  /**
+   * Decides once every invocation waits or is done: after the event loop's pending callbacks, so
+   * that a request an invocation sends at once with another reaches its hold first.
+   */
   private next(): void {
-    if (this.running.size > 0 || this.waiting.size === 0) return;
+    if (this.deciding || this.busy() || this.waiting.size === 0) return;
+    this.deciding = true;
+    setImmediate(() => {
+      this.deciding = false;
+      if (!this.busy() && this.waiting.size > 0) this.decide();
+    });
+  }
+
+  private decide(): void {
     const options = this.options();
     let chosen = options[0] as string;
     if (options.length > 1) {
@@ -218,6 +260,9 @@ export class Scheduler {
       );
     } else if (outcome === 'deleted' || outcome === 'kept') {
       this.release(actor, { kind: 'stale', outcome }, `stale receipt handle: ${outcome}`);
+    } else if (held.step.deletes && this.hooks.staleOutcomes(actor).length === 1) {
+      // FIFO: a stale receipt handle's delete is refused (the handle expired): the message stays.
+      this.release(actor, { kind: 'stale', outcome: 'kept' }, 'stale receipt handle (FIFO): refused, kept');
     } else {
       this.release(actor, { kind: 'send' }, held.step.tokenRetry ? 'token retry: replayed' : undefined);
     }
@@ -230,6 +275,14 @@ export class Scheduler {
     this.now += 1;
     this.start(actor);
     held.resolve(release);
+    for (const other of this.alongside.get(actor)?.splice(0) ?? []) {
+      this.timeline.push({
+        actor,
+        label: other.step.label,
+        note: 'sent at once with the step before: not interleaved',
+      });
+      other.resolve({ kind: 'send' });
+    }
   }
 
   /** A released invocation that reaches no step in real time is hung: ended as at its deadline. */
