@@ -80,6 +80,9 @@ const SOAK = [
   // The synthesized assembly with -c modes=all, and `npm run assembly` as a process (npm test runs
   // the default modes and the mutations: test/integration/assembly.test.ts).
   'test/integration/assembly-all.test.ts',
+  // `npm run explore -- --interleavings`, every mode's every schedule (npm test: two-deliveries for
+  // three modes in cores.test.ts, the API's cases in explore-api.test.ts).
+  'test/integration/explore-interleavings.test.ts',
 ];
 
 /**
@@ -110,6 +113,8 @@ const TIME_BUDGETS_SECONDS = {
   'soak test/integration/proofs.test.ts': 60,
   // 2026-12-05: modes=all 47 s, `npm run assembly` (its synth and the deployed driver's minute of quiet) 96 s.
   'soak test/integration/assembly-all.test.ts': 200,
+  // 2026-12-05: 6,188 schedules in 510 s beside other work.
+  'soak test/integration/explore-interleavings.test.ts': 600,
 };
 
 /**

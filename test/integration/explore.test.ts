@@ -55,4 +55,21 @@ describe('npm run explore', () => {
     expect(run.stdout).toMatch(/delivery 2 \(receive 2, returned, acknowledged\)/);
     expect(run.code).toBe(0);
   });
+
+  it('replays one interleaving schedule from its name, its steps in two columns: check-then-act applies the event twice with no fault', async () => {
+    const run = await runNpmScript('explore', [
+      ...SCENARIO,
+      '--modes',
+      'credit-then-marker',
+      '--schedule',
+      'two-deliveries:A,A,B,B,B,B,B,A',
+    ]);
+
+    expect(run.stdout).toContain('credit-then-marker: two-deliveries:A,A,B,B,B,B,B,A: dup 1');
+    // A credits, then B receives the event again, finds no marker, and credits too.
+    expect(run.stdout).toMatch(
+      /A: first delivery\s+B: second delivery\n\s+GetItem evt-0000000\n\s+UpdateItem evt-0000000\n\s+receive \(its second delivery\)\n\s+GetItem evt-0000000\n\s+UpdateItem evt-0000000\n/,
+    );
+    expect(run.code).toBe(0);
+  });
 });
