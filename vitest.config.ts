@@ -113,7 +113,7 @@ const TIME_BUDGETS_SECONDS = {
   'soak test/integration/proofs.test.ts': 60,
   // 2026-12-05: modes=all 47 s, `npm run assembly` (its synth and the deployed driver's minute of quiet) 96 s.
   'soak test/integration/assembly-all.test.ts': 200,
-  // 2026-12-05: 6,188 schedules in 510 s beside other work.
+  // 2026-12-05 at 81505c7: 5,505 schedules in 403 s.
   'soak test/integration/explore-interleavings.test.ts': 600,
 };
 

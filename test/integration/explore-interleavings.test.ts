@@ -4,7 +4,7 @@ import type { ExploreReport } from '../../harness/explore/report.js';
 import { runNpmScript } from '../support/cli.js';
 
 /**
- * `npm run explore -- --interleavings` for every mode (test:soak: about 8 minutes on the 2-core
+ * `npm run explore -- --interleavings` for every mode (test:soak: about 7 minutes on the 2-core
  * machine): every schedule of two invocations in flight at once, and what issue 42 asks of each
  * mode. npm test runs two-deliveries without deadlines for three modes (cores.test.ts) and the
  * API's cases (explore-api.test.ts).

@@ -222,8 +222,7 @@ export function assertHeld(
       if (run === shown) for (const line of scheduleColumns(run.timeline)) lines.push(`    ${line}`);
     }
     if (broken.length > 20) lines.push(`  … and ${broken.length - 20} more ${interleaving.kind} schedules`);
-    if (shown !== undefined && !shown.held)
-      lines.push(`    replay: ${scheduleReplay(exploration, shown)}`);
+    if (shown !== undefined && !shown.held) lines.push(`    replay: ${scheduleReplay(exploration, shown)}`);
   }
   throw new InvariantBroken(
     lines.join('\n'),
