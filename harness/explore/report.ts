@@ -122,8 +122,10 @@ export function formatExploration(report: ExploreReport): string {
 /** The page: per mode, the matrix as coloured cells, each cell's trace and replay command on hover. */
 export function renderExplorePage(report: ExploreReport): string {
   return renderPage(report.modes, {
-    title: 'Every crash point',
-    subtitle: `${report.scenario.events} events on ${plural(report.scenario.accounts, 'account')}, one batch; depth ${report.depth}; ${plural(report.cells, 'cell')} in ${report.seconds.toFixed(1)} s.`,
+    title: report.interleavings ? 'Two invocations at once' : 'Every crash point',
+    subtitle: report.interleavings
+      ? `${report.scenario.events} events on ${plural(report.scenario.accounts, 'account')}; two invocations in flight at once, every schedule, in ${report.seconds.toFixed(1)} s.`
+      : `${report.scenario.events} events on ${plural(report.scenario.accounts, 'account')}, one batch; depth ${report.depth}; ${plural(report.cells, 'cell')} in ${report.seconds.toFixed(1)} s.`,
     replay: labReplay(report.scenario),
     scheduleReplay: labScheduleReplay(report.scenario),
   });

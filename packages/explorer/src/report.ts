@@ -213,8 +213,8 @@ export function renderExplorePage(
     const broken = exploration.cells.filter((cell) => !cell.held).length;
     return `<section class="card"><h2>${escapeHtml(exploration.scenario)}</h2>
 ${exploration.promise ? `<p><b>Promise:</b> ${escapeHtml(exploration.promise)}</p>` : ''}
-<p class="sub">${plural(exploration.cells.length, 'cell')} in ${exploration.seconds.toFixed(1)} s; ${broken > 0 ? `the invariant broken in ${plural(broken, 'cell')} (outlined)` : 'the invariant held in every cell'}.</p>
-${exploration.cells.length > 0 || exploration.interleavings === undefined ? `<table class="matrix"><thead><tr><th>step</th>${head}${retryHead}</tr></thead><tbody>${rows}</tbody></table>` : ''}${pairsList(exploration, td)}${interleavingsHtml(exploration, scheduleReplay, escapeHtml)}</section>`;
+${interleavingsOnly(exploration) ? '' : `<p class="sub">${plural(exploration.cells.length, 'cell')} in ${exploration.seconds.toFixed(1)} s; ${broken > 0 ? `the invariant broken in ${plural(broken, 'cell')} (outlined)` : 'the invariant held in every cell'}.</p>`}
+${!interleavingsOnly(exploration) ? `<table class="matrix"><thead><tr><th>step</th>${head}${retryHead}</tr></thead><tbody>${rows}</tbody></table>` : ''}${pairsList(exploration, td)}${interleavingsHtml(exploration, scheduleReplay, escapeHtml)}</section>`;
   });
   const legend = FAULT_NAMES.map(
     (fault) => `<li><b>${escapeHtml(FAULT_TITLES[fault])}</b>: ${escapeHtml(FAULTS[fault])}</li>`,
@@ -234,11 +234,20 @@ td.na{color:#9aa5b1;text-align:center}
 .xc.broken{outline:2px solid #1f2933}
 </style></head><body><main>
 <h1>${escapeHtml(options.title ?? 'Every crash point')}</h1>
-<p class="sub">${escapeHtml(options.subtitle ?? '')} Each cell is one run of the scenario with exactly the fault its column names at the step its row names (the last three columns: the first attempt's response lost, then that on the client's retry). Green: exact; yellow: the invariant held, with something to see; red, outlined: broken; grey: timed out. Hover a cell for its trace and its replay.</p>
-<ul class="sub">${legend}</ul>
+<p class="sub">${escapeHtml(options.subtitle ?? '')}${
+    explorations.every(interleavingsOnly)
+      ? ' Each schedule is one run of two invocations in flight at once, in the order its name chooses.'
+      : ` Each cell is one run of the scenario with exactly the fault its column names at the step its row names (the last three columns: the first attempt's response lost, then that on the client's retry). Green: exact; yellow: the invariant held, with something to see; red, outlined: broken; grey: timed out. Hover a cell for its trace and its replay.</p>
+<ul class="sub">${legend}</ul><p>`
+  }</p>
 ${sections.join('\n')}
 </main></body></html>
 `;
+}
+
+/** Only the interleavings were asked for: no fault cells, no matrix. */
+function interleavingsOnly(exploration: Exploration): boolean {
+  return exploration.cells.length === 0 && exploration.interleavings !== undefined;
 }
 
 /** Depth 2's pairs, below the matrix: how many, and each broken one as a cell with its trace on hover. */
