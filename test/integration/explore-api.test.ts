@@ -195,8 +195,9 @@ describe('the effectively-once core with its condition removed, explored through
     );
     const exploration = await explorer.explore(scenario, {
       concurrency: 8,
-      // And two deliveries of one order in flight at once, every order of their steps (no deadline).
-      interleavings: { kinds: ['two-deliveries'], deadlines: false },
+      // And two deliveries of one order in flight at once (no deadline): the first schedules break
+      // already (the second copy's transaction applies again), so a few are enough here.
+      interleavings: { kinds: ['two-deliveries'], deadlines: false, maxSchedules: 6 },
     });
 
     const broken = exploration.cells.filter((each) => !each.held).map((each) => each.plan);
@@ -269,18 +270,19 @@ describe('two invocations in flight at once: every interleaving of their steps',
     );
   }, 120_000);
 
-  it.concurrent('the effectively-once core is exact in every schedule: two deliveries of one order, and two orders on one item', async () => {
+  it.concurrent('the effectively-once core is exact in every schedule of two orders on one item, its conflicts retried', async () => {
     const scenario = ordersScenario('marker-in-transaction', markerInTransaction, {
       events: ORDERS.slice(0, 2),
       batches: [1, 1],
     });
     const exploration = await explorer.explore(scenario, {
       cells: false,
-      interleavings: { kinds: ['two-deliveries', 'hot-key'], deadlines: false },
+      interleavings: { kinds: ['hot-key'] },
       concurrency: 8,
     });
-    const [twoDeliveries, hotKey] = exploration.interleavings ?? [];
-    expect(twoDeliveries?.schedules.length).toBeGreaterThan(10);
+    // Two deliveries of one event: the lab's effectively-once in cores.test.ts, every mode in test:soak.
+    const [hotKey] = exploration.interleavings ?? [];
+    expect(hotKey?.exhaustive).toBe(true);
     // The hot key: the two transactions on one SKU, one refused with TransactionConflict and retried.
     const conflicts = hotKey?.schedules.filter((run) =>
       run.timeline.some((entry) => entry.note?.startsWith('refused: TransactionConflict')),
