@@ -214,7 +214,10 @@ export function assertHeld(
   }
   // The interleavings: each broken schedule named; the first of each scenario in two columns.
   for (const interleaving of exploration.interleavings ?? []) {
-    const broken = interleaving.schedules.filter((run) => !run.held || run.timedOut);
+    // Those that chose only an order of steps first: the plainest way to break it.
+    const broken = interleaving.schedules
+      .filter((run) => !run.held || run.timedOut)
+      .sort((a, b) => Number(a.injected) - Number(b.injected));
     const shown = firstFailing(interleaving);
     // assertHeld shows a broken one only; firstFailing falls back to one that held.
     for (const run of broken.slice(0, 20)) {
