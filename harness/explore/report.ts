@@ -6,6 +6,7 @@ import {
   renderExplorePage as renderPage,
   type ScheduleRun,
 } from '@sqs-delivery-semantics/explorer';
+import { alignedTable } from '../report/terminal.js';
 import type { ModeExploration } from './explore.js';
 import type { LabDetail, LabScenario } from './lab-scenario.js';
 
@@ -71,21 +72,12 @@ export function interleavingTable(modes: readonly ModeExploration[]): string[] {
     }),
   );
   return [
-    ...textTable(['mode', 'scenario', 'schedules', 'exact', 'duplicated', 'lost', 'promise broken'], rows),
+    ...alignedTable(
+      ['mode', 'scenario', 'schedules', 'exact', 'duplicated', 'lost', 'promise broken'],
+      rows,
+    ).split('\n'),
     "(n): of those, the schedules that chose only an order of the two invocations' steps: no stale-delete outcome, refusal or deadline",
   ];
-}
-
-function textTable(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
-  const widths = header.map((title, column) =>
-    Math.max(title.length, ...rows.map((row) => row[column]?.length ?? 0)),
-  );
-  const line = (cells: readonly string[]) =>
-    cells
-      .map((cell, column) => cell.padEnd(widths[column] ?? 0))
-      .join('  ')
-      .trimEnd();
-  return [line(header), widths.map((width) => '-'.repeat(width)).join('  '), ...rows.map(line)];
 }
 
 /** Per mode, the explorer's matrix (its promise, steps down, faults across, the retry cells), then the total. */

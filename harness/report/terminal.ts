@@ -78,7 +78,7 @@ export function violations(mode: Mode, outcome: ModeRow): Set<keyof ModeRow> {
 }
 
 /** Aligns rows under a header: the first column left, the others right. */
-function alignedTable(header: readonly string[], rows: readonly string[][]): string {
+export function alignedTable(header: readonly string[], rows: readonly string[][]): string {
   const widths = header.map((title, column) =>
     Math.max(title.length, ...rows.map((row) => row[column]?.length ?? 0)),
   );
