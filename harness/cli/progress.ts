@@ -1,7 +1,8 @@
 import type { Writable } from 'node:stream';
+import type { Mode } from '../../contract/topology.js';
 import type { DrainSnapshot } from '../experiment/drain.js';
 import type { ExperimentProgress } from '../experiment/experiment.js';
-import { formatProgress } from '../report/terminal.js';
+import { formatProgress, progressLegend } from '../report/terminal.js';
 
 /**
  * Progress on stderr (stdout is kept for the result): a live, rewritten line on a terminal, and
@@ -15,6 +16,7 @@ export function createProgress(
   const plainEveryMs = options.plainEveryMs ?? 5000;
   let lastPlain = 0;
   let liveLine = false;
+  let legendShown = false;
 
   const clearLive = () => {
     if (liveLine) stream.write('\r\x1b[2K');
@@ -27,14 +29,22 @@ export function createProgress(
       stream.write(`• ${message}\n`);
     },
     drain(snapshot: DrainSnapshot) {
-      const line = formatProgress(snapshot);
+      if (!legendShown) {
+        // Once, before the first progress line: what its words and abbreviations count.
+        legendShown = true;
+        clearLive();
+        stream.write(`• ${progressLegend(Object.keys(snapshot.modes) as Mode[])}\n`);
+      }
+      const full = formatProgress(snapshot);
       if (tty) {
         const width = stream.columns ?? 120;
+        // Narrower than the line: the compact form (the legend above it says both).
+        const line = full.length > width ? formatProgress(snapshot, { compact: true }) : full;
         stream.write(`\r\x1b[2K${line.length > width ? `${line.slice(0, width - 1)}…` : line}`);
         liveLine = true;
       } else if (snapshot.elapsedMs - lastPlain >= plainEveryMs) {
         lastPlain = snapshot.elapsedMs;
-        stream.write(`${line}\n`);
+        stream.write(`${full}\n`);
       }
     },
     done() {

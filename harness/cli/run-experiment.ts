@@ -107,7 +107,13 @@ async function main(parsed: ParsedOptions<'experiment'>): Promise<number> {
     if (options.json) process.stdout.write(`${json}\n`);
     else
       process.stdout.write(
-        `${formatSummary(report, relative(process.cwd(), reportPath), htmlPath && relative(process.cwd(), htmlPath))}\n`,
+        `${formatSummary(
+          report,
+          relative(process.cwd(), reportPath),
+          htmlPath && relative(process.cwd(), htmlPath),
+          // A terminal's width folds the result table to fit; a pipe or a file gets it whole.
+          process.stdout.isTTY ? process.stdout.columns : undefined,
+        )}\n`,
       );
     if (htmlPath && options.open) await openInBrowser(htmlPath);
     return 0;

@@ -239,8 +239,10 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
 
     const prewarm = options.prewarm ?? true;
     if (prewarm) {
-      const count = options.modes.reduce((sum, mode) => sum + modeSettings[mode].maxConcurrency, 1);
-      status(`initialising ${count} execution environments (prewarm) while DynamoDB Local starts`);
+      const consumers = options.modes.reduce((sum, mode) => sum + modeSettings[mode].maxConcurrency, 0);
+      status(
+        `initialising ${consumers + 1} execution environments (prewarm: ${consumers} for the consumers, 1 for the verifier) while DynamoDB Local starts`,
+      );
     }
     // The handlers touch no AWS service at module scope, so their environments can start before
     // DynamoDB Local answers; the tables need it.

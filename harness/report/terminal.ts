@@ -5,6 +5,7 @@ import type { DrainSnapshot } from '../experiment/drain.js';
 import type { ExperimentReport, ModeReport } from '../experiment/experiment.js';
 import type { RedriveRunReport } from '../experiment/redrive-run.js';
 import { anyFault, type FaultSettings } from '../faults/faults.js';
+import { compactTable, tableWidth } from './compact-table.js';
 
 const money = (cents: number): string => {
   const sign = cents < 0 ? '-' : '';
@@ -141,12 +142,16 @@ export function resultRows(report: TableReport): ResultCell[][] {
   });
 }
 
-/** The result table: one row per mode; a count a correct run cannot produce is marked with `!`. */
-export function formatTable(report: TableReport): string {
+/**
+ * The result table: one row per mode; a count a correct run cannot produce is marked with `!`.
+ * Wider than `width` (the terminal's), it folds: compactTable.
+ */
+export function formatTable(report: TableReport, width = Number.POSITIVE_INFINITY): string {
   const rows = resultRows(report).map((cells) =>
     cells.map(({ text, impossible }) => (impossible ? `${text} !` : text)),
   );
-  return alignedTable([...RESULT_COLUMNS], rows);
+  const full = alignedTable([...RESULT_COLUMNS], rows);
+  return tableWidth(full) <= width ? full : compactTable([...RESULT_COLUMNS], rows);
 }
 
 export const REDRIVE_COLUMNS = [
@@ -257,19 +262,19 @@ export function formatRedriveRun(report: RedriveRunReport, stackName: string): s
  * A redrive run's tables: the final state, what the redrive did, the first drain; or the result
  * table alone when nothing was redriven. Ends with an empty line.
  */
-function redriveRunTables(report: TableReport, heading: string): string[] {
+function redriveRunTables(report: TableReport, heading: string, width = Number.POSITIVE_INFINITY): string[] {
   const redrive = formatRedriveTable(report);
   const firstDrain = firstDrainOf(report);
-  if (redrive === undefined || firstDrain === undefined) return [formatTable(report), ''];
+  if (redrive === undefined || firstDrain === undefined) return [formatTable(report, width), ''];
   return [
     FINAL_STATE_HEADING,
-    formatTable(report),
+    formatTable(report, width),
     '',
     heading,
     redrive,
     '',
     FIRST_DRAIN_HEADING,
-    formatTable(firstDrain),
+    formatTable(firstDrain, width),
     '',
   ];
 }
@@ -380,7 +385,13 @@ export function formatFaultTable(report: Pick<ExperimentReport, 'modes'>): strin
   return anything ? alignedTable(header, rows) : undefined;
 }
 
-export function formatSummary(report: ExperimentReport, reportPath: string, htmlPath?: string): string {
+export function formatSummary(
+  report: ExperimentReport,
+  reportPath: string,
+  htmlPath?: string,
+  /** The terminal's columns: a wider result table folds to fit. */
+  width = Number.POSITIVE_INFINITY,
+): string {
   const c = report.config;
   const seconds = (report.durationMs / 1000).toFixed(1);
   const faults = formatFaultTable(report);
@@ -391,7 +402,7 @@ export function formatSummary(report: ExperimentReport, reportPath: string, html
     ...(anyFault(c.faults) ? [`faults: ${describeFaults(c.faults)}`] : []),
     ...runtimeLine(report),
     '',
-    ...redriveRunTables(report, redriveHeading(report)),
+    ...redriveRunTables(report, redriveHeading(report), width),
     ...(charges ? [charges, ''] : []),
     ...producerLines(report),
     ...(faults ? [faults, ''] : []),
@@ -451,7 +462,7 @@ function runtimeLine(report: ExperimentReport): string[] {
     ? ` (function timeout ${timeout} s${workDelay > 0 ? ` + work delay ${(workDelay / 1000).toFixed(1)} s` : ''})`
     : '';
   return [
-    `local runtime: ${prewarmed > 0 ? `${prewarmed} environments prewarmed, ` : ''}` +
+    `local runtime: ${prewarmed > 0 ? `${prewarmed} consumer environments prewarmed, ` : ''}` +
       `${sum((runtime) => runtime.coldStarts)} cold starts` +
       `${slowestInit > 0 ? `, slowest init ${(slowestInit / 1000).toFixed(1)} s` : ''}` +
       `, slowest invocation ${(slowest / 1000).toFixed(1)} s${limit}, ` +
@@ -582,6 +593,19 @@ function notes(report: ExperimentReport): string[] {
   return notes.length > 0 ? [...notes, ''] : [];
 }
 
+/**
+ * What the progress lines' words and abbreviations mean, said once before the first of them: their
+ * counts are records as the consumers saw them, not the verifier's applications.
+ */
+export function progressLegend(modes: readonly Mode[]): string {
+  return (
+    `progress, per mode (${modes.map((mode) => `${short(mode)} ${mode}`).join(', ')}): ` +
+    'done = records acknowledged (the table counts events applied once), delivered = records handed to an ' +
+    'invocation, redeliveries included (narrow: done/delivered); running = in invocations now; c = crashes; ' +
+    'queued = visible, invisible = received, not yet deleted (narrow: q, both); ✓ drained'
+  );
+}
+
 /** `at-most-once` → `AMO`: derived, so a new mode in the topology needs no edit here. */
 const short = (mode: string): string =>
   mode
@@ -595,14 +619,24 @@ const short = (mode: string): string =>
  * or from a crashed batch waiting out its visibility timeout); then the elapsed time. A deployed
  * target sees only the queue, not the consumers.
  */
-export function formatProgress(snapshot: DrainSnapshot): string {
-  const parts = (Object.entries(snapshot.modes) as [Mode, NonNullable<DrainSnapshot['modes'][Mode]>][]).map(
-    ([mode, s]) => {
-      const live = s.live
-        ? `done ${s.live.acknowledged}, delivered ${s.live.deliveries}, running ${s.live.inFlight}, crashes ${s.live.crashes}, `
-        : '';
-      return `${short(mode)} ${live}queued ${s.visible}, invisible ${s.inFlight}${s.drained ? ' ✓' : ''}`;
-    },
-  );
+export function formatProgress(
+  snapshot: DrainSnapshot,
+  options: { readonly compact?: boolean } = {},
+): string {
+  const entries = Object.entries(snapshot.modes) as [Mode, NonNullable<DrainSnapshot['modes'][Mode]>][];
+  if (options.compact) {
+    // A narrow terminal: done/delivered, crashes, and what the queue still holds.
+    const parts = entries.map(
+      ([mode, s]) =>
+        `${short(mode)} ${s.live ? `${s.live.acknowledged}/${s.live.deliveries} c${s.live.crashes} ` : ''}q${s.visible + s.inFlight}${s.drained ? ' ✓' : ''}`,
+    );
+    return `${parts.join(' │ ')} │ ${(snapshot.elapsedMs / 1000).toFixed(1)} s`;
+  }
+  const parts = entries.map(([mode, s]) => {
+    const live = s.live
+      ? `done ${s.live.acknowledged}, delivered ${s.live.deliveries}, running ${s.live.inFlight}, crashes ${s.live.crashes}, `
+      : '';
+    return `${short(mode)} ${live}queued ${s.visible}, invisible ${s.inFlight}${s.drained ? ' ✓' : ''}`;
+  });
   return `${parts.join(' │ ')} │ ${(snapshot.elapsedMs / 1000).toFixed(1)} s`;
 }

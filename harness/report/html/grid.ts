@@ -102,14 +102,14 @@ export function renderCounts(events: ModeEventDetails): string {
 function overchargedItem(events: ModeEventDetails): string {
   const overcharged = events.charges?.filter((charges) => charges >= 2).length ?? 0;
   if (overcharged === 0) return '';
-  return `<li data-mark="overcharged"><i class="c o overcharged" aria-hidden="true"></i><span class="label">corner: the card was charged more than once</span> <b class="n">${overcharged.toLocaleString('en-US')}</b></li>`;
+  return `<li data-mark="overcharged"><i class="c o overcharged" aria-hidden="true"></i><span class="label">red triangle in a cell's bottom-left corner: the card was charged more than once</span> <b class="n">${overcharged.toLocaleString('en-US')}</b></li>`;
 }
 
 /** The corner mark's legend item: events applied after a later event of their account. */
 function lateItem(events: ModeEventDetails): string {
   const late = events.outOfOrder?.length ?? 0;
   if (late === 0) return '';
-  return `<li data-mark="late"><i class="c o late" aria-hidden="true"></i><span class="label">corner: applied after a later event of its account</span> <b class="n">${late.toLocaleString('en-US')}</b></li>`;
+  return `<li data-mark="late"><i class="c o late" aria-hidden="true"></i><span class="label">orange triangle in a cell's top-right corner: applied after a later event of its account</span> <b class="n">${late.toLocaleString('en-US')}</b></li>`;
 }
 
 /** The glyph shown in a legend swatch (a duplicate shows "2", the smallest n). */

@@ -9,6 +9,7 @@ import {
   formatRedriveTable,
   formatSummary,
   formatTable,
+  progressLegend,
   violations,
 } from '../../../../harness/report/terminal.js';
 import { modeOutcome } from '../../../support/outcome.js';
@@ -107,7 +108,7 @@ describe('report formatting', () => {
       },
     } as unknown as ExperimentReport;
     expect(formatSummary(report, 'reports/r.json')).toContain(
-      'local runtime: 4 environments prewarmed, 10 cold starts, slowest init 0.4 s, slowest invocation 1.8 s (function timeout 3 s), 1 timeouts, 2 visibility overruns',
+      'local runtime: 4 consumer environments prewarmed, 10 cold starts, slowest init 0.4 s, slowest invocation 1.8 s (function timeout 3 s), 1 timeouts, 2 visibility overruns',
     );
     const slow = { ...report, config: { ...report.config, faults: { ...NO_FAULTS, workDelayMs: 6_000 } } };
     expect(formatSummary(slow as ExperimentReport, 'reports/r.json')).toContain(
@@ -287,7 +288,7 @@ describe('report formatting', () => {
   });
 
   it('progress shows what the consumers did when they can be seen, and the queue always', () => {
-    const line = formatProgress({
+    const snapshot = {
       elapsedMs: 5_250,
       modes: {
         'at-most-once': {
@@ -308,10 +309,48 @@ describe('report formatting', () => {
         },
         'effectively-once': { visible: 0, inFlight: 0, drained: true },
       },
-    });
+    } as const;
+    const line = formatProgress(snapshot);
     expect(line).toBe(
       'AMO done 80, delivered 100, running 10, crashes 2, queued 3, invisible 10 │ EO queued 0, invisible 0 ✓ │ 5.3 s',
     );
+    // A narrow terminal: done/delivered, crashes, and what the queue holds (the legend says so).
+    expect(formatProgress(snapshot, { compact: true })).toBe('AMO 80/100 c2 q13 │ EO q0 ✓ │ 5.3 s');
+    expect(progressLegend(['at-most-once', 'effectively-once'])).toMatch(
+      /^progress, per mode \(AMO at-most-once, EO effectively-once\): done = records acknowledged \(the table counts events applied once\), delivered = records handed to an invocation/,
+    );
+  });
+
+  it('folds the result table to fit a terminal: every mode within 100 columns, the quiet columns named below', () => {
+    const modes = Object.fromEntries(
+      ['at-most-once', 'at-least-once', 'effectively-once', 'powertools-idempotency'].map((mode) => [
+        mode,
+        { ...outcome, deadLettered: mode === 'at-most-once' ? 3 : 0 },
+      ]),
+    );
+    const report = { modes } as unknown as ExperimentReport;
+    const full = formatTable(report);
+    expect(Math.max(...full.split('\n').map((line) => line.length))).toBeGreaterThan(150);
+    expect(formatTable(report, 200)).toBe(full);
+    const folded = formatTable(report, 100);
+    const lines = folded.split('\n');
+    expect(Math.max(...lines.slice(0, -1).map((line) => line.length))).toBeLessThanOrEqual(100);
+    expect(lines[0]).toMatch(
+      /^mode\s+sent\s+deliveries\s+applied 1×\s+dup \(extra\)\s+lost\s+in DLQ\s+drift\s+crashes$/,
+    );
+    expect(lines[2]).toMatch(/^at-most-once\s+200\s+240\s+186\s+14 \(14\) !\s+0\s+3\s+676\.42\s+4$/);
+    expect(lines.at(-1)).toBe(
+      '(folded to fit the terminal: sent = produced; applied 1× = applied once; dup (extra) = duplicated (extra); in DLQ = dead-lettered; drift = actual − expected balances; every mode 0 or yes: unexpected, mismatched, consistent; every column in the JSON and on the page)',
+    );
+    // A count a correct run cannot produce keeps its column and its mark.
+    const broken = formatTable(
+      {
+        modes: { ...modes, 'effectively-once': { ...outcome, unexpected: 1 } },
+      } as unknown as ExperimentReport,
+      100,
+    );
+    expect(broken.split('\n')[0]).toContain('unexpected');
+    expect(broken).toMatch(/^effectively-once\s.*\s1 !/m);
   });
 });
 
