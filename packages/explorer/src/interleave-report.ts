@@ -38,7 +38,7 @@ export function interleavingLine(interleaving: InterleavingExploration): string 
   const plain = broken.filter((run) => !run.injected).length;
   const timedOut = runs.filter((run) => run.timedOut).length;
   return (
-    `${interleaving.kind}: ${runs.length} schedules${interleaving.exhaustive ? '' : ' (stopped at the bound: not every one)'} in ${interleaving.seconds.toFixed(1)} s, ` +
+    `${interleaving.kind}: ${runs.length} schedules${interleaving.replayed ? ' (replayed by name)' : interleaving.exhaustive ? '' : ' (stopped at the bound: not every one)'} in ${interleaving.seconds.toFixed(1)} s, ` +
     (broken.length > 0
       ? `the invariant broken in ${broken.length} (${plain} with no fault or refusal injected)`
       : 'the invariant held in every one') +

@@ -57,6 +57,8 @@ export interface InterleavingExploration {
   readonly schedules: readonly ScheduleRun[];
   /** Every schedule ran (not stopped at `maxSchedules`). */
   readonly exhaustive: boolean;
+  /** Only the schedules named (`interleavings: { schedules }`): a replay, not an enumeration. */
+  readonly replayed?: true;
   readonly seconds: number;
 }
 
@@ -77,7 +79,8 @@ export async function exploreInterleavings(
 ): Promise<InterleavingExploration[]> {
   const restore = useLogicalTime();
   try {
-    if (options.schedules !== undefined) return await replay(env, scenario, options.schedules);
+    if (options.schedules !== undefined)
+      return await replay(env, scenario, options.schedules, options.deadlines);
     const results: InterleavingExploration[] = [];
     for (const kind of options.kinds ?? INTERLEAVING_KINDS) {
       results.push(await enumerate(env, scenario, kind, options));
@@ -88,17 +91,30 @@ export async function exploreInterleavings(
   }
 }
 
-async function replay(env: CellEnvironment, scenario: Scenario, names: readonly string[]) {
+async function replay(
+  env: CellEnvironment,
+  scenario: Scenario,
+  names: readonly string[],
+  deadlines: boolean | undefined,
+) {
   const byKind = new Map<InterleavingKind, ScheduleRun[]>();
   for (const name of names) {
     const { kind, choices } = parseSchedule(name);
     const problem = await applicability(env, scenario, kind);
     if (problem !== undefined) throw new ScheduleError(`${name}: ${kind} does not apply here: ${problem}`);
-    // Named by its choices, not by whether A's deadline was an option: the default first, then the other.
-    let result = await runSchedule(env, scenario, kind, choices);
-    if (result.summary === 'not landed') {
-      const other = await runSchedule(env, scenario, kind, choices, kind !== 'two-deliveries');
-      if (other.summary !== 'not landed') result = other;
+    // A name says its choices, not whether A's deadline was an option (it adds choices where only A
+    // waits): the setting given, else the default, then the other; the run whose choices are the name's.
+    const first = deadlines ?? kind === 'two-deliveries';
+    const fits = (run: RunWithDecisions) =>
+      run.summary !== 'not landed' &&
+      choices.every((choice, index) => run.decisions[index]?.chosen === choice);
+    let result = await runSchedule(env, scenario, kind, choices, first);
+    if (!fits(result) && deadlines === undefined) {
+      const other = await runSchedule(env, scenario, kind, choices, !first);
+      if (fits(other)) result = other;
+    }
+    if (!fits(result) && result.summary !== 'not landed') {
+      throw new ScheduleError(`${name}: the run took the choices ${result.schedule}, not the name's`);
     }
     const { decisions: _, skipped, ...run } = result;
     if (skipped !== undefined) throw new ScheduleError(`${name}: ${kind} does not apply here: ${skipped}`);
@@ -112,6 +128,7 @@ async function replay(env: CellEnvironment, scenario: Scenario, names: readonly 
     description: INTERLEAVINGS[kind],
     schedules,
     exhaustive: false,
+    replayed: true as const,
     seconds: 0,
   }));
 }
@@ -374,18 +391,28 @@ export async function runSchedule(
       const invocation = new Invocation(delivery, faults, (text) => session.eventOf(text), {
         clock: scheduler.clock,
         gate: {
+          settled: () => scheduler.settled(who),
           held: async (request) => {
             scheduler.enter(who);
             const deletes =
               kind !== 'hot-key' &&
               /^DeleteMessage/.test(request.step.operation) &&
               request.text.includes(mine.receiptHandle);
-            const step = await requestStep(who, request.step, request.text, keys, {
-              deletes,
-              tokenRetry: request.tokenRetry,
-            });
+            let step: HeldStep;
+            try {
+              step = await requestStep(who, request.step, request.text, keys, {
+                deletes,
+                tokenRetry: request.tokenRetry,
+              });
+            } catch (error) {
+              scheduler.leave(who);
+              throw error;
+            }
             const release = await scheduler.hold(step);
-            if (deletes && release.kind === 'send') message.deleted = true;
+            // Sent with the newest receipt handle, the delete deletes (a stale one: fauxqs keeps it).
+            if (deletes && release.kind === 'send' && mine.receiptHandle === message.newest) {
+              message.deleted = true;
+            }
             return answerOf(release, async () => {
               // The stale delete that deletes: the message goes, whatever handle the request names.
               await session.delete([{ ...mine, receiptHandle: message.newest }]);
@@ -552,7 +579,16 @@ class TableKeys {
   private readonly schemas = new Map<string, Promise<string[]>>();
   constructor(private readonly env: CellEnvironment) {}
 
+  /** The items a write names; none when they cannot be read (the request goes on, with no conflict offered). */
   async writesOf(operation: string, text: string): Promise<string[]> {
+    try {
+      return await this.readWrites(operation, text);
+    } catch {
+      return [];
+    }
+  }
+
+  private async readWrites(operation: string, text: string): Promise<string[]> {
     let body: { TransactItems?: Record<string, KeyedWrite>[] } & KeyedWrite;
     try {
       body = JSON.parse(text);

@@ -151,12 +151,29 @@ export class Invocation {
         faulted: fault !== undefined,
       });
       if (this.dead) return never();
+      const gate = this.gate;
       if (answer !== 'send') {
+        gate.settled();
         if (request.refuse === undefined)
           throw new TypeError(`${step.key} cannot be refused (${answer.kind})`);
         return request.refuse(answer);
       }
+      // The scheduler waits for the answer before it lets the other invocation go.
+      return this.attempt(request, fault, send).finally(() => gate.settled());
     }
+    return this.attempt(request, fault, send);
+  }
+
+  /** The attempt as the plan's fault at it says: sent, applied and its answer lost, or killed. */
+  private async attempt<R>(
+    request: {
+      readonly send: () => Promise<R>;
+      readonly apply?: () => Promise<unknown>;
+      readonly lost: () => R;
+    },
+    fault: Fault | undefined,
+    send: { refused: boolean; appliedLost?: boolean },
+  ): Promise<R> {
     const apply = request.apply ?? request.send;
     if (fault === 'response-lost' || fault === 'lost-error-seen') send.appliedLost = true;
     switch (fault) {
@@ -197,7 +214,9 @@ export class Invocation {
 export type Refusal =
   /** `conflicting`: the indexes of a transaction's items that are in the other one (the rest `None`). */
   | { readonly kind: 'transaction-conflict'; readonly conflicting: readonly number[] }
-  | { readonly kind: 'transaction-in-progress' };
+  | { readonly kind: 'transaction-in-progress' }
+  /** A FIFO queue's delete with a receipt handle that expired (another receive came since). */
+  | { readonly kind: 'receipt-handle-expired' };
 
 /** Where an interleaving's scheduler holds an invocation's steps. */
 export interface Gate {
@@ -209,6 +228,8 @@ export interface Gate {
     /** The plan puts a fault at this step. */
     readonly faulted: boolean;
   }): Promise<'send' | Refusal>;
+  /** A released request was answered (or refused): the invocation goes on by itself. */
+  settled(): void;
 }
 
 const invocations = new AsyncLocalStorage<Invocation>();
@@ -354,6 +375,7 @@ function lostResponse(service: 'dynamodb' | 'sqs') {
  * (the TransactWriteItems API reference). Both are 400s the SDK reads as it reads DynamoDB's.
  */
 function refusalResponse(refusal: Refusal, text: string) {
+  if (refusal.kind === 'receipt-handle-expired') return expiredHandleResponse(text);
   let body: Record<string, unknown>;
   const items = transactItemCount(text);
   if (refusal.kind === 'transaction-in-progress') {
@@ -382,6 +404,43 @@ function refusalResponse(refusal: Refusal, text: string) {
     statusCode: 400,
     reason: 'Bad Request',
     headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': 'explorer-refused' },
+    body: Readable.from([Buffer.from(JSON.stringify(body))]),
+  };
+}
+
+/**
+ * SQS's answer to a FIFO delete whose receipt handle expired ("Why do I get the error 'receipt
+ * handle has expired'", the Knowledge Center): DeleteMessageBatch fails each entry in a 200,
+ * DeleteMessage is a 400 `InvalidParameterValue`.
+ */
+function expiredHandleResponse(text: string) {
+  const reason = 'Value for parameter ReceiptHandle is invalid. Reason: The receipt handle has expired.';
+  let entries: { Id?: string }[] | undefined;
+  try {
+    entries = (JSON.parse(text) as { Entries?: { Id?: string }[] }).Entries;
+  } catch {
+    entries = undefined;
+  }
+  const batch = Array.isArray(entries);
+  const body = batch
+    ? {
+        Successful: [],
+        Failed: (entries ?? []).map((entry) => ({
+          Id: entry.Id,
+          SenderFault: true,
+          Code: 'ReceiptHandleIsInvalid',
+          Message: reason,
+        })),
+      }
+    : { __type: 'com.amazonaws.sqs#InvalidParameterValue', message: reason };
+  return {
+    statusCode: batch ? 200 : 400,
+    reason: batch ? 'OK' : 'Bad Request',
+    headers: {
+      'content-type': 'application/x-amz-json-1.0',
+      'x-amzn-requestid': 'explorer-refused',
+      ...(batch ? {} : { 'x-amzn-query-error': 'InvalidParameterValue;Sender' }),
+    },
     body: Readable.from([Buffer.from(JSON.stringify(body))]),
   };
 }

@@ -80,7 +80,9 @@ describe('the interleaving scheduler', () => {
         release: { kind: 'refuse', refusal: { kind: 'transaction-conflict', conflicting: [1] } },
       },
     ]);
-    // B's retry meets A's transaction again: no second conflict from A.
+    // The refusal reaches B (its invocation goes on by itself), and B's retry meets A's
+    // transaction again: no second conflict from A.
+    made.settled('B');
     void made.hold(request('B', 'TransactWriteItems', { transaction: true, writes: ['t|balance'] }));
     await new Promise((resolve) => setImmediate(resolve));
     expect(made.decisions[1]?.options).toEqual(['A', 'B', 'A!B']);
@@ -132,6 +134,30 @@ describe('the interleaving scheduler', () => {
     );
     expect(fifo.decisions[0]?.options).toEqual(['A', 'B']);
     expect(refused).toEqual([{ actor: 'A', release: { kind: 'stale', outcome: 'kept' } }]);
+  });
+
+  it('waits for a released request to be answered before it decides again, and ignores a finished invocation', async () => {
+    const { made } = scheduler();
+    await bothHeld(made, request('A', 'GetItem'), request('B', 'GetItem'));
+    // A's GetItem is in flight; A sends another request at once, which holds: A is still busy.
+    made.enter('A');
+    void made.hold(request('A', 'PutItem'));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(made.decisions).toHaveLength(1);
+    made.settled('A');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(made.decisions).toHaveLength(2);
+    // A request whose items could not be read leaves; a finished invocation's later step is ignored.
+    const other = scheduler().made;
+    other.start('A');
+    other.start('B');
+    other.enter('A');
+    void other.hold(request('B', 'GetItem'));
+    other.leave('A');
+    other.finish('A');
+    void other.hold(request('A', 'PutItem'));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(other.timeline).toEqual([{ actor: 'B', label: 'GetItem' }]);
   });
 
   it('releases a request an invocation sent at once with its waiting one right after it, said so', async () => {

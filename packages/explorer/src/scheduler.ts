@@ -101,6 +101,9 @@ export class Scheduler {
   private readonly alongside = new Map<Actor, Waiting[]>();
   /** Requests between entering the gate and holding (reading their items): their invocation is busy. */
   private readonly preparing = new Map<Actor, number>();
+  /** Requests released (sent) and not yet answered: with Promise.all one can be in flight while another waits. */
+  private readonly sending = new Map<Actor, number>();
+  private readonly finished = new Set<Actor>();
   private deciding = false;
   private readonly running = new Set<Actor>();
   private readonly used = new Set<string>();
@@ -126,15 +129,31 @@ export class Scheduler {
     this.watch(actor);
   }
 
-  /** A request of the actor's entered the gate: it is busy until the request holds. */
+  /** A request of the actor's entered the gate: it is busy until the request holds (or leaves). */
   enter(actor: Actor): void {
     this.preparing.set(actor, (this.preparing.get(actor) ?? 0) + 1);
+  }
+
+  /** A request that entered the gate and will not hold (reading its items failed). */
+  leave(actor: Actor): void {
+    this.preparing.set(actor, Math.max(0, (this.preparing.get(actor) ?? 0) - 1));
+    this.next();
+  }
+
+  /** A released request was answered: its invocation no longer waits on another system. */
+  settled(actor: Actor): void {
+    this.sending.set(actor, Math.max(0, (this.sending.get(actor) ?? 0) - 1));
+    this.next();
   }
 
   /** The actor waits at a step until the scheduler releases it (a request: after `enter`). */
   hold(step: HeldStep): Promise<Release> {
     return new Promise<Release>((resolve) => {
-      if (step.kind === 'request') this.preparing.set(step.actor, (this.preparing.get(step.actor) ?? 1) - 1);
+      if (step.kind === 'request') {
+        this.preparing.set(step.actor, Math.max(0, (this.preparing.get(step.actor) ?? 0) - 1));
+      }
+      // An invocation that finished (ended at its deadline, or hung) takes no further step.
+      if (this.finished.has(step.actor)) return;
       if (this.waiting.has(step.actor)) {
         // Sent at once with the step that waits (Promise.all): not interleaved, released with it.
         this.alongside.set(step.actor, [...(this.alongside.get(step.actor) ?? []), { step, resolve }]);
@@ -148,11 +167,15 @@ export class Scheduler {
     });
   }
 
-  /** The actor is done: returned and acknowledged, threw, or ended. */
+  /** The actor is done: returned and acknowledged, threw, or ended. Whatever it still had in hand goes. */
   finish(actor: Actor): void {
+    this.finished.add(actor);
     this.unwatch(actor);
     this.running.delete(actor);
     this.waiting.delete(actor);
+    this.alongside.delete(actor);
+    this.preparing.delete(actor);
+    this.sending.delete(actor);
     this.next();
   }
 
@@ -185,8 +208,12 @@ export class Scheduler {
     return options;
   }
 
+  /** Something runs: an invocation between steps, a request reading its items, or one sent and not yet answered. */
   private busy(): boolean {
-    return this.running.size > 0 || [...this.preparing.values()].some((count) => count > 0);
+    return (
+      this.running.size > 0 ||
+      [...this.preparing.values(), ...this.sending.values()].some((count) => count > 0)
+    );
   }
 
   /**
@@ -244,7 +271,7 @@ export class Scheduler {
           refusal: { kind: 'transaction-conflict', conflicting },
         },
         meets.step.transaction
-          ? `refused: TransactionConflict (${holder}'s transaction ongoing)`
+          ? `refused: TransactionConflict (${holder}'s write ongoing)`
           : `refused: TransactionConflictException (${holder}'s transaction ongoing)`,
       );
       return;
@@ -262,7 +289,14 @@ export class Scheduler {
       this.release(actor, { kind: 'stale', outcome }, `stale receipt handle: ${outcome}`);
     } else if (held.step.deletes && this.hooks.staleOutcomes(actor).length === 1) {
       // FIFO: a stale receipt handle's delete is refused (the handle expired): the message stays.
-      this.release(actor, { kind: 'stale', outcome: 'kept' }, 'stale receipt handle (FIFO): refused, kept');
+      // The consumer's own delete hears the refusal; the mapping's is not the handler's business.
+      this.release(
+        actor,
+        held.step.kind === 'request'
+          ? { kind: 'refuse', refusal: { kind: 'receipt-handle-expired' } }
+          : { kind: 'stale', outcome: 'kept' },
+        'stale receipt handle (FIFO): refused, kept',
+      );
     } else {
       this.release(actor, { kind: 'send' }, held.step.tokenRetry ? 'token retry: replayed' : undefined);
     }
@@ -274,6 +308,7 @@ export class Scheduler {
     this.timeline.push({ actor, label: held.step.label, ...(note !== undefined ? { note } : {}) });
     this.now += 1;
     this.start(actor);
+    if (held.step.kind === 'request') this.sending.set(actor, (this.sending.get(actor) ?? 0) + 1);
     held.resolve(release);
     for (const other of this.alongside.get(actor)?.splice(0) ?? []) {
       this.timeline.push({
@@ -281,6 +316,7 @@ export class Scheduler {
         label: other.step.label,
         note: 'sent at once with the step before: not interleaved',
       });
+      this.sending.set(actor, (this.sending.get(actor) ?? 0) + 1);
       other.resolve({ kind: 'send' });
     }
   }
