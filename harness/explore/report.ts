@@ -72,10 +72,9 @@ export function interleavingTable(modes: readonly ModeExploration[]): string[] {
     }),
   );
   return [
-    ...alignedTable(
-      ['mode', 'scenario', 'schedules', 'exact', 'duplicated', 'lost', 'promise broken'],
-      rows,
-    ).split('\n'),
+    ...alignedTable(['mode', 'scenario', 'schedules', 'exact', 'duplicated', 'lost', 'promise broken'], rows)
+      .split('\n')
+      .map((line) => line.trimEnd()),
     "(n): of those, the schedules that chose only an order of the two invocations' steps: no stale-delete outcome, refusal or deadline",
   ];
 }
