@@ -14,7 +14,7 @@ export const CHOICES_LEGEND = [
   '(n) in a count: the schedules of it that chose only an order of steps: no stale-delete outcome, refusal or deadline',
   'A=deleted / A=kept: a delete with a stale receipt handle, which AWS says succeeds and may or may not delete',
   "A=in-progress: a token retry answered TransactionInProgressException; plain A: DynamoDB replays the first attempt's success",
-  "B!A: B's write refused with TransactionConflict while A's transaction on the same item is ongoing",
+  "B!A: B's write refused with TransactionConflict while A's write on the same item is ongoing (one of the two a transaction)",
   'A-timeout: A ended at its deadline, the clock moved past it',
 ] as const;
 
