@@ -6,7 +6,7 @@ import {
   renderExplorePage as renderPage,
   type ScheduleRun,
 } from '@sqs-delivery-semantics/explorer';
-import { alignedTable } from '../report/terminal.js';
+import { alignedTable } from '../report/aligned-table.js';
 import type { ModeExploration } from './explore.js';
 import type { LabDetail, LabScenario } from './lab-scenario.js';
 
@@ -26,7 +26,12 @@ export interface ExploreReport {
 
 /** The command that runs one cell alone, with its trace. */
 export function replayCommand(mode: string, scenario: LabScenario, cell: string): string {
-  return `npm run explore -- --modes ${mode} --events ${scenario.events} --accounts ${scenario.accounts}${scenario.resent ? ` --resent ${scenario.resent}` : ''} --cell ${cell}`;
+  return `${scenarioCommand(mode, scenario)} --cell ${cell}`;
+}
+
+/** `npm run explore` on one mode and the lab scenario as given. */
+function scenarioCommand(mode: string, scenario: LabScenario): string {
+  return `npm run explore -- --modes ${mode} --events ${scenario.events} --accounts ${scenario.accounts}${scenario.resent ? ` --resent ${scenario.resent}` : ''}`;
 }
 
 const labReplay =
@@ -36,7 +41,7 @@ const labReplay =
 
 /** The command that runs one interleaving schedule alone, with its steps in two columns. */
 export function scheduleCommand(mode: string, scenario: LabScenario, schedule: string): string {
-  return `npm run explore -- --modes ${mode} --events ${scenario.events} --accounts ${scenario.accounts} --schedule ${schedule}`;
+  return `${scenarioCommand(mode, scenario)} --schedule ${schedule}`;
 }
 
 const labScheduleReplay =

@@ -1,3 +1,5 @@
+import { alignedTable } from './aligned-table.js';
+
 /**
  * The result table folded for a narrow terminal (the full one is about 175 columns): the columns
  * every mode has quiet (0, yes) go into one line below it, expected and actual give way to their
@@ -46,23 +48,12 @@ export function compactTable(header: readonly string[], rows: readonly (readonly
   );
   const titles = keep.map((column) => SHORT_HEADERS[header[column] ?? ''] ?? header[column] ?? '');
   const cells = rows.map((row) => keep.map((column) => row[column] ?? ''));
-  const widths = titles.map((title, column) =>
-    Math.max(title.length, ...cells.map((row) => row[column]?.length ?? 0)),
-  );
-  const line = (values: readonly string[]) =>
-    values
-      .map((value, column) =>
-        column === 0 ? value.padEnd(widths[column] ?? 0) : value.padStart(widths[column] ?? 0),
-      )
-      .join('  ');
   const shortened = keep
     .map((column) => header[column] ?? '')
     .filter((title) => SHORT_HEADERS[title] !== undefined)
     .map((title) => `${SHORT_HEADERS[title]} = ${title}`);
   return [
-    line(titles),
-    widths.map((width) => '-'.repeat(width)).join('  '),
-    ...cells.map(line),
+    alignedTable(titles, cells),
     `(folded to fit the terminal: ${[
       ...shortened,
       'drift = actual − expected balances',

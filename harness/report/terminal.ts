@@ -5,7 +5,10 @@ import type { DrainSnapshot } from '../experiment/drain.js';
 import type { ExperimentReport, ModeReport } from '../experiment/experiment.js';
 import type { RedriveRunReport } from '../experiment/redrive-run.js';
 import { anyFault, type FaultSettings } from '../faults/faults.js';
+import { alignedTable } from './aligned-table.js';
 import { compactTable, tableWidth } from './compact-table.js';
+
+export { alignedTable } from './aligned-table.js';
 
 const money = (cents: number): string => {
   const sign = cents < 0 ? '-' : '';
@@ -76,20 +79,6 @@ export function violations(mode: Mode, outcome: ModeRow): Set<keyof ModeRow> {
   )
     flagged.add('driftCents');
   return flagged;
-}
-
-/** Aligns rows under a header: the first column left, the others right. */
-export function alignedTable(header: readonly string[], rows: readonly string[][]): string {
-  const widths = header.map((title, column) =>
-    Math.max(title.length, ...rows.map((row) => row[column]?.length ?? 0)),
-  );
-  const line = (cells: readonly string[]) =>
-    cells
-      .map((cell, column) =>
-        column === 0 ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0),
-      )
-      .join('  ');
-  return [line(header), widths.map((width) => '-'.repeat(width)).join('  '), ...rows.map(line)].join('\n');
 }
 
 export const RESULT_COLUMNS = [

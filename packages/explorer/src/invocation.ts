@@ -151,7 +151,6 @@ export class Invocation {
         step,
         text: request.text,
         tokenRetry: send.appliedLost === true,
-        faulted: fault !== undefined,
       });
       if (this.dead) return never();
       const gate = this.gate;
@@ -220,8 +219,6 @@ export interface Gate {
     readonly text: string;
     /** An attempt of a transaction whose earlier attempt was applied and its answer lost: its token replays. */
     readonly tokenRetry: boolean;
-    /** The plan puts a fault at this step. */
-    readonly faulted: boolean;
   }): Promise<'send' | Refusal>;
   /** A released request was answered (or refused): the invocation goes on by itself. */
   settled(): void;

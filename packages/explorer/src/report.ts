@@ -71,7 +71,7 @@ export function formatExploration(
   scheduleReplay: ScheduleReplay = apiScheduleReplay,
 ): string {
   const lines: string[] = [];
-  if (exploration.cells.length === 0 && exploration.interleavings !== undefined) {
+  if (interleavingsOnly(exploration)) {
     // Only the interleavings were asked for: no matrix of fault cells.
     lines.push(
       `${exploration.scenario}: ${exploration.clean.held ? 'the clean run held' : `the clean run, with no fault, already breaks the invariant: ${exploration.clean.violations.join('; ')}`}`,
