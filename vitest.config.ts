@@ -2,7 +2,7 @@ import { defaultServerConditions } from 'vite';
 import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { MODE_NAMES } from './contract/topology.js';
-import { SOURCE_CONDITION } from './lib/bundling.js';
+import { SOURCE_CONDITION } from './stack/bundling.js';
 import { TimeBudgets } from './test/support/time-budgets.js';
 
 // The verifier reads its configuration at module scope, and a test may invoke a mode's handler
@@ -89,7 +89,7 @@ const SOAK = [
  * The unit files with a long form under test:soak, in the unit project's environment: the
  * verifier's per-event detail at its cap, 20,000 events × every mode (npm test: a tenth, scaled).
  */
-const SOAK_UNIT = ['test/unit/functions/verifier.test.ts'];
+const SOAK_UNIT = ['test/unit/verifier/verifier.test.ts'];
 /**
  * Seconds each whole-run file may take, by project and file (the property test runs once in `runs`,
  * five times in `soak`), from a fresh clone's .ci/run on the 2-core machine (97d0418: experiment 31,
@@ -201,7 +201,7 @@ class InfraFirst extends BaseSequencer {
 }
 
 /**
- * This repository's packages resolve to their sources (lib/bundling.ts, SOURCE_CONDITION), in every
+ * This repository's packages resolve to their sources (stack/bundling.ts, SOURCE_CONDITION), in every
  * project: inline projects do not inherit the root's resolve options. Vitest's own defaults are
  * kept, since giving any replaces them: Vite's server conditions without `module`, because Vitest
  * also hands these to Node for the dependencies it does not transform, and `module` would pick

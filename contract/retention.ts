@@ -36,7 +36,7 @@ export const MAX_MARKER_RETENTION_DAYS = 365;
 /**
  * How long the payment provider keeps an idempotency key (Stripe documents "at least 24 hours"): a
  * repeat of a key older than this may charge again, so the charge modes' age guard uses the shorter
- * of this and the marker's retention (functions/shared/charge-then-record.ts).
+ * of this and the marker's retention (modes/families/charge-then-record.ts).
  */
 export const PROVIDER_KEY_RETENTION_SECONDS = DAY_SECONDS;
 /** How long the producer keeps a run's manifest: as long as the longest marker may live. */

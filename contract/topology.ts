@@ -1,7 +1,7 @@
 /**
  * The one topology definition. The CDK stack, the verifier and the local runtime all read this
  * object, so a mode exists in exactly one place. Adding a mode means: one entry here and one
- * handler file `functions/<mode>.ts` exporting `handler`.
+ * handler file `modes/<mode>.ts` exporting `handler`.
  *
  * This module must stay free of aws-cdk-lib imports: Lambda bundles import it too.
  */
@@ -83,7 +83,7 @@ export interface ModeSettings {
    * The mode's redrive proof (`npm run proofs`): one event applied, its delivery killed before the
    * acknowledgement at the last receive SQS allows, so it is dead-lettered although applied; then
    * the DLQ is redriven. The counts are the outcome after the redrive; that the event was applied
-   * once and dead-lettered before it is the same for every mode (harness/proofs/proofs.ts).
+   * once and dead-lettered before it is the same for every mode (harness/studies/proofs/proofs.ts).
    * @default none: a mode whose crash cannot leave an applied event in the DLQ (at-most-once
    * deletes before it works) has none
    */

@@ -10,7 +10,7 @@ import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { modeOutputs, pollersOfScaling, STACK_OUTPUTS } from '../../contract/stack-outputs.js';
 import { MODE_NAMES, type Mode, TOPOLOGY_VERSION } from '../../contract/topology.js';
-import type { VerifierResult } from '../../functions/verifier.js';
+import type { VerifierResult } from '../../verifier/verifier.js';
 import {
   DeployedEnvironmentError,
   explainAwsError,

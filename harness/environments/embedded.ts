@@ -11,22 +11,22 @@ import {
 } from '../../contract/function-environment.js';
 import { DEFAULT_RETENTION } from '../../contract/retention.js';
 import { chargeOf, isFifoMode, MODE_NAMES, MODES, type Mode, VERIFIER } from '../../contract/topology.js';
-import type { VerifierResult } from '../../functions/verifier.js';
-import { type Bundles, bundleHandlers } from '../bundling/bundle.js';
-import { type FaultPolicy, faultPolicy } from '../dynamodb-proxy/faults.js';
-import { type DynamoDbMeterStats, type MeterPolicy, meterPolicy } from '../dynamodb-proxy/meter.js';
-import { type ProxyPolicy, startDynamoDbProxy } from '../dynamodb-proxy/proxy.js';
+import type { VerifierResult } from '../../verifier/verifier.js';
+import { type Bundles, bundleHandlers } from '../local-aws/bundling/bundle.js';
+import { type FaultPolicy, faultPolicy } from '../local-aws/dynamodb-proxy/faults.js';
+import { type DynamoDbMeterStats, type MeterPolicy, meterPolicy } from '../local-aws/dynamodb-proxy/meter.js';
+import { type ProxyPolicy, startDynamoDbProxy } from '../local-aws/dynamodb-proxy/proxy.js';
 import {
   reserveLoopbackPort,
   type SharedDynamoDb,
   startDynamoDbEmulator,
-} from '../emulators/dynamodb-emulator.js';
-import { startPaymentProvider } from '../emulators/payment-provider.js';
-import { startSqsEmulator } from '../emulators/sqs-emulator.js';
-import { type FaultSettings, NO_FAULTS } from '../faults/faults.js';
-import { LocalEventSourceMapping } from '../lambda-runtime/event-source-mapping.js';
-import type { FunctionSpec } from '../lambda-runtime/execution-environment.js';
-import { type FunctionStats, LocalFunction } from '../lambda-runtime/local-function.js';
+} from '../local-aws/emulators/dynamodb-emulator.js';
+import { startPaymentProvider } from '../local-aws/emulators/payment-provider.js';
+import { startSqsEmulator } from '../local-aws/emulators/sqs-emulator.js';
+import { type FaultSettings, NO_FAULTS } from '../local-aws/faults/faults.js';
+import { LocalEventSourceMapping } from '../local-aws/lambda-runtime/event-source-mapping.js';
+import type { FunctionSpec } from '../local-aws/lambda-runtime/execution-environment.js';
+import { type FunctionStats, LocalFunction } from '../local-aws/lambda-runtime/local-function.js';
 import type {
   EffectiveModeSettings,
   ExperimentEnvironment,
@@ -78,7 +78,7 @@ export interface EmbeddedOptions {
   readonly prewarm?: boolean;
   /**
    * Counts the consumers' DynamoDB requests and consumed capacity per mode and operation through a
-   * policy of the consumers' DynamoDB proxy (harness/dynamodb-proxy/meter.ts): `local.dynamoDbMeter`.
+   * policy of the consumers' DynamoDB proxy (harness/local-aws/dynamodb-proxy/meter.ts): `local.dynamoDbMeter`.
    * For benchmarks.
    * @default false
    */

@@ -2,8 +2,8 @@ import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { EffectiveModeSettings } from '../../contract/deployment-settings.js';
 import type { Mode } from '../../contract/topology.js';
-import type { VerifierResult } from '../../functions/verifier.js';
-import type { RuntimeTimeline } from '../lambda-runtime/timeline.js';
+import type { VerifierResult } from '../../verifier/verifier.js';
+import type { RuntimeTimeline } from '../local-aws/lambda-runtime/timeline.js';
 import type { RedeployChanges } from './redeploy-command.js';
 
 export type { EffectiveModeSettings };

@@ -9,7 +9,7 @@ import type { EffectiveModeSettings } from '../../contract/deployment-settings.j
 import { TTL_ATTRIBUTE } from '../../contract/ledger-keys.js';
 import { DEAD_LETTER_RETENTION_SECONDS, QUEUE_RETENTION_SECONDS } from '../../contract/retention.js';
 import { isFifoMode, type Mode, queueNames, STORAGE } from '../../contract/topology.js';
-import { PROVIDER_TTL_ATTRIBUTE } from '../../functions/payment-provider/charges.js';
+import { PROVIDER_TTL_ATTRIBUTE } from '../../services/payment-provider/charges.js';
 
 export interface ProvisionedQueues {
   readonly queueUrl: string;

@@ -13,9 +13,9 @@ import {
   type SQSClient,
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
+import { sizedBatches } from '../../contract/chunks.js';
+import { parseRedriveCount, REDRIVE_COUNT_ATTRIBUTE } from '../../contract/message.js';
 import { STORAGE } from '../../contract/topology.js';
-import { sizedBatches } from '../../functions/shared/chunks.js';
-import { parseRedriveCount, REDRIVE_COUNT_ATTRIBUTE } from '../../functions/shared/message.js';
 import { DeployedEnvironmentError } from './deployed-errors.js';
 
 /** The attributes of the copy a redrive sends: the message's own, with its redrive count one higher. */

@@ -8,7 +8,7 @@
  */
 import { DEFAULT_STACK_NAME } from '../../contract/stack-outputs.js';
 import { DEFAULT_MODES, MODE_NAMES, MODES, type Mode, type ModeSettings } from '../../contract/topology.js';
-import { crashTarget } from '../../functions/shared/crash.js';
+import { crashTarget } from '../../modes/kit/crash.js';
 import {
   LOCAL_MAX_CONCURRENCY,
   localVisibilityTimeoutSeconds,

@@ -124,7 +124,7 @@ reports/explore-<timestamp>.json and .html (each cell's trace and replay on hove
     exitCodes: '0 written (or, with --check, up to date), 1 out of date or not written, 2 invalid options.',
   },
   'bench:scale': {
-    command: 'tsx harness/benchmarks/scale.ts',
+    command: 'tsx harness/studies/benchmarks/scale.ts',
     summary: 'one scale point of the bench: effectively-once alone at N messages, in a process of its own',
     internal: 'run by `npm run bench`, one process per scale point, so its peak memory is its own',
     exitCodes: STANDARD_EXIT_CODES,

@@ -1,10 +1,10 @@
 import { MODES, type Mode } from '../../contract/topology.js';
-import type { ModeOutcome } from '../../functions/shared/outcome.js';
+import type { ModeOutcome } from '../../verifier/outcome.js';
 import type { LiveModeStats } from '../environments/environment.js';
-import type { DrainSnapshot } from '../experiment/drain.js';
-import type { ExperimentReport, ModeReport } from '../experiment/experiment.js';
-import type { RedriveRunReport } from '../experiment/redrive-run.js';
-import { anyFault, type FaultSettings } from '../faults/faults.js';
+import { anyFault, type FaultSettings } from '../local-aws/faults/faults.js';
+import type { DrainSnapshot } from '../run/drain.js';
+import type { ExperimentReport, ModeReport } from '../run/experiment.js';
+import type { RedriveRunReport } from '../run/redrive-run.js';
 import { alignedTable } from './aligned-table.js';
 import { compactTable, tableWidth } from './compact-table.js';
 
@@ -19,7 +19,7 @@ const money = (cents: number): string => {
 /**
  * A mode's row as the tables read it: the verifier's outcome, and what an experiment adds when it
  * has it (the local runtime's counts, the redrive). An experiment's report fits, and so does
- * `npm run redrive`'s (harness/experiment/redrive-run.ts).
+ * `npm run redrive`'s (harness/run/redrive-run.ts).
  */
 type ModeRow = ModeOutcome & Partial<Pick<ModeReport, 'runtime' | 'redrive' | 'neverSent'>>;
 

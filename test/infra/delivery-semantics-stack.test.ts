@@ -26,8 +26,8 @@ import {
   type ModeSettings,
   STORAGE,
 } from '../../contract/topology.js';
-import { BUNDLING } from '../../lib/bundling.js';
-import { DeliverySemanticsStack, IDEMPOTENCY_RECORD_ACTIONS } from '../../lib/delivery-semantics-stack.js';
+import { BUNDLING } from '../../stack/bundling.js';
+import { DeliverySemanticsStack, IDEMPOTENCY_RECORD_ACTIONS } from '../../stack/delivery-semantics-stack.js';
 
 /** Every mode and the outbox relay (`-c modes=all`), unless the test says otherwise. */
 const EVERYTHING: DeploymentSettings = {

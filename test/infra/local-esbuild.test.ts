@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findLocalEsbuild, missingLocalEsbuild } from '@sqs-delivery-semantics/cdk-constructs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { PROJECT_ROOT } from '../../lib/bundling.js';
+import { PROJECT_ROOT } from '../../stack/bundling.js';
 
 describe('findLocalEsbuild (packages/cdk-constructs/src/local-esbuild.ts)', () => {
   /** Outside the repository: Node's resolution from here reaches no node_modules with esbuild. */

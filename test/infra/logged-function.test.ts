@@ -10,8 +10,8 @@ import { App, DockerImage, Duration, RemovalPolicy, Stack, Validations } from 'a
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { handlerEntry, PROJECT_ROOT } from '../../lib/bundling.js';
-import { LAB_PACKAGING } from '../../lib/nodejs-bundling.js';
+import { handlerEntry, PROJECT_ROOT } from '../../stack/bundling.js';
+import { LAB_PACKAGING } from '../../stack/nodejs-bundling.js';
 
 /** One function alone in a stack, bundling skipped (test/infra/synth.test.ts bundles for real). */
 function functionIn(

@@ -6,7 +6,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { OutboxRelay } from '../../lib/outbox-relay.js';
+import { OutboxRelay } from '../../stack/outbox-relay.js';
 
 function queuesOf(stack: Stack) {
   return {

@@ -5,7 +5,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { describe, expect, it } from 'vitest';
 import { CONSUMER_DEFAULTS } from '../../contract/topology.js';
-import { handlerEntry, PROJECT_ROOT } from '../../lib/bundling.js';
+import { handlerEntry, PROJECT_ROOT } from '../../stack/bundling.js';
 
 /** One consumer alone in a stack, bundling skipped (test/infra/synth.test.ts bundles for real). */
 function consumerTemplate(props: Partial<SqsConsumerProps> = {}): Template {

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { deploymentSettingsFromContext } from '../../contract/deployment-settings.js';
 import { modeOutputs, STACK_OUTPUTS } from '../../contract/stack-outputs.js';
 import { DEFAULT_MODES, MODE_NAMES } from '../../contract/topology.js';
-import { DeliverySemanticsStack } from '../../lib/delivery-semantics-stack.js';
+import { DeliverySemanticsStack } from '../../stack/delivery-semantics-stack.js';
 
 /** The stack as `cdk synth -c …` builds it from those context values, bundling skipped. */
 function stackFromContext(context: Record<string, string>) {

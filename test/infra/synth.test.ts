@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MODE_NAMES } from '../../contract/topology.js';
-import { handlerEntry, PROJECT_ROOT } from '../../lib/bundling.js';
+import { handlerEntry, PROJECT_ROOT } from '../../stack/bundling.js';
 
 const run = promisify(execFile);
 const outdir = mkdtempSync(join(tmpdir(), 'cdk-synth-'));
@@ -31,7 +31,7 @@ describe('cdk synth (the CLI, as a user runs it, offline)', () => {
 
   it("refuses pollers out of aws-cdk-lib's ranges in one line naming the context, with no stack trace", async () => {
     // The app as the CLI runs it (cdk.json's "app"), given the context the way the CLI passes it.
-    const failed = await run(join(PROJECT_ROOT, 'node_modules/.bin/tsx'), ['bin/app.ts'], {
+    const failed = await run(join(PROJECT_ROOT, 'node_modules/.bin/tsx'), ['stack/app.ts'], {
       cwd: PROJECT_ROOT,
       env: {
         ...process.env,

@@ -8,12 +8,12 @@ import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-s
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MODE_NAMES, type Mode } from '../../contract/topology.js';
-import { outboxItem } from '../../functions/shared/outbox.js';
-import { type AssemblyDeployment, deployAssembly } from '../../harness/assembly/deploy.js';
-import { synthesizeAssembly } from '../../harness/assembly/synthesize.js';
+import { type AssemblyDeployment, deployAssembly } from '../../harness/environments/assembly/deploy.js';
+import { synthesizeAssembly } from '../../harness/environments/assembly/synthesize.js';
 import { connectDeployedEnvironment } from '../../harness/environments/deployed.js';
-import { newRunId, runExperiment } from '../../harness/experiment/experiment.js';
 import { violations } from '../../harness/report/terminal.js';
+import { newRunId, runExperiment } from '../../harness/run/experiment.js';
+import { outboxItem } from '../../services/outbox/outbox.js';
 import { runNpmScript } from '../support/cli.js';
 import { experimentConfig } from '../support/embedded-run.js';
 

@@ -8,15 +8,19 @@ import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-s
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STACK_OUTPUTS } from '../../contract/stack-outputs.js';
 import { DEFAULT_MODES } from '../../contract/topology.js';
-import { type AssemblyDeployment, deployAssembly, operatorPolicy } from '../../harness/assembly/deploy.js';
-import { denialLine } from '../../harness/assembly/iam/evaluate.js';
-import type { PolicyDocument } from '../../harness/assembly/iam/policy-document.js';
-import { synthesizeAssembly } from '../../harness/assembly/synthesize.js';
-import type { SharedDynamoDb } from '../../harness/emulators/dynamodb-emulator.js';
+import {
+  type AssemblyDeployment,
+  deployAssembly,
+  operatorPolicy,
+} from '../../harness/environments/assembly/deploy.js';
+import { denialLine } from '../../harness/environments/assembly/iam/evaluate.js';
+import type { PolicyDocument } from '../../harness/environments/assembly/iam/policy-document.js';
+import { synthesizeAssembly } from '../../harness/environments/assembly/synthesize.js';
 import { connectDeployedEnvironment } from '../../harness/environments/deployed.js';
 import { redriveWithMoveTask } from '../../harness/environments/redrive.js';
-import { newRunId, runExperiment } from '../../harness/experiment/experiment.js';
+import type { SharedDynamoDb } from '../../harness/local-aws/emulators/dynamodb-emulator.js';
 import { violations } from '../../harness/report/terminal.js';
+import { newRunId, runExperiment } from '../../harness/run/experiment.js';
 import { experimentConfig } from '../support/embedded-run.js';
 import { sharedDynamoDb } from '../support/shared-dynamodb.js';
 

@@ -3,10 +3,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Mode } from '../../contract/topology.js';
-import { PRODUCTION_SHAPES } from '../../harness/benchmarks/production-shape.js';
-import type { BenchReport } from '../../harness/benchmarks/report.js';
 import { OPTIONS } from '../../harness/options/declaration.js';
-import { PROJECT_ROOT } from '../../lib/bundling.js';
+import { PRODUCTION_SHAPES } from '../../harness/studies/benchmarks/production-shape.js';
+import type { BenchReport } from '../../harness/studies/benchmarks/report.js';
+import { PROJECT_ROOT } from '../../stack/bundling.js';
 
 /**
  * The write units per message each mode's credit needs at least, in its instrumented shape (as the
@@ -41,7 +41,7 @@ describe('npm run bench -- --quick', () => {
   it('writes reports/bench-<timestamp>.json with every section and prints the table', () => {
     const run = spawnSync(
       join(PROJECT_ROOT, 'node_modules/.bin/tsx'),
-      [join(PROJECT_ROOT, 'harness/benchmarks/run-bench.ts'), '--quick'],
+      [join(PROJECT_ROOT, 'harness/commands/run-bench.ts'), '--quick'],
       { cwd: PROJECT_ROOT, encoding: 'utf8', timeout: 380_000 },
     );
     expect(run.status, run.stderr).toBe(0);
@@ -132,7 +132,7 @@ describe('npm run bench -- --quick', () => {
     expect(report.prices.region).toBe('us-east-1');
     expect(report.targets.length).toBeGreaterThan(0);
     expect(run.stdout).toContain('end to end');
-    // The table (its arithmetic is unit-tested in test/unit/harness/benchmarks/): a throughput row
+    // The table (its arithmetic is unit-tested in test/unit/harness/studies/benchmarks/): a throughput row
     // and a cost row per mode, and the report's path last.
     for (const mode of BENCH_MODES) {
       expect(run.stdout, mode).toMatch(new RegExp(`\\n +10 +5  ${mode} +[0-9.]+ `));

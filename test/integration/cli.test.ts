@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_MODES } from '../../contract/topology.js';
-import { PROJECT_ROOT } from '../../lib/bundling.js';
+import { PROJECT_ROOT } from '../../stack/bundling.js';
 import { runCli } from '../support/cli.js';
 import { descendants, type ProcessInfo, survivors } from '../support/processes.js';
 
@@ -86,7 +86,7 @@ describe('npm run experiment (the CLI, as a child process)', () => {
           // child acknowledges it within 30 ms, else it SIGKILLs the child (tsx's relaySignals),
           // which a loaded machine's busy child misses: that tests tsx, not the CLI's cleanup.
           const cli = descendants(child.pid ?? -1).find((info) =>
-            info.command.includes('harness/cli/run-experiment.ts'),
+            info.command.includes('harness/commands/run-experiment.ts'),
           );
           if (cli === undefined) throw new Error(`no experiment process below pid ${child.pid}`);
           tree = [cli, ...descendants(cli.pid)];

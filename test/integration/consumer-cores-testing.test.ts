@@ -14,7 +14,7 @@ import {
   startDynamoDbLocal,
 } from '@sqs-delivery-semantics/consumer-cores/testing';
 import { describe, expect, it } from 'vitest';
-import { PROJECT_ROOT, SOURCE_CONDITION } from '../../lib/bundling.js';
+import { PROJECT_ROOT, SOURCE_CONDITION } from '../../stack/bundling.js';
 
 const run = promisify(execFile);
 

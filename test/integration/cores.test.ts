@@ -3,9 +3,9 @@ import { MODE_NAMES, MODES, type Mode, type ProofCount } from '../../contract/to
 import {
   type RunningExploreEnvironment,
   startExploreEnvironment,
-} from '../../harness/explore/environment.js';
-import { exploreMode, type ModeExploration, runLabCell } from '../../harness/explore/explore.js';
-import { cellText } from '../../harness/explore/report.js';
+} from '../../harness/studies/explore/environment.js';
+import { exploreMode, type ModeExploration, runLabCell } from '../../harness/studies/explore/explore.js';
+import { cellText } from '../../harness/studies/explore/report.js';
 import { sharedDynamoDb } from '../support/shared-dynamodb.js';
 
 /**

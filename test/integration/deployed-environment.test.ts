@@ -9,9 +9,9 @@ import { DEFAULT_MODES, MODE_NAMES, MODES, type Mode, TOPOLOGY_VERSION } from '.
 import { connectDeployedEnvironment, type DeployedClients } from '../../harness/environments/deployed.js';
 import { StackVersionError, VerifierInvocationError } from '../../harness/environments/deployed-errors.js';
 import { type EmbeddedEnvironment, startEmbeddedEnvironment } from '../../harness/environments/embedded.js';
-import { newRunId, runExperiment } from '../../harness/experiment/experiment.js';
-import { describeSettings } from '../../harness/experiment/reconcile.js';
-import { NO_FAULTS } from '../../harness/faults/faults.js';
+import { NO_FAULTS } from '../../harness/local-aws/faults/faults.js';
+import { newRunId, runExperiment } from '../../harness/run/experiment.js';
+import { describeSettings } from '../../harness/run/reconcile.js';
 import { sharedDynamoDb } from '../support/shared-dynamodb.js';
 
 /**

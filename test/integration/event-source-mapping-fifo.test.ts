@@ -2,8 +2,8 @@ import { fileURLToPath } from 'node:url';
 import { CreateQueueCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import { FIFO_MAX_BATCH_SIZE } from '../../contract/topology.js';
-import { LocalEventSourceMapping } from '../../harness/lambda-runtime/event-source-mapping.js';
-import { LocalFunction } from '../../harness/lambda-runtime/local-function.js';
+import { LocalEventSourceMapping } from '../../harness/local-aws/lambda-runtime/event-source-mapping.js';
+import { LocalFunction } from '../../harness/local-aws/lambda-runtime/local-function.js';
 import { SCRIPTED_HANDLER, useMappingLab } from '../support/mapping-lab.js';
 
 const FIFO_HANDLER = fileURLToPath(new URL('./lambda-runtime-fixtures/fifo-handler.mjs', import.meta.url));

@@ -4,9 +4,9 @@ import { fileURLToPath } from 'node:url';
 import { ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { EVENT_ID_ATTRIBUTE, RUN_ID_ATTRIBUTE } from '../../functions/shared/message.js';
+import { EVENT_ID_ATTRIBUTE, RUN_ID_ATTRIBUTE } from '../../contract/message.js';
 import { readQueueDepth } from '../../harness/environments/queue-depth.js';
-import { MAX_BATCH_PAYLOAD_BYTES } from '../../harness/lambda-runtime/event-source-mapping.js';
+import { MAX_BATCH_PAYLOAD_BYTES } from '../../harness/local-aws/lambda-runtime/event-source-mapping.js';
 import {
   AWS_SAMPLE_RECORD_WITH_ATTRIBUTES,
   AWS_SAMPLE_RECORD_WITHOUT_ATTRIBUTES,
@@ -53,7 +53,7 @@ describe('local Lambda SQS event source mapping (real fauxqs, real child process
   it("hands the handler records with every field of AWS's documented sample record, with the same types", async () => {
     const queue = await queueWith([]);
     // A message as the producer sends it (a body and the two String attributes it stamps: see
-    // harness/experiment/producer.ts), and one without message attributes.
+    // harness/run/producer.ts), and one without message attributes.
     const body = JSON.stringify({ eventId: 'evt-shape', runId: 'run-shape', accountId: 'a', amountCents: 1 });
     await lab.sqs().send(
       new SendMessageCommand({

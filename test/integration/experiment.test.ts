@@ -4,10 +4,10 @@ import { partitionKey } from '../../contract/ledger-keys.js';
 import { DEFAULT_MODES, type Mode } from '../../contract/topology.js';
 import { startEmbeddedEnvironment } from '../../harness/environments/embedded.js';
 import type { ExperimentEnvironment } from '../../harness/environments/environment.js';
-import { type ExperimentConfig, newRunId, runExperiment } from '../../harness/experiment/experiment.js';
-import { buildManifest } from '../../harness/experiment/producer.js';
-import { NO_FAULTS } from '../../harness/faults/faults.js';
+import { NO_FAULTS } from '../../harness/local-aws/faults/faults.js';
 import { DEFAULTS } from '../../harness/options/declaration.js';
+import { type ExperimentConfig, newRunId, runExperiment } from '../../harness/run/experiment.js';
+import { buildManifest } from '../../harness/run/producer.js';
 
 const quiet = { phase: () => undefined };
 

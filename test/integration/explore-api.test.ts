@@ -18,7 +18,7 @@ import {
   startExplorer,
 } from '@sqs-delivery-semantics/explorer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROJECT_ROOT } from '../../lib/bundling.js';
+import { PROJECT_ROOT } from '../../stack/bundling.js';
 import {
   deleteFirst,
   ORDERS,

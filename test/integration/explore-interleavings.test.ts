@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Mode } from '../../contract/topology.js';
-import type { ExploreReport } from '../../harness/explore/report.js';
+import type { ExploreReport } from '../../harness/studies/explore/report.js';
 import { runNpmScript } from '../support/cli.js';
 
 /**

@@ -3,8 +3,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_MODES, type Mode } from '../../contract/topology.js';
 import { type EmbeddedEnvironment, embeddedModeSettings } from '../../harness/environments/embedded.js';
 import { localVisibilityTimeoutSeconds } from '../../harness/environments/local-timing.js';
-import type { ExperimentConfig } from '../../harness/experiment/experiment.js';
 import { violations } from '../../harness/report/terminal.js';
+import type { ExperimentConfig } from '../../harness/run/experiment.js';
 import { experimentConfig, replayCommand, runEmbedded } from '../support/embedded-run.js';
 
 /**

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Mode } from '../../contract/topology.js';
 import type { DetailedReport } from '../../harness/report/html/render.js';
 import { writeRunReport } from '../../harness/report/html/write.js';
-import { PROJECT_ROOT } from '../../lib/bundling.js';
+import { PROJECT_ROOT } from '../../stack/bundling.js';
 import { browserFor } from '../support/browser.js';
 import { experimentConfig, replayCommand, runEmbedded } from '../support/embedded-run.js';
 

@@ -1,6 +1,6 @@
 /**
  * `kill -9` runs no exit hook: what the harness started must still go away, because the watchdog
- * (harness/watchdog/watchdog.ts) sees the pipe from its parent close. Real processes, real SIGKILLs.
+ * (harness/local-aws/watchdog/watchdog.ts) sees the pipe from its parent close. Real processes, real SIGKILLs.
  * Linux only (reads /proc), like the machines the experiment runs on.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -10,13 +10,13 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { removeStaleBundleFolders } from '../../harness/bundling/bundle.js';
-import { PROJECT_ROOT } from '../../lib/bundling.js';
+import { removeStaleBundleFolders } from '../../harness/local-aws/bundling/bundle.js';
+import { PROJECT_ROOT } from '../../stack/bundling.js';
 import { descendants, processInfo, survivors } from '../support/processes.js';
 
 const TSX = join(PROJECT_ROOT, 'node_modules/.bin/tsx');
-const CLI = join(PROJECT_ROOT, 'harness/cli/run-experiment.ts');
-const WATCHDOG = join(PROJECT_ROOT, 'harness/watchdog/watchdog.ts');
+const CLI = join(PROJECT_ROOT, 'harness/commands/run-experiment.ts');
+const WATCHDOG = join(PROJECT_ROOT, 'harness/local-aws/watchdog/watchdog.ts');
 /** The requirement: everything gone within a few seconds of the SIGKILL. */
 const CLEANUP_DEADLINE_MS = 5_000;
 
@@ -161,7 +161,7 @@ describe('npm run experiment, killed with SIGKILL mid-run', () => {
     // tsx runs the CLI in a child node process: that one owns the emulator, bundles and functions.
     const cliPid = cli.pid ?? -1;
     const experiment = descendants(cliPid).find(
-      (info) => info.ppid === cliPid && info.command.includes('harness/cli/run-experiment.ts'),
+      (info) => info.ppid === cliPid && info.command.includes('harness/commands/run-experiment.ts'),
     );
     if (experiment === undefined) throw new Error(`no experiment process below tsx (pid ${cliPid})`);
     const tree = descendants(experiment.pid);

@@ -1,13 +1,13 @@
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type Bundles, bundleHandlers } from '../../harness/bundling/bundle.js';
+import { type Bundles, bundleHandlers } from '../../harness/local-aws/bundling/bundle.js';
 import {
   ExecutionEnvironment,
   type FunctionSpec,
   InitError,
-} from '../../harness/lambda-runtime/execution-environment.js';
-import { LocalFunction } from '../../harness/lambda-runtime/local-function.js';
+} from '../../harness/local-aws/lambda-runtime/execution-environment.js';
+import { LocalFunction } from '../../harness/local-aws/lambda-runtime/local-function.js';
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/scripted-handler.mjs', import.meta.url));
 const RECORDING = fileURLToPath(new URL('./lambda-runtime-fixtures/recording-handler.mjs', import.meta.url));

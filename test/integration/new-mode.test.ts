@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROJECT_ROOT, SOURCE_CONDITION } from '../../lib/bundling.js';
+import { PROJECT_ROOT, SOURCE_CONDITION } from '../../stack/bundling.js';
 
 const run = promisify(execFile);
 
@@ -47,7 +47,7 @@ describe('adding a mode', () => {
 
   beforeAll(async () => {
     copy = await mkdtemp(join(tmpdir(), 'new-mode-'));
-    for (const dir of ['bin', 'contract', 'functions', 'harness', 'lib']) {
+    for (const dir of ['contract', 'modes', 'verifier', 'services', 'stack', 'harness']) {
       await cp(join(PROJECT_ROOT, dir), join(copy, dir), { recursive: true });
     }
     // .npmrc: its scripts resolve the workspace packages to their sources, as here.
@@ -62,26 +62,26 @@ describe('adding a mode', () => {
     expect(topology).toContain(end);
     await writeFile(topologyFile, topology.replace(end, `${ENTRY}${end}`));
 
-    const handler = await readFile(join(copy, 'functions/at-least-once.ts'), 'utf8');
+    const handler = await readFile(join(copy, 'modes/at-least-once.ts'), 'utf8');
     expect(handler).toContain("mode: 'at-least-once'");
     await writeFile(
-      join(copy, `functions/${MODE}.ts`),
+      join(copy, `modes/${MODE}.ts`),
       handler.replace("mode: 'at-least-once'", `mode: '${MODE}'`),
     );
     // One line in each typed table the compiler asks for: the mode's needs (none), its entry in the
     // registry, and how the harness (the floor bench, the explorer) feeds it.
     await addLineAfter(
-      join(copy, 'functions/shared/lab-mode.ts'),
+      join(copy, 'modes/kit/lab-mode.ts'),
       "  'at-least-once': object;",
       `  '${MODE}': object;`,
     );
     await addLineAfter(
-      join(copy, 'functions/lab-modes.ts'),
+      join(copy, 'modes/lab-modes.ts'),
       "  'at-least-once': async () => (await import('./at-least-once.js')).consumer,",
       `  '${MODE}': async () => (await import('./${MODE}.js')).consumer,`,
     );
     await addLineAfter(
-      join(copy, 'harness/modes/needs.ts'),
+      join(copy, 'modes/needs.ts'),
       "  'at-least-once': async () => () => ({}),",
       `  '${MODE}': async () => () => ({}),`,
     );
@@ -140,7 +140,7 @@ describe('adding a mode', () => {
   it('is proved by npm run proofs with a real crash at its crash point', async () => {
     const { stdout } = await run(
       join(copy, 'node_modules/.bin/tsx'),
-      ['harness/proofs/run-proofs.ts', '--modes', MODE],
+      ['harness/commands/run-proofs.ts', '--modes', MODE],
       { cwd: copy, env: { ...process.env, NO_COLOR: '1' } },
     );
     expect(stdout).toMatch(new RegExp(`PROVED ${MODE}: \\S+ was applied, the process was killed`));

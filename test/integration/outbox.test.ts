@@ -17,17 +17,17 @@ import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Mode } from '../../contract/topology.js';
-import type { Manifest } from '../../functions/shared/manifest.js';
-import { type RunningEmulators, startEmulators } from '../../harness/emulators/index.js';
-import { buildManifest } from '../../harness/experiment/producer.js';
-import { producerCrashes } from '../../harness/outbox/crash-draws.js';
+import { type RunningEmulators, startEmulators } from '../../harness/local-aws/emulators/index.js';
+import { producerCrashes } from '../../harness/run/outbox/crash-draws.js';
 import {
   type OutboxEnvironment,
   OutboxNotSupportedError,
   produceThrough,
   serviceEvents,
-} from '../../harness/outbox/produce-through.js';
-import { OUTBOX_TABLES } from '../../harness/outbox/tables.js';
+} from '../../harness/run/outbox/produce-through.js';
+import { OUTBOX_TABLES } from '../../harness/run/outbox/tables.js';
+import { buildManifest } from '../../harness/run/producer.js';
+import type { Manifest } from '../../verifier/manifest.js';
 import { sharedDynamoDb } from '../support/shared-dynamodb.js';
 
 const STANDARD: Mode = 'at-least-once';
@@ -310,7 +310,7 @@ describe('the producing side under real SIGKILLs', () => {
       'QUEUE_URLS',
       JSON.stringify({ [STANDARD]: env.queueUrl(STANDARD), [FIFO]: env.queueUrl(FIFO) }),
     );
-    const { relayRecords, readTargets } = await import('../../functions/outbox-relay.js').finally(() =>
+    const { relayRecords, readTargets } = await import('../../services/outbox/relay.js').finally(() =>
       vi.unstubAllEnvs(),
     );
     const result = await relayRecords(records, {

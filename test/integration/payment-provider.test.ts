@@ -4,19 +4,19 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  type RunningPaymentProvider,
+  startPaymentProvider,
+} from '../../harness/local-aws/emulators/payment-provider.js';
+import {
   type ChargeRecord,
   KEY_RETENTION_SECONDS,
   keyItemKey,
   listCharges,
   type PaymentProvider,
   serveRequest,
-} from '../../functions/payment-provider/charges.js';
-import { ensureProviderTable } from '../../functions/payment-provider/http-server.js';
-import { createPaymentClient } from '../../functions/shared/payment-client.js';
-import {
-  type RunningPaymentProvider,
-  startPaymentProvider,
-} from '../../harness/emulators/payment-provider.js';
+} from '../../services/payment-provider/charges.js';
+import { createPaymentClient } from '../../services/payment-provider/client.js';
+import { ensureProviderTable } from '../../services/payment-provider/http-server.js';
 import { sharedDynamoDb } from '../support/shared-dynamodb.js';
 
 const dynamodb = await sharedDynamoDb('payment-provider');

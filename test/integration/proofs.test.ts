@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MODE_NAMES, type Mode } from '../../contract/topology.js';
-import { REDRIVE_PROOF_MODES } from '../../harness/proofs/proofs.js';
+import { REDRIVE_PROOF_MODES } from '../../harness/studies/proofs/proofs.js';
 import { runNpmScript } from '../support/cli.js';
 
 // Exactly as the README says: through npm.

@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Mode } from '../../contract/topology.js';
 import type { EmbeddedEnvironment } from '../../harness/environments/embedded.js';
-import type { ExperimentReport } from '../../harness/experiment/experiment.js';
 import { writeRunReport } from '../../harness/report/html/write.js';
 import { formatFaultTable, formatSummary } from '../../harness/report/terminal.js';
-import { PROJECT_ROOT } from '../../lib/bundling.js';
+import type { ExperimentReport } from '../../harness/run/experiment.js';
+import { PROJECT_ROOT } from '../../stack/bundling.js';
 import { browserFor } from '../support/browser.js';
 import { experimentConfig, replayCommand, runEmbedded } from '../support/embedded-run.js';
 

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { PROJECT_ROOT } from '../../lib/bundling.js';
+import { PROJECT_ROOT } from '../../stack/bundling.js';
 import { runNpmScript } from '../support/cli.js';
 
 const run = promisify(execFile);
@@ -85,7 +85,7 @@ describe('every package.json script', () => {
   }, 120_000);
 
   it("npm run build's bundling step: every handler into dist/functions/ (its type-check is npm test's)", async () => {
-    const result = await run(join(PROJECT_ROOT, 'node_modules/.bin/tsx'), ['harness/bundling/build.ts'], {
+    const result = await run(join(PROJECT_ROOT, 'node_modules/.bin/tsx'), ['harness/commands/build.ts'], {
       cwd: PROJECT_ROOT,
     });
 

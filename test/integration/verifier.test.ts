@@ -2,25 +2,16 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { PurgeQueueCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConflictingReuseError } from '../../contract/errors.js';
+import { EVENT_ID_ATTRIBUTE, fifoIdsOf, type MessageBody, RUN_ID_ATTRIBUTE } from '../../contract/message.js';
 import { DEFAULT_RETENTION, retentionOf } from '../../contract/retention.js';
 import { MODE_NAMES, type Mode } from '../../contract/topology.js';
-import { ConflictingReuseError } from '../../functions/shared/errors.js';
-import type { ModeEventDetails } from '../../functions/shared/event-details.js';
-import { creditAccount, type Ledger, recordRefusal } from '../../functions/shared/ledger.js';
-import {
-  type ManifestEvent,
-  writeManifestEvents,
-  writeManifestSummary,
-} from '../../functions/shared/manifest.js';
-import {
-  EVENT_ID_ATTRIBUTE,
-  fifoIdsOf,
-  type MessageBody,
-  RUN_ID_ATTRIBUTE,
-} from '../../functions/shared/message.js';
 import { type EmbeddedEnvironment, startEmbeddedEnvironment } from '../../harness/environments/embedded.js';
-import { runExperiment } from '../../harness/experiment/experiment.js';
 import { DEFAULTS } from '../../harness/options/declaration.js';
+import { runExperiment } from '../../harness/run/experiment.js';
+import { creditAccount, type Ledger, recordRefusal } from '../../modes/kit/ledger.js';
+import type { ModeEventDetails } from '../../verifier/event-details.js';
+import { type ManifestEvent, writeManifestEvents, writeManifestSummary } from '../../verifier/manifest.js';
 import { experimentConfig } from '../support/embedded-run.js';
 import { sharedDynamoDb } from '../support/shared-dynamodb.js';
 

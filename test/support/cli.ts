@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { PROJECT_ROOT } from '../../lib/bundling.js';
+import { PROJECT_ROOT } from '../../stack/bundling.js';
 
 const TSX = join(PROJECT_ROOT, 'node_modules/.bin/tsx');
-const CLI = join(PROJECT_ROOT, 'harness/cli/run-experiment.ts');
+const CLI = join(PROJECT_ROOT, 'harness/commands/run-experiment.ts');
 
 export interface Finished {
   code: number | null;

@@ -1,10 +1,11 @@
 import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { createLogger } from '../../contract/logger.js';
 import { DEFAULT_RETENTION, type Retention } from '../../contract/retention.js';
 import type { Mode } from '../../contract/topology.js';
-import { type ConsumerDeps, createCrashWithRecord, createLogger } from '../../functions/shared/consumer.js';
-import type { Ledger } from '../../functions/shared/ledger.js';
+import { type ConsumerDeps, createCrashWithRecord } from '../../modes/kit/consumer.js';
+import type { Ledger } from '../../modes/kit/ledger.js';
 
 /** Thrown by the injected kill: stands in for SIGKILL, which would end the test runner. */
 export class Killed extends Error {

@@ -4,15 +4,15 @@ import {
   LOCAL_MAX_CONCURRENCY,
   localVisibilityTimeoutSeconds,
 } from '../../harness/environments/local-timing.js';
+import { type FaultSettings, NO_FAULTS } from '../../harness/local-aws/faults/faults.js';
+import { DEFAULTS } from '../../harness/options/declaration.js';
 import {
   type ExperimentConfig,
   type ExperimentProgress,
   type ExperimentReport,
   newRunId,
   runExperiment,
-} from '../../harness/experiment/experiment.js';
-import { type FaultSettings, NO_FAULTS } from '../../harness/faults/faults.js';
-import { DEFAULTS } from '../../harness/options/declaration.js';
+} from '../../harness/run/experiment.js';
 
 export type RunOverrides = Partial<Omit<ExperimentConfig, 'faults'>> & {
   readonly faults?: Partial<FaultSettings>;
@@ -68,4 +68,4 @@ export async function runEmbedded(
   return { runId, report, env };
 }
 
-export { replayCommand } from '../../harness/experiment/replay-command.js';
+export { replayCommand } from '../../harness/run/replay-command.js';

@@ -9,15 +9,15 @@ import {
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import { afterAll, afterEach, beforeAll } from 'vitest';
-import { type Bundles, bundleHandlers } from '../../harness/bundling/bundle.js';
-import type { RunningEmulator } from '../../harness/emulators/index.js';
-import { startSqsEmulator } from '../../harness/emulators/sqs-emulator.js';
 import { readQueueDepth } from '../../harness/environments/queue-depth.js';
+import { type Bundles, bundleHandlers } from '../../harness/local-aws/bundling/bundle.js';
+import type { RunningEmulator } from '../../harness/local-aws/emulators/index.js';
+import { startSqsEmulator } from '../../harness/local-aws/emulators/sqs-emulator.js';
 import {
   LocalEventSourceMapping,
   type MappingFaults,
-} from '../../harness/lambda-runtime/event-source-mapping.js';
-import { LocalFunction } from '../../harness/lambda-runtime/local-function.js';
+} from '../../harness/local-aws/lambda-runtime/event-source-mapping.js';
+import { LocalFunction } from '../../harness/local-aws/lambda-runtime/local-function.js';
 
 /** The scripted handler, told by its environment how long to take and what to answer. */
 export const SCRIPTED_HANDLER = fileURLToPath(new URL('../fixtures/scripted-handler.mjs', import.meta.url));

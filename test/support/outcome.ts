@@ -1,4 +1,4 @@
-import type { ModeOutcome } from '../../functions/shared/outcome.js';
+import type { ModeOutcome } from '../../verifier/outcome.js';
 
 /**
  * A verifier outcome of a clean run (10 events, each applied once, $10.00, the ledger adding up),

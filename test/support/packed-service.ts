@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
-import { PROJECT_ROOT } from '../../lib/bundling.js';
+import { PROJECT_ROOT } from '../../stack/bundling.js';
 
 /**
  * A service of a team's own, in a temporary folder outside the repository, with the workspace

@@ -10,14 +10,10 @@ import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { MODE_NAMES, type Mode } from '../../contract/topology.js';
-import { crashDraw } from '../../functions/shared/crash.js';
-import {
-  EVENT_STATES,
-  type ManifestDetails,
-  type ModeEventDetails,
-} from '../../functions/shared/event-details.js';
-import { NO_FAULTS } from '../../harness/faults/faults.js';
+import { NO_FAULTS } from '../../harness/local-aws/faults/faults.js';
 import type { DetailedReport, ModeReportWithDetails } from '../../harness/report/html/render.js';
+import { crashDraw } from '../../modes/kit/crash.js';
+import { EVENT_STATES, type ManifestDetails, type ModeEventDetails } from '../../verifier/event-details.js';
 
 export interface FixtureOptions {
   readonly events?: number;

@@ -6,7 +6,7 @@ import {
   assertJava,
   reserveLoopbackPort,
   startDynamoDbEmulator,
-} from '../../harness/emulators/dynamodb-emulator.js';
+} from '../../harness/local-aws/emulators/dynamodb-emulator.js';
 
 /**
  * Starts the DynamoDB Local the component files share (shared-dynamodb.ts) without waiting for it:

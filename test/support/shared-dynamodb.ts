@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { inject } from 'vitest';
-import type { SharedDynamoDb } from '../../harness/emulators/dynamodb-emulator.js';
+import type { SharedDynamoDb } from '../../harness/local-aws/emulators/dynamodb-emulator.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {

@@ -1,6 +1,6 @@
 import { sqsRecord as teamRecord } from '@sqs-delivery-semantics/consumer-cores/testing';
 import type { Context, SQSRecord } from 'aws-lambda';
-import type { MessageBody } from '../../functions/shared/message.js';
+import type { MessageBody } from '../../contract/message.js';
 import { NOW } from './consumer-deps.js';
 
 let sequence = 0;

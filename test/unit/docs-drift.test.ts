@@ -2,9 +2,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { deploymentSettingsFromContext } from '../../contract/deployment-settings.js';
 import { DEFAULT_MODES, MODE_NAMES } from '../../contract/topology.js';
-import { IGNORED_TYPES, RESOURCE_TYPES } from '../../harness/assembly/resource-types.js';
+import { IGNORED_TYPES, RESOURCE_TYPES } from '../../harness/environments/assembly/resource-types.js';
 import { OPTIONS } from '../../harness/options/declaration.js';
-import { PROJECT_ROOT } from '../../lib/bundling.js';
+import { PROJECT_ROOT } from '../../stack/bundling.js';
 
 const read = (path: string) => readFileSync(`${PROJECT_ROOT}${path}`, 'utf8');
 const deploying = read('docs/deploying.md');
@@ -25,7 +25,7 @@ function firstColumnNames(table: string): string[] {
     .flatMap((row) => [...(row.split('|')[1] ?? '').matchAll(/`([^`]+)`/g)].map((match) => match[1] ?? ''));
 }
 
-/** The `-c` keys bin/app.ts reads: the settings' own (recorded as they are asked for) and the stack's name. */
+/** The `-c` keys stack/app.ts reads: the settings' own (recorded as they are asked for) and the stack's name. */
 function contextKeys(): string[] {
   const asked = new Set<string>(['stackName']);
   deploymentSettingsFromContext((key) => {
@@ -145,7 +145,7 @@ describe('the mode tables and the outcome fields cannot drift from the code', ()
   });
 
   it("defines every field of the verifier's outcome in design.md's outcome table", () => {
-    const source = read('functions/shared/outcome.ts');
+    const source = read('verifier/outcome.ts');
     const body = source.slice(source.indexOf('export interface ModeOutcome {'));
     const fields = [...body.slice(0, body.indexOf('\n}\n')).matchAll(/^ {2}readonly (\w+)\??:/gm)].map(
       (match) => match[1] ?? '',

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { BUNDLING, PROJECT_ROOT, SOURCE_CONDITION } from '../../lib/bundling.js';
+import { BUNDLING, PROJECT_ROOT, SOURCE_CONDITION } from '../../stack/bundling.js';
 import config from '../../vitest.config.js';
 
 /**

@@ -5,8 +5,8 @@
 import * as vega from 'vega';
 import * as vegaLite from 'vega-lite';
 import type { Mode } from '../../../contract/topology.js';
-import type { Timeline } from '../../../functions/shared/event-details.js';
-import type { ModeOutcome } from '../../../functions/shared/outcome.js';
+import type { Timeline } from '../../../verifier/event-details.js';
+import type { ModeOutcome } from '../../../verifier/outcome.js';
 import { STATE_STYLES } from './states.js';
 
 const FONT = 'system-ui, Segoe UI, Roboto, Helvetica, Arial, sans-serif';

@@ -5,7 +5,7 @@
  */
 
 import type { Mode } from '../../../contract/topology.js';
-import type { ManifestDetails, ModeEventDetails } from '../../../functions/shared/event-details.js';
+import type { ManifestDetails, ModeEventDetails } from '../../../verifier/event-details.js';
 import { escapeHtml } from './html.js';
 import { type CellState, countStates, STATE_STYLES, stateStyle, UNEXPECTED } from './states.js';
 

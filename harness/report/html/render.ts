@@ -11,8 +11,8 @@ import {
   type ManifestDetails,
   type ModeEventDetails,
   type Timeline,
-} from '../../../functions/shared/event-details.js';
-import type { ExperimentReport, ModeReport } from '../../experiment/experiment.js';
+} from '../../../verifier/event-details.js';
+import type { ExperimentReport, ModeReport } from '../../run/experiment.js';
 import {
   aggregateChart,
   runtimeTimeline,
@@ -37,7 +37,7 @@ import {
 
 /** A mode's report, with the reason its per-event detail is absent if the report says one. */
 export interface ModeReportWithDetails extends ModeReport {
-  /** Why `events` is absent, when a report says it (functions/shared/event-details.ts). */
+  /** Why `events` is absent, when a report says it (verifier/event-details.ts). */
   readonly eventsOmitted?: string;
 }
 

@@ -3,7 +3,7 @@
  * glyph inside the cell and a hatch for the states where the money went missing. The legend, the
  * cells, the tooltips and the aggregated bars all read this one table.
  */
-import { EVENT_STATES, type EventState } from '../../../functions/shared/event-details.js';
+import { EVENT_STATES, type EventState } from '../../../verifier/event-details.js';
 
 /** The verifier's per-event states plus one the report adds: applied ids the producer never sent. */
 export type CellState = EventState | typeof UNEXPECTED;

@@ -4,8 +4,8 @@
  */
 import type { Mode } from '../../../contract/topology.js';
 import { concurrencyText } from '../../environments/environment.js';
-import type { ExperimentReport, ModeReport } from '../../experiment/experiment.js';
-import { anyFault } from '../../faults/faults.js';
+import { anyFault } from '../../local-aws/faults/faults.js';
+import type { ExperimentReport, ModeReport } from '../../run/experiment.js';
 import {
   CHARGE_COLUMNS,
   chargeRows,

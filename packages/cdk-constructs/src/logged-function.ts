@@ -12,7 +12,7 @@ export interface FunctionPackaging {
   /**
    * esbuild's options. `forceDockerBundling: true` is the one way to bundle in Docker: without it,
    * LoggedFunction refuses to synthesize when no local esbuild is found (never a silent fallback).
-   * @default NodejsFunction's (this stack passes lib/nodejs-bundling.ts's: ESM for node24, minified, source maps)
+   * @default NodejsFunction's (this stack passes stack/nodejs-bundling.ts's: ESM for node24, minified, source maps)
    */
   readonly bundling?: BundlingOptions;
   /**
@@ -126,7 +126,7 @@ export class LoggedFunction extends NodejsFunction {
     Validations.of(this).acknowledge({
       id: 'AwsSolutions-L1',
       reason:
-        'The runtime is pinned on purpose (nodejs24.x, the current Node LTS Lambda offers, with the esbuild target node24 in lib/bundling.ts): it is upgraded deliberately, never implicitly.',
+        'The runtime is pinned on purpose (nodejs24.x, the current Node LTS Lambda offers, with the esbuild target node24 in stack/bundling.ts): it is upgraded deliberately, never implicitly.',
     });
   }
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MODE_NAME_PATTERN, MODE_NAMES, MODES } from '../../../contract/topology.js';
-import { modeOf } from '../../../harness/dynamodb-proxy/request.js';
+import { modeOf } from '../../../harness/local-aws/dynamodb-proxy/request.js';
 
 describe('the topology', () => {
   it.each(MODE_NAMES)(

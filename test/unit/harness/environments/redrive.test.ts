@@ -9,7 +9,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { InvalidRecordError } from '../../../../functions/shared/errors.js';
+import { InvalidRecordError } from '../../../../contract/errors.js';
 import { explainRedriveError } from '../../../../harness/environments/deployed.js';
 import { RedriveUnsupportedError } from '../../../../harness/environments/deployed-errors.js';
 import {

@@ -5,7 +5,7 @@ import { ENTRY_POINT_NAMES } from '../../../../harness/options/entry-points.js';
 import { helpText, optionLabel } from '../../../../harness/options/help.js';
 import { OPTIONS_DOC_PATH, optionsMarkdown } from '../../../../harness/options/markdown.js';
 import { acceptedOptions } from '../../../../harness/options/parse.js';
-import { PROJECT_ROOT } from '../../../../lib/bundling.js';
+import { PROJECT_ROOT } from '../../../../stack/bundling.js';
 
 describe('the options, documented from the declaration', () => {
   it(`${OPTIONS_DOC_PATH} is what the declaration makes (npm run docs:options rewrites it)`, () => {

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ExperimentReport } from '../../../../harness/experiment/experiment.js';
-import { NO_FAULTS } from '../../../../harness/faults/faults.js';
+import { NO_FAULTS } from '../../../../harness/local-aws/faults/faults.js';
 import {
   chargeRows,
   firstDrainOf,
@@ -12,6 +11,7 @@ import {
   progressLegend,
   violations,
 } from '../../../../harness/report/terminal.js';
+import type { ExperimentReport } from '../../../../harness/run/experiment.js';
 import { modeOutcome } from '../../../support/outcome.js';
 
 const runtime = {

@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Mode } from '../../../../../contract/topology.js';
-import type { ManifestDetails, ModeEventDetails } from '../../../../../functions/shared/event-details.js';
-import { leadWithFinalState } from '../../../../../harness/experiment/redrive.js';
 import { type DetailedReport, renderRunReport } from '../../../../../harness/report/html/render.js';
 import { openCommand, openInBrowser, writeRunReport } from '../../../../../harness/report/html/write.js';
 import { formatTable } from '../../../../../harness/report/terminal.js';
+import { leadWithFinalState } from '../../../../../harness/run/redrive.js';
+import type { ManifestDetails, ModeEventDetails } from '../../../../../verifier/event-details.js';
 import { detailedReportFixture } from '../../../../support/run-report-fixture.js';
 
 const OPTIONS = { reportJsonPath: 'reports/run.json', replayCommand: 'npm run experiment -- --seed unit' };
