@@ -1,7 +1,9 @@
 /**
  * The one topology definition. The CDK stack, the verifier and the local runtime all read this
- * object, so a mode exists in exactly one place. Adding a mode means: one entry here and one
- * handler file `modes/<mode>.ts` exporting `handler`.
+ * object, so a mode's settings exist in exactly one place. Adding a mode is six places, each asked
+ * for by the type-check: one entry here, its handler file `modes/<mode>.ts`, a line in `ModeNeeds`
+ * (modes/kit/lab-mode.ts), its entry in `LAB_MODES` (modes/lab-modes.ts), and two in its test
+ * (docs/design.md, "Adding a mode").
  *
  * This module must stay free of aws-cdk-lib imports: Lambda bundles import it too.
  */

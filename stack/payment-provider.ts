@@ -18,7 +18,7 @@ export interface PaymentProviderProps {
 }
 
 /**
- * The key and TTL names services/payment-provider/charges.ts writes (stack/ may not import
+ * The key and TTL names services/payment-provider/provider-table.ts writes (stack/ may not import
  * services/; test/infra/payment-provider.test.ts checks that the two agree).
  */
 const TTL_ATTRIBUTE = 'expiresAt';

@@ -16,7 +16,7 @@ import { PROJECT_ROOT } from '../../stack/bundling.js';
 import { type ParsedOptions, parseOptions } from '../options/parse.js';
 import { type Finished, runEntryPoint } from '../options/run.js';
 import { UsageError } from '../options/usage-error.js';
-import { violations } from '../report/terminal.js';
+import { violations } from '../report/violations.js';
 import type { ExperimentReport, ModeReport } from '../run/experiment.js';
 
 interface RunTiming {

@@ -15,7 +15,7 @@ import type { ParsedOptions } from '../options/parse.js';
 import { type Outcome, runEntryPoint } from '../options/run.js';
 import { UsageError } from '../options/usage-error.js';
 import { createProgress } from '../report/progress.js';
-import { formatRedriveRun } from '../report/terminal.js';
+import { formatRedriveRun } from '../report/redrive-tables.js';
 import { redriveFinishedRun } from '../run/redrive-run.js';
 
 async function main({ values }: ParsedOptions<'redrive'>): Promise<Outcome> {

@@ -2,7 +2,7 @@ import type { Writable } from 'node:stream';
 import type { Mode } from '../../contract/topology.js';
 import type { DrainSnapshot } from '../run/drain.js';
 import type { ExperimentProgress } from '../run/experiment.js';
-import { formatProgress, progressLegend } from './terminal.js';
+import { formatProgress, progressLegend } from './progress-line.js';
 
 /**
  * Progress on stderr (stdout is kept for the result): a live, rewritten line on a terminal, and

@@ -14,6 +14,8 @@ import {
 } from '../../contract/ledger-keys.js';
 import { createLogger } from '../../contract/logger.js';
 import { receiveCountOf, runIdOf } from '../../contract/message.js';
+import { DEFAULT_RETENTION } from '../../contract/retention.js';
+import type { Mode } from '../../contract/topology.js';
 import { type CrashInjector, type CrashPoint, createCrashInjector, type Kill } from './crash.js';
 import { addToCounter, expiresAt, type Ledger } from './ledger.js';
 
@@ -26,20 +28,59 @@ export interface ConsumerDeps {
   readonly crash: CrashInjector;
 }
 
-/** Builds clients at module scope of a handler; endpoints come from the SDK's standard env vars. */
-export function createConsumerDeps(
-  config: ConsumerConfig,
-  options: { readonly kill?: Kill } = {},
-): ConsumerDeps {
-  const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({}));
-  const ledger: Ledger = { ddb, tableName: config.tableName, mode: config.mode, retention: config.retention };
-  const logger = createLogger(config.mode, { mode: config.mode });
+/**
+ * What the common deps are built from, beyond the config: each part defaults to what the Lambda
+ * entry uses (clients from the SDK's standard environment, the mode's logger, the process's kill);
+ * a harness that runs a mode in its own process (the floor bench, the explorer, the tests) gives
+ * its own.
+ */
+export interface ConsumerDepsParts {
+  readonly ddb?: DynamoDBDocumentClient;
+  readonly sqs?: SQSClient;
+  readonly logger?: Logger;
+  /** Replaces SIGKILL: a test's kill that settles nothing. */
+  readonly kill?: Kill;
+  /** The ledger's clock and its retries of a cancelled transaction. */
+  readonly ledger?: Pick<Ledger, 'now' | 'retry'>;
+}
+
+/** The one way the common deps are built: by the Lambda entry (labMode), the harness and the tests. */
+export function buildConsumerDeps(config: ConsumerConfig, parts: ConsumerDepsParts = {}): ConsumerDeps {
+  const ledger: Ledger = {
+    ddb: parts.ddb ?? DynamoDBDocumentClient.from(new DynamoDBClient({})),
+    tableName: config.tableName,
+    mode: config.mode,
+    retention: config.retention,
+    ...parts.ledger,
+  };
+  const logger = parts.logger ?? createLogger(config.mode, { mode: config.mode });
   return {
     config,
     ledger,
-    sqs: new SQSClient({}),
+    sqs: parts.sqs ?? new SQSClient({}),
     logger,
-    crash: createCrashWithRecord(config, ledger, logger, options.kill),
+    crash: createCrashWithRecord(config, ledger, logger, parts.kill),
+  };
+}
+
+/**
+ * The config of a mode run in a harness's own process: no crash drawn (the harness kills, if it
+ * does, by its own means), the default retention, the age guard on; `overrides` for a test's.
+ */
+export function harnessConfig(
+  mode: Mode,
+  tableName: string,
+  overrides: Partial<ConsumerConfig> = {},
+): ConsumerConfig {
+  return {
+    mode,
+    tableName,
+    crashRate: 0,
+    crashSeed: 'harness',
+    crashAt: new Set(),
+    retention: DEFAULT_RETENTION,
+    ageGuard: true,
+    ...overrides,
   };
 }
 

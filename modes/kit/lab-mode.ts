@@ -2,7 +2,7 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { readConsumerConfig } from '../../contract/config.js';
 import type { Mode } from '../../contract/topology.js';
 import type { ChargeDeps } from '../../services/payment-provider/client.js';
-import { type ConsumerDeps, createConsumerDeps } from './consumer.js';
+import { buildConsumerDeps, type ConsumerDeps } from './consumer.js';
 import type { Idempotency } from './idempotency.js';
 
 /** What a mode that deletes or releases records itself needs: the queue its mapping reads. */
@@ -80,7 +80,7 @@ export function labMode<M extends Mode>(
 ): LabMode<M> & { readonly handler: BatchHandler } {
   let deps: ModeDeps<M> | Error;
   try {
-    const common = createConsumerDeps(readConsumerConfig(definition.mode));
+    const common = buildConsumerDeps(readConsumerConfig(definition.mode));
     deps = { ...common, ...definition.needsFromEnvironment(common) };
   } catch (error) {
     deps = error instanceof Error ? error : new Error(String(error));

@@ -10,7 +10,7 @@ import { SignatureV4 } from '@smithy/signature-v4';
  * which is exactly how a lost response becomes a second charge.
  */
 
-/** What a consumer asks to charge; the provider validates it (services/payment-provider/charges.ts). */
+/** What a consumer asks to charge; the provider validates it (charge-request.ts, beside this file). */
 export interface ChargeRequest {
   readonly account: string;
   readonly amountCents: number;

@@ -2,7 +2,8 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { requireEnv, requireWholeSeconds } from '../../contract/config.js';
-import { DEFAULT_LEASE_SECONDS, type PaymentProvider, serveRequest } from './charges.js';
+import { serveRequest } from './charges.js';
+import { DEFAULT_LEASE_SECONDS, type PaymentProvider } from './provider-table.js';
 
 /**
  * The payment provider behind a Lambda Function URL (payload format 2.0). The semantics are all in

@@ -17,15 +17,11 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import {
-  CreateTableCommand,
-  DescribeTableCommand,
-  DynamoDBClient,
-  UpdateTimeToLiveCommand,
-  waitUntilTableExists,
-} from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { type PaymentProvider, PROVIDER_TTL_ATTRIBUTE, serveRequest } from './charges.js';
+import { createPkSkTable } from '../../contract/pk-sk-table.js';
+import { serveRequest } from './charges.js';
+import { type PaymentProvider, PROVIDER_TTL_ATTRIBUTE } from './provider-table.js';
 
 /** Far above any charge body; a larger one is refused before it is read whole. */
 const MAX_BODY_BYTES = 64 * 1024;
@@ -82,45 +78,7 @@ async function readBody(request: IncomingMessage): Promise<string | undefined> {
 
 /** Creates the provider's table (pk/sk, TTL) if missing, as stack/payment-provider.ts deploys it. Embedded only. */
 export async function ensureProviderTable(client: DynamoDBClient, tableName: string): Promise<void> {
-  const exists = await client.send(new DescribeTableCommand({ TableName: tableName })).then(
-    () => true,
-    (error: unknown) => {
-      if (error instanceof Error && error.name === 'ResourceNotFoundException') return false;
-      throw error;
-    },
-  );
-  if (exists) return;
-  try {
-    await client.send(
-      new CreateTableCommand({
-        TableName: tableName,
-        AttributeDefinitions: [
-          { AttributeName: 'pk', AttributeType: 'S' },
-          { AttributeName: 'sk', AttributeType: 'S' },
-        ],
-        KeySchema: [
-          { AttributeName: 'pk', KeyType: 'HASH' },
-          { AttributeName: 'sk', KeyType: 'RANGE' },
-        ],
-        BillingMode: 'PAY_PER_REQUEST',
-      }),
-    );
-  } catch (error) {
-    // Another provider started on the same table at the same moment: theirs is ours.
-    if (!(error instanceof Error && error.name === 'ResourceInUseException')) throw error;
-  }
-  await waitUntilTableExists({ client, maxWaitTime: 30 }, { TableName: tableName });
-  await client
-    .send(
-      new UpdateTimeToLiveCommand({
-        TableName: tableName,
-        TimeToLiveSpecification: { AttributeName: PROVIDER_TTL_ATTRIBUTE, Enabled: true },
-      }),
-    )
-    .catch((error: unknown) => {
-      // Enabled already, by the provider that created it.
-      if (!(error instanceof Error && /already enabled/i.test(error.message))) throw error;
-    });
+  await createPkSkTable(client, tableName, { ttlAttribute: PROVIDER_TTL_ATTRIBUTE, ifAbsent: true });
 }
 
 interface ServerArgs {

@@ -6,7 +6,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { chargesPartition, PROVIDER_TTL_ATTRIBUTE } from '../../services/payment-provider/charges.js';
+import { chargesPartition, PROVIDER_TTL_ATTRIBUTE } from '../../services/payment-provider/provider-table.js';
 import { PaymentProvider } from '../../stack/payment-provider.js';
 
 type Statement = { Effect: string; Action: string | string[]; Resource: unknown; Condition?: unknown };

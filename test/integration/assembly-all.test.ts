@@ -11,7 +11,7 @@ import { MODE_NAMES, type Mode } from '../../contract/topology.js';
 import { type AssemblyDeployment, deployAssembly } from '../../harness/environments/assembly/deploy.js';
 import { synthesizeAssembly } from '../../harness/environments/assembly/synthesize.js';
 import { connectDeployedEnvironment } from '../../harness/environments/deployed.js';
-import { violations } from '../../harness/report/terminal.js';
+import { violations } from '../../harness/report/violations.js';
 import { newRunId, runExperiment } from '../../harness/run/experiment.js';
 import { outboxItem } from '../../services/outbox/outbox.js';
 import { runNpmScript } from '../support/cli.js';

@@ -19,7 +19,7 @@ import { synthesizeAssembly } from '../../harness/environments/assembly/synthesi
 import { connectDeployedEnvironment } from '../../harness/environments/deployed.js';
 import { redriveWithMoveTask } from '../../harness/environments/redrive.js';
 import type { SharedDynamoDb } from '../../harness/local-aws/emulators/dynamodb-emulator.js';
-import { violations } from '../../harness/report/terminal.js';
+import { violations } from '../../harness/report/violations.js';
 import { newRunId, runExperiment } from '../../harness/run/experiment.js';
 import { experimentConfig } from '../support/embedded-run.js';
 import { sharedDynamoDb } from '../support/shared-dynamodb.js';

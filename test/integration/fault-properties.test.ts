@@ -1,9 +1,10 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_MODES, type Mode } from '../../contract/topology.js';
-import { type EmbeddedEnvironment, embeddedModeSettings } from '../../harness/environments/embedded.js';
+import type { EmbeddedEnvironment } from '../../harness/environments/embedded.js';
+import { embeddedModeSettings } from '../../harness/environments/embedded-options.js';
 import { localVisibilityTimeoutSeconds } from '../../harness/environments/local-timing.js';
-import { violations } from '../../harness/report/terminal.js';
+import { violations } from '../../harness/report/violations.js';
 import type { ExperimentConfig } from '../../harness/run/experiment.js';
 import { experimentConfig, replayCommand, runEmbedded } from '../support/embedded-run.js';
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_MODES, type Mode } from '../../contract/topology.js';
 import type { EmbeddedEnvironment } from '../../harness/environments/embedded.js';
-import { violations } from '../../harness/report/terminal.js';
+import { violations } from '../../harness/report/violations.js';
 import type { ExperimentReport } from '../../harness/run/experiment.js';
 import { experimentConfig, type RunOverrides, replayCommand, runEmbedded } from '../support/embedded-run.js';
 

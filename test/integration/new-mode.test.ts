@@ -36,7 +36,7 @@ const ENTRY = `  '${MODE}': {
 
 /**
  * "A new mode is one entry in contract/topology.ts, one handler file, and one line in each of the
- * three typed tables the compiler asks for" (docs/design.md, "Adding a mode"), and the component
+ * two typed tables the compiler asks for" (docs/design.md, "Adding a mode"), and the component
  * layer's two (its fourth step), done for real on a
  * copy of the project: nothing else is edited, the copy type-checks, and
  * `npm run proofs` kills the new mode's consumer at its crash point over the emulators and proves
@@ -68,8 +68,8 @@ describe('adding a mode', () => {
       join(copy, `modes/${MODE}.ts`),
       handler.replace("mode: 'at-least-once'", `mode: '${MODE}'`),
     );
-    // One line in each typed table the compiler asks for: the mode's needs (none), its entry in the
-    // registry, and how the harness (the floor bench, the explorer) feeds it.
+    // One line in each typed table the compiler asks for: the mode's needs (none), and its entry in
+    // the registry (its loader, and how a harness feeds its needs).
     await addLineAfter(
       join(copy, 'modes/kit/lab-mode.ts'),
       "  'at-least-once': object;",
@@ -77,13 +77,8 @@ describe('adding a mode', () => {
     );
     await addLineAfter(
       join(copy, 'modes/lab-modes.ts'),
-      "  'at-least-once': async () => (await import('./at-least-once.js')).consumer,",
-      `  '${MODE}': async () => (await import('./${MODE}.js')).consumer,`,
-    );
-    await addLineAfter(
-      join(copy, 'modes/needs.ts'),
-      "  'at-least-once': async () => () => ({}),",
-      `  '${MODE}': async () => () => ({}),`,
+      "  'at-least-once': { load: async () => (await import('./at-least-once.js')).consumer, needs: none },",
+      `  '${MODE}': { load: async () => (await import('./${MODE}.js')).consumer, needs: none },`,
     );
     // The component layer's two tables (docs/design.md's fourth step): the steps its core takes and
     // what its cells that are not exact show, at-least-once's, whose handler it copies.

@@ -7,16 +7,12 @@ import {
   type RunningPaymentProvider,
   startPaymentProvider,
 } from '../../harness/local-aws/emulators/payment-provider.js';
-import {
-  type ChargeRecord,
-  KEY_RETENTION_SECONDS,
-  keyItemKey,
-  listCharges,
-  type PaymentProvider,
-  serveRequest,
-} from '../../services/payment-provider/charges.js';
+import { type ChargeRecord, listCharges } from '../../services/payment-provider/charge-ledger.js';
+import { serveRequest } from '../../services/payment-provider/charges.js';
 import { createPaymentClient } from '../../services/payment-provider/client.js';
 import { ensureProviderTable } from '../../services/payment-provider/http-server.js';
+import { KEY_RETENTION_SECONDS } from '../../services/payment-provider/idempotency-keys.js';
+import { keyItemKey, type PaymentProvider } from '../../services/payment-provider/provider-table.js';
 import { sharedDynamoDb } from '../support/shared-dynamodb.js';
 
 const dynamodb = await sharedDynamoDb('payment-provider');

@@ -1,11 +1,7 @@
-import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { SQSClient } from '@aws-sdk/client-sqs';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { createLogger } from '../../contract/logger.js';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DEFAULT_RETENTION, type Retention } from '../../contract/retention.js';
 import type { Mode } from '../../contract/topology.js';
-import { type ConsumerDeps, createCrashWithRecord } from '../../modes/kit/consumer.js';
-import type { Ledger } from '../../modes/kit/ledger.js';
+import { buildConsumerDeps, type ConsumerDeps, harnessConfig } from '../../modes/kit/consumer.js';
 
 /** Thrown by the injected kill: stands in for SIGKILL, which would end the test runner. */
 export class Killed extends Error {
@@ -33,24 +29,12 @@ export function consumerDeps(
   /** The handler's promise, or a Killed rejection once the injected kill fires (the handler never settles then). */
   untilKilled<T>(handling: Promise<T>): Promise<T>;
 } {
-  const config = {
-    mode,
-    tableName: 'ledger-test',
+  const config = harnessConfig(mode, 'ledger-test', {
     crashRate: options.crashRate ?? 0,
     crashSeed: options.crashSeed ?? 'unit',
-    crashAt: new Set<string>(),
     retention: options.retention ?? DEFAULT_RETENTION,
     ageGuard: options.ageGuard ?? true,
-  };
-  const ledger: Ledger = {
-    ddb: DynamoDBDocumentClient.from(new DynamoDBClient({})),
-    tableName: config.tableName,
-    mode,
-    retention: config.retention,
-    now: () => NOW,
-    retry: { attempts: 3, baseDelayMs: 0 },
-  };
-  const logger = createLogger(mode);
+  });
   const state = { kills: 0 };
   let killed: (error: Killed) => void = () => undefined;
   const killedPromise = new Promise<never>((_, reject) => {
@@ -65,14 +49,12 @@ export function consumerDeps(
   };
   return Object.assign(state, {
     untilKilled: <T>(handling: Promise<T>): Promise<T> => Promise.race([handling, killedPromise]),
-    config,
-    ledger,
-    sqs: new SQSClient({}),
-    logger,
-    crash: createCrashWithRecord(config, ledger, logger, kill),
+    ...buildConsumerDeps(config, {
+      kill,
+      ledger: { now: () => NOW, retry: { attempts: 3, baseDelayMs: 0 } },
+    }),
   });
 }
-
 /**
  * A ConditionalCheckFailed carrying the stored item's version, as DynamoDB returns it with
  * ReturnValuesOnConditionCheckFailure ALL_OLD (marshalled): the versioned consumers read it to tell

@@ -252,8 +252,10 @@ describe('packages/consumer-cores/src/ stands alone', () => {
     // record") promises: the limits, the typed refusals, guarded signals, the age guard, the FIFO
     // group rule. The budget keeps it from growing unnoticed. Raised from 430 for business refusals
     // recorded once (onRefused: a second transaction with the refused marker, the negated
-    // ConditionCheck of negated-condition.ts, and RefusalNotRecordableError).
-    expect(Object.fromEntries(sizes)['effectively-once.ts']).toBeLessThanOrEqual(515);
+    // ConditionCheck of negated-condition.ts, and RefusalNotRecordableError); to 520 when the
+    // transaction's sending and failure text left the core's file for transaction.ts (no file over
+    // 400 lines): the same code, six more lines of imports.
+    expect(Object.fromEntries(sizes)['effectively-once.ts']).toBeLessThanOrEqual(520);
   });
 
   it("carries none of the lab's vocabulary outside comments", () => {

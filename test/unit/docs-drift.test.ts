@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { deploymentSettingsFromContext } from '../../contract/deployment-settings.js';
@@ -153,5 +154,40 @@ describe('the mode tables and the outcome fields cannot drift from the code', ()
     expect(fields.length).toBeGreaterThan(20);
     const defined = new Set(firstColumnNames(tableAfter(read('docs/design.md'), '| field | meaning |')));
     expect(fields.filter((field) => !defined.has(field))).toEqual([]);
+  });
+});
+
+describe("docs/design.md's repository layout cannot drift from the tree", () => {
+  /** The folder names the layout block lists, each with its parent where it is indented under one. */
+  function listedFolders(): string[] {
+    const block = /## Repository layout[\s\S]*?```\n([\s\S]*?)\n```/.exec(read('docs/design.md'))?.[1] ?? '';
+    const folders: string[] = [];
+    let parent = '';
+    for (const line of block.split('\n')) {
+      const match = /^( *)([a-z0-9-]+\/)/.exec(line);
+      if (match === null || (match[1] ?? '').length % 2 !== 0 || (match[1] ?? '').length > 2) continue;
+      if ((match[1] ?? '') === '') parent = match[2] ?? '';
+      folders.push(match[1] === '' ? parent : `${parent}${match[2]}`);
+    }
+    return folders;
+  }
+
+  /** The folders of the tree the layout must name: every top folder with a tracked file, and those of modes/, services/ and harness/. */
+  function treeFolders(): string[] {
+    const files = execFileSync('git', ['ls-files'], { cwd: PROJECT_ROOT, encoding: 'utf8' }).split('\n');
+    const folders = new Set<string>();
+    for (const file of files) {
+      const parts = file.split('/');
+      if (parts.length < 2 || (parts[0] ?? '').startsWith('.')) continue;
+      folders.add(`${parts[0]}/`);
+      if (['modes', 'services', 'harness'].includes(parts[0] ?? '') && parts.length > 2) {
+        folders.add(`${parts[0]}/${parts[1]}/`);
+      }
+    }
+    return [...folders].sort();
+  }
+
+  it('names every folder of the tree it covers, and none that is gone', () => {
+    expect(listedFolders().sort()).toEqual(treeFolders());
   });
 });

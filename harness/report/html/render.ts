@@ -13,6 +13,7 @@ import {
   type Timeline,
 } from '../../../verifier/event-details.js';
 import type { ExperimentReport, ModeReport } from '../../run/experiment.js';
+import { money } from '../money.js';
 import {
   aggregateChart,
   runtimeTimeline,
@@ -21,7 +22,7 @@ import {
   timelineExtent,
 } from './charts.js';
 import { legendGlyph, renderCounts, renderGrid } from './grid.js';
-import { escapeHtml, jsonForScript, money, plural } from './html.js';
+import { escapeHtml, jsonForScript, plural } from './html.js';
 import { PAGE_SCRIPT } from './page-script.js';
 import { STATE_STYLES } from './states.js';
 import { PAGE_CSS } from './styles.js';

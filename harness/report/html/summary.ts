@@ -6,20 +6,10 @@ import type { Mode } from '../../../contract/topology.js';
 import { concurrencyText } from '../../environments/environment.js';
 import { anyFault } from '../../local-aws/faults/faults.js';
 import type { ExperimentReport, ModeReport } from '../../run/experiment.js';
-import {
-  CHARGE_COLUMNS,
-  chargeRows,
-  describeFaults,
-  FAULT_COLUMNS,
-  faultRows,
-  firstDrainOf,
-  REDRIVE_COLUMNS,
-  RESULT_COLUMNS,
-  type ResultCell,
-  redriveHeading,
-  redriveRows,
-  resultRows,
-} from '../terminal.js';
+import { CHARGE_COLUMNS, chargeRows } from '../charge-table.js';
+import { describeFaults, FAULT_COLUMNS, faultRows } from '../fault-table.js';
+import { firstDrainOf, REDRIVE_COLUMNS, redriveHeading, redriveRows } from '../redrive-tables.js';
+import { RESULT_COLUMNS, type ResultCell, resultRows } from '../result-table.js';
 import { escapeHtml } from './html.js';
 
 const modeEntries = (report: Pick<ExperimentReport, 'modes'>): [Mode, ModeReport][] =>

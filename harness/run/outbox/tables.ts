@@ -1,5 +1,5 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { createPkSkTable } from '../../environments/provision.js';
+import { createPkSkTable } from '../../../contract/pk-sk-table.js';
 
 /**
  * The producing service's two tables, as stack/outbox-relay.ts deploys them. Two, not one: the

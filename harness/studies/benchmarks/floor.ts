@@ -17,14 +17,11 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { MessageBody } from '../../../contract/message.js';
-import { DEFAULT_RETENTION } from '../../../contract/retention.js';
 import { isFifoMode, type Mode } from '../../../contract/topology.js';
-import type { ConsumerDeps } from '../../../modes/kit/consumer.js';
-import { createCrashInjector } from '../../../modes/kit/crash.js';
-import type { LabMode, ModeNeeds } from '../../../modes/kit/lab-mode.js';
-import { LAB_MODES } from '../../../modes/lab-modes.js';
-import { MODE_NEEDS, type NeedsInputs } from '../../../modes/needs.js';
+import { buildConsumerDeps, harnessConfig } from '../../../modes/kit/consumer.js';
+import { inProcessHandler, type NeedsInputs } from '../../../modes/lab-modes.js';
 import { createPaymentClient } from '../../../services/payment-provider/client.js';
+import { LOCAL_CREDENTIALS } from '../../local-aws/local-identity.js';
 import { forEachConcurrently } from '../../run/concurrently.js';
 
 export interface FloorTarget {
@@ -53,11 +50,9 @@ export interface FloorResult extends FloorRun {
 
 type BatchHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
 
-export const CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
-
 /** An SQS client that answers every request as a complete success, locally. */
 function acceptingSqsClient(region: string): SQSClient {
-  const sqs = new SQSClient({ region, credentials: CREDENTIALS });
+  const sqs = new SQSClient({ region, credentials: LOCAL_CREDENTIALS });
   sqs.middlewareStack.add(
     () => async () => ({ response: {}, output: { Successful: [], Failed: [], $metadata: {} } }),
     { step: 'initialize', name: 'floorAcceptEverything' },
@@ -68,12 +63,12 @@ function acceptingSqsClient(region: string): SQSClient {
 const FLOOR_QUEUE_URL = 'http://127.0.0.1:1/floor/never-called';
 
 /**
- * What the floor gives a mode's needs (modes/needs.ts): an SQS client that accepts every
+ * What the floor gives a mode's needs (modes/lab-modes.ts): an SQS client that accepts every
  * delete, its own Powertools client, at-most-once's single-attempt work client, and the payment
  * provider when the bench environment runs one.
  */
 function floorNeedsInputs(target: FloorTarget): NeedsInputs {
-  const config = { region: target.region, credentials: CREDENTIALS, endpoint: target.endpoint };
+  const config = { region: target.region, credentials: LOCAL_CREDENTIALS, endpoint: target.endpoint };
   return {
     queueUrl: FLOOR_QUEUE_URL,
     idempotencyTableName: target.idempotencyTableName,
@@ -88,28 +83,14 @@ function floorNeedsInputs(target: FloorTarget): NeedsInputs {
 /** Per mode: its handler's processBatch with deps that write to `target`. */
 async function loadHandler<M extends Mode>(mode: M, target: FloorTarget): Promise<BatchHandler> {
   const ddb = DynamoDBDocumentClient.from(
-    new DynamoDBClient({ region: target.region, credentials: CREDENTIALS, endpoint: target.endpoint }),
+    new DynamoDBClient({ region: target.region, credentials: LOCAL_CREDENTIALS, endpoint: target.endpoint }),
   );
-  const deps: ConsumerDeps = {
-    config: {
-      mode,
-      tableName: target.tableName,
-      crashRate: 0,
-      crashSeed: 'floor',
-      crashAt: new Set(),
-      retention: DEFAULT_RETENTION,
-      ageGuard: true,
-    },
-    ledger: { ddb, tableName: target.tableName, mode, retention: DEFAULT_RETENTION },
+  const deps = buildConsumerDeps(harnessConfig(mode, target.tableName), {
+    ddb,
     sqs: acceptingSqsClient(target.region),
     logger: new Logger({ serviceName: mode, logLevel: 'ERROR' }),
-    crash: createCrashInjector({ rate: 0, seed: 'floor', record: async () => undefined }),
-  };
-  const definition: LabMode<M> = await (LAB_MODES[mode] as () => Promise<LabMode<M>>)();
-  const needs = await (MODE_NEEDS[mode] as (inputs: NeedsInputs) => Promise<() => ModeNeeds[M]>)(
-    floorNeedsInputs(target),
-  );
-  return (event, context) => definition.processBatch(event, context, { ...deps, ...needs() });
+  });
+  return inProcessHandler(mode, deps, floorNeedsInputs(target));
 }
 
 /**

@@ -36,6 +36,7 @@ import { isFifoMode, type Mode } from '../../../contract/topology.js';
 import type { OperationCounts } from '../../local-aws/dynamodb-proxy/meter.js';
 import { meterPolicy } from '../../local-aws/dynamodb-proxy/meter.js';
 import { startDynamoDbProxy } from '../../local-aws/dynamodb-proxy/proxy.js';
+import { LOCAL_CREDENTIALS } from '../../local-aws/local-identity.js';
 import { forEachConcurrently } from '../../run/concurrently.js';
 import { type DynamoDbUsage, dynamodbUsageOf } from './cost-model.js';
 import { syntheticBatches, syntheticBodies } from './floor.js';
@@ -171,8 +172,6 @@ export interface ProductionRun {
   readonly money: { readonly expectedCents: number; readonly balanceCents: number; readonly exact: boolean };
 }
 
-const CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
-
 /** Runs a mode's production shape over `messages` synthetic records through its own meter; checks the money. */
 export async function meterProductionShape(
   mode: Mode,
@@ -192,11 +191,11 @@ export async function meterProductionShape(
   const proxy = await startDynamoDbProxy({ target: options.endpoint, policies: [meter] });
   const client = (endpoint: string) =>
     DynamoDBDocumentClient.from(
-      new DynamoDBClient({ region: options.region, credentials: CREDENTIALS, endpoint }),
+      new DynamoDBClient({ region: options.region, credentials: LOCAL_CREDENTIALS, endpoint }),
     );
   const metered = client(proxy.endpoint);
   const direct = client(options.endpoint);
-  const sqs = new SQSClient({ region: options.region, credentials: CREDENTIALS });
+  const sqs = new SQSClient({ region: options.region, credentials: LOCAL_CREDENTIALS });
   try {
     // Under the mode's own partition: the meter attributes its requests to the mode, and the stack's
     // memory for the mode prices its Lambda line; its own run id keeps it apart from the mode's runs.

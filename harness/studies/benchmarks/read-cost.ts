@@ -37,17 +37,15 @@ import {
 import { chunks } from '../../../contract/chunks.js';
 import { balanceKey, markerKey, partitionKey, SK } from '../../../contract/ledger-keys.js';
 import { type MessageBody, payloadHash } from '../../../contract/message.js';
-import { DEFAULT_RETENTION } from '../../../contract/retention.js';
-import type { ConsumerDeps } from '../../../modes/kit/consumer.js';
-import { createCrashInjector } from '../../../modes/kit/crash.js';
+import { buildConsumerDeps, harnessConfig } from '../../../modes/kit/consumer.js';
 import { createLedgerTable } from '../../environments/provision.js';
 import { startDynamoDbEmulator } from '../../local-aws/emulators/dynamodb-emulator.js';
+import { LOCAL_CREDENTIALS } from '../../local-aws/local-identity.js';
 import { forEachConcurrently } from '../../run/concurrently.js';
 import { spread } from './spread.js';
 
 const MODE = 'entry-upsert';
 const TABLE_NAME = 'ledger-read-cost';
-const CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
 /** The account whose balance is read; every account has the same number of entries. */
 const READ_ACCOUNT = 'acct-0';
 
@@ -96,21 +94,12 @@ type Item = Record<string, unknown>;
 async function templateEntry(ddb: DynamoDBDocumentClient, runId: string): Promise<Item> {
   // Importing a mode reads no environment: the deps below are all it uses.
   const { processBatch } = await import('../../../modes/entry-upsert.js');
-  const deps: ConsumerDeps = {
-    config: {
-      mode: MODE,
-      tableName: TABLE_NAME,
-      crashRate: 0,
-      crashSeed: 'read-cost',
-      crashAt: new Set(),
-      retention: DEFAULT_RETENTION,
-      ageGuard: true,
-    },
-    ledger: { ddb, tableName: TABLE_NAME, mode: MODE, retention: DEFAULT_RETENTION },
-    sqs: new SQSClient({ region: 'us-east-1', credentials: CREDENTIALS }),
+  const deps = buildConsumerDeps(harnessConfig(MODE, TABLE_NAME), {
+    ddb,
+    sqs: new SQSClient({ region: 'us-east-1', credentials: LOCAL_CREDENTIALS }),
     logger: new Logger({ serviceName: 'read-cost', logLevel: 'ERROR' }),
-    crash: createCrashInjector({ rate: 0, seed: 'read-cost', record: async () => undefined }),
-  };
+  });
+
   const message: MessageBody = {
     eventId: 'evt-template',
     runId,
@@ -244,7 +233,7 @@ export async function measureReadCost(options: {
   const sizes = [...new Set(options.entriesPerAccount.filter((size) => size > 0))].sort((a, b) => a - b);
   const region = 'us-east-1';
   const dynamodb = await startDynamoDbEmulator();
-  const raw = new DynamoDBClient({ region, credentials: CREDENTIALS, endpoint: dynamodb.endpoint });
+  const raw = new DynamoDBClient({ region, credentials: LOCAL_CREDENTIALS, endpoint: dynamodb.endpoint });
   const ddb = DynamoDBDocumentClient.from(raw);
   try {
     await createLedgerTable(raw, TABLE_NAME);

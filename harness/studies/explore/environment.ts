@@ -8,10 +8,8 @@ import { Teardown } from '../../environments/teardown.js';
 import type { SharedDynamoDb } from '../../local-aws/emulators/dynamodb-emulator.js';
 import { startEmulators } from '../../local-aws/emulators/index.js';
 import { startPaymentProvider } from '../../local-aws/emulators/payment-provider.js';
-import { CREDENTIALS } from '../benchmarks/floor.js';
+import { LOCAL_CREDENTIALS, LOCAL_REGION as REGION } from '../../local-aws/local-identity.js';
 import type { ExploreEnvironment } from './explore.js';
-
-const REGION = 'us-east-1';
 
 export interface RunningExploreEnvironment extends ExploreEnvironment {
   stop(): Promise<void>;
@@ -33,7 +31,7 @@ export async function startExploreEnvironment(
     const emulators = await teardown.whenStarted(startEmulators(dynamodb));
     const client = new DynamoDBClient({
       region: REGION,
-      credentials: CREDENTIALS,
+      credentials: LOCAL_CREDENTIALS,
       endpoint: emulators.dynamodbEndpoint,
     });
     await createStackTables(client, tables);
@@ -43,7 +41,11 @@ export async function startExploreEnvironment(
         startPaymentProvider({ dynamodbEndpoint: emulators.dynamodbEndpoint, tableName: tables.provider }),
       );
     }
-    const sqs = new SQSClient({ region: REGION, credentials: CREDENTIALS, endpoint: emulators.sqsEndpoint });
+    const sqs = new SQSClient({
+      region: REGION,
+      credentials: LOCAL_CREDENTIALS,
+      endpoint: emulators.sqsEndpoint,
+    });
     const ddb = DynamoDBDocumentClient.from(client);
     teardown.add(async () => {
       sqs.destroy();
@@ -51,7 +53,7 @@ export async function startExploreEnvironment(
     });
     return {
       region: REGION,
-      credentials: CREDENTIALS,
+      credentials: LOCAL_CREDENTIALS,
       endpoints: { dynamodb: emulators.dynamodbEndpoint, sqs: emulators.sqsEndpoint },
       sqs,
       dynamodb: client,

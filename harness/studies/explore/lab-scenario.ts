@@ -17,14 +17,10 @@ import {
   type MessageBody,
   RUN_ID_ATTRIBUTE,
 } from '../../../contract/message.js';
-import { DEFAULT_RETENTION } from '../../../contract/retention.js';
 import { isFifoMode, MODES, type Mode, type ModeSettings } from '../../../contract/topology.js';
-import type { ConsumerDeps } from '../../../modes/kit/consumer.js';
-import { createCrashInjector } from '../../../modes/kit/crash.js';
+import { buildConsumerDeps, harnessConfig } from '../../../modes/kit/consumer.js';
 import { isCoreSend } from '../../../modes/kit/instrumented-client.js';
-import type { LabMode, ModeNeeds } from '../../../modes/kit/lab-mode.js';
-import { LAB_MODES } from '../../../modes/lab-modes.js';
-import { MODE_NEEDS, type NeedsInputs } from '../../../modes/needs.js';
+import { inProcessHandler } from '../../../modes/lab-modes.js';
 import { createPaymentClient } from '../../../services/payment-provider/client.js';
 import type { ChargeReader } from '../../../verifier/charge-outcome.js';
 import {
@@ -33,8 +29,8 @@ import {
   writeManifestEvents,
   writeManifestSummary,
 } from '../../../verifier/manifest.js';
+import { verifyMode } from '../../../verifier/mode-verification.js';
 import type { ModeOutcome } from '../../../verifier/outcome.js';
-import { verifyMode } from '../../../verifier/verifier.js';
 import { syntheticBodies } from '../benchmarks/floor.js';
 import { type CellCounts, countsOf, isExact, promiseText, violationNames } from './verdict.js';
 
@@ -201,23 +197,12 @@ async function labHandler<M extends Mode>(mode: M, tables: LabTables, clients: H
     isCoreSend,
   );
   const ddb = DynamoDBDocumentClient.from(ledgerClient);
-  const deps: ConsumerDeps = {
-    config: {
-      mode,
-      tableName: tables.tableName,
-      crashRate: 0,
-      crashSeed: 'explore',
-      crashAt: new Set(),
-      retention: DEFAULT_RETENTION,
-      ageGuard: true,
-    },
-    ledger: { ddb, tableName: tables.tableName, mode, retention: DEFAULT_RETENTION },
+  const deps = buildConsumerDeps(harnessConfig(mode, tables.tableName), {
+    ddb,
     sqs: clients.sqs,
     logger: new Logger({ serviceName: mode, logLevel: 'SILENT' }),
-    crash: createCrashInjector({ rate: 0, seed: 'explore', record: async () => undefined }),
-  };
-  const definition: LabMode<M> = await (LAB_MODES[mode] as () => Promise<LabMode<M>>)();
-  const needs = await (MODE_NEEDS[mode] as (inputs: NeedsInputs) => Promise<() => ModeNeeds[M]>)({
+  });
+  return inProcessHandler(mode, deps, {
     queueUrl: clients.queueUrl,
     idempotencyTableName: tables.idempotencyTableName,
     idempotencyClient,
@@ -234,10 +219,6 @@ async function labHandler<M extends Mode>(mode: M, tables: LabTables, clients: H
         }
       : {}),
   });
-  return (
-    event: Parameters<LabMode<M>['processBatch']>[0],
-    context: Parameters<LabMode<M>['processBatch']>[1],
-  ) => definition.processBatch(event, context, { ...deps, ...needs() });
 }
 
 /** The producer's manifest of the scenario, and its summary. */

@@ -1,6 +1,6 @@
 import { chargeOf, MODES, type Mode } from '../../../contract/topology.js';
 import type { ModeOutcome } from '../../../verifier/outcome.js';
-import { violations } from '../../report/terminal.js';
+import { violations } from '../../report/violations.js';
 
 /** What a cell shows, by event id: the verifier's counts that the matrix prints. */
 export interface CellCounts {
@@ -42,7 +42,7 @@ export function isExact(counts: CellCounts, events: number): boolean {
 
 /**
  * The mode's promise broken in one cell, as sentences (none: it held): the counts the run's table
- * marks with `!` (report/terminal.ts: what contract/topology.ts says it never does, lose or
+ * marks with `!` (report/violations.ts: what contract/topology.ts says it never does, lose or
  * duplicate, and what no correct run shows, unexpected applications, payloads unlike the manifest,
  * a ledger that does not add up), and a charge with an idempotency key taken twice.
  */

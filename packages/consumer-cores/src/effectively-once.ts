@@ -1,5 +1,5 @@
 import type { CancellationReason, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { type DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { type AgeGuard, ageGuardFor, checkAge } from './age-guard.js';
 import { processInOrder } from './batch.js';
@@ -8,23 +8,17 @@ import {
   MarkerKeyInUseError,
   RefusalNotRecordableError,
   TooOldToDedupeError,
-  TransactionLimitError,
   WriteFailedError,
   WriteRefusedError,
 } from './errors.js';
 import { type ConsumerEvent, type ParseEvent, parseEvent } from './event.js';
 import { fingerprintOf, storedFingerprint } from './fingerprint.js';
-import { type ConsumerLogger, describeError, guardedSignals, jsonLogger } from './logger.js';
+import { type ConsumerLogger, guardedSignals, jsonLogger } from './logger.js';
 import { negatedCondition } from './negated-condition.js';
-import { sleep, utf8 } from './runtime.js';
+import { sleep } from './runtime.js';
+import { describeFailure, type Key, refuseOverLimits, type TransactItem, transact } from './transaction.js';
 
-/** One item of a document client's TransactWriteItems. */
-export type TransactItem = NonNullable<
-  ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']
->[number];
-
-/** A DynamoDB key, plain values (the document client marshalls them). */
-export type Key = Record<string, string | number>;
+export type { Key, TransactItem };
 
 /**
  * What the core does with a write refused by its own condition (`onRefused`). An async callback
@@ -121,8 +115,6 @@ export interface EffectivelyOnceOptions<E extends ConsumerEvent> {
 }
 
 const THIRTY_DAYS = 30 * 24 * 3600;
-const MAX_TEAM_ITEMS = 99;
-const MAX_TRANSACTION_BYTES = 4 * 1024 * 1024;
 const TRANSIENT = new Set(['TransactionConflict', 'ThrottlingError', 'ProvisionedThroughputExceeded']);
 
 /**
@@ -260,11 +252,11 @@ export function createEffectivelyOnceHandler<E extends ConsumerEvent = ConsumerE
         ...((await options.rejectionWritesFor?.(event, refusal, record)) ?? []),
       ];
       refuseOverLimits(options.markerTable, key, checked);
-      return transact([markerOf('refused'), ...checked]);
+      return transact(options.ddb, [markerOf('refused'), ...checked]);
     }
 
     for (let attempt = 1; ; attempt += 1) {
-      let cancelled = await transact([markerOf('applied'), ...writes]);
+      let cancelled = await transact(options.ddb, [markerOf('applied'), ...writes]);
       if (cancelled === undefined) return;
       let reasons = cancelled.CancellationReasons ?? [];
       if (reasons[0]?.Code === 'ConditionalCheckFailed') return markerFound(reasons[0], cancelled);
@@ -296,22 +288,10 @@ export function createEffectivelyOnceHandler<E extends ConsumerEvent = ConsumerE
         reasons.some((reason) => TRANSIENT.has(reason.Code ?? '')) ||
         (error !== undefined && reasons[1]?.Code === 'ConditionalCheckFailed');
       if (attempt >= retry.attempts || !again) {
-        throw new WriteFailedError(describe(cancelled), { cause: cancelled });
+        throw new WriteFailedError(describeFailure(cancelled), { cause: cancelled });
       }
       await signals.retried?.(event, record);
       await sleep(Math.random() * retry.baseDelayMs * 2 ** attempt);
-    }
-  }
-
-  /** Sends one transaction: undefined once committed, its cancellation if cancelled; else throws. */
-  async function transact(items: TransactItem[]) {
-    try {
-      // Each send is a fresh ClientRequestToken; the SDK's own retries inside it reuse one.
-      await options.ddb.send(new TransactWriteCommand({ TransactItems: items }));
-      return undefined;
-    } catch (error) {
-      if (!isCancellation(error)) throw new WriteFailedError(describe(error), { cause: error });
-      return error;
     }
   }
 
@@ -355,70 +335,4 @@ function markerUpdate(
     // The stored fingerprint tells a redelivery from a reused event id.
     ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
   };
-}
-
-/** DynamoDB's transaction limits, checked before sending: a refused transaction is a failed record forever. */
-function refuseOverLimits(table: string, key: Key, writes: readonly TransactItem[]): void {
-  if (writes.length > MAX_TEAM_ITEMS) {
-    throw new TransactionLimitError(
-      `${writes.length} writes for one event: at most ${MAX_TEAM_ITEMS} fit beside the marker`,
-    );
-  }
-  // An estimate on the request's JSON (bigints, sets and bytes sized as written), not DynamoDB's item sizes.
-  const bytes = utf8(JSON.stringify(writes, sizedValue)).length;
-  if (bytes > MAX_TRANSACTION_BYTES) {
-    throw new TransactionLimitError(
-      `the writes for one event are about ${bytes} bytes: a transaction holds 4 MB`,
-    );
-  }
-  // One transaction cannot act on one item twice (AWS: "no two actions can target the same item").
-  // A Put names its whole item, so it is compared on the keys the other writes name.
-  const keyed = [{ table: tableName(table), key }];
-  for (const write of writes) {
-    const target = write.Put ?? write.Update ?? write.Delete ?? write.ConditionCheck;
-    const name = tableName(target?.TableName ?? '');
-    const own: Key | undefined = write.Put ? undefined : ((target as { Key?: Key }).Key ?? {});
-    const clash = keyed.find(
-      (other) =>
-        other.table === name &&
-        Object.entries(other.key).every(
-          ([attribute, value]) => (own ?? write.Put?.Item)?.[attribute] === value,
-        ) &&
-        (own === undefined || Object.keys(own).length === Object.keys(other.key).length),
-    );
-    if (clash !== undefined) {
-      throw new TransactionLimitError(
-        `${clash === keyed[0] ? 'a write targets the marker item' : 'two writes target one item'}: one transaction cannot write an item twice`,
-      );
-    }
-    if (own !== undefined) keyed.push({ table: name, key: own });
-  }
-}
-
-/** A table's name, given as a name or an ARN (`arn:…:table/<name>`). */
-function tableName(table: string): string {
-  const at = table.indexOf(':table/');
-  return at === -1 ? table : table.slice(at + ':table/'.length);
-}
-
-function sizedValue(_: string, value: unknown): unknown {
-  if (typeof value === 'bigint') return value.toString();
-  if (value instanceof Set) return [...value];
-  if (value instanceof Uint8Array) return 'x'.repeat(value.byteLength);
-  return value;
-}
-
-/**
- * By name, not instanceof: a second copy of the DynamoDB client in a bundle would make instanceof
- * fail silently and turn every duplicate into a failure.
- */
-function isCancellation(error: unknown): error is TransactionCanceledException {
-  return error instanceof Error && error.name === 'TransactionCanceledException';
-}
-
-function describe(error: unknown): string {
-  if (isCancellation(error)) {
-    return `transaction cancelled [${(error.CancellationReasons ?? []).map((r) => r.Code ?? 'None').join(', ')}]`;
-  }
-  return describeError(error);
 }

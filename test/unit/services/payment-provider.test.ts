@@ -3,13 +3,13 @@ import { DynamoDBDocumentClient, PutCommand, TransactWriteCommand } from '@aws-s
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { fingerprint } from '../../../services/payment-provider/charge-request.js';
+import { serveRequest } from '../../../services/payment-provider/charges.js';
+import { readServerArgs } from '../../../services/payment-provider/http-server.js';
 import {
   DEFAULT_LEASE_SECONDS,
-  fingerprint,
   type PaymentProvider,
-  serveRequest,
-} from '../../../services/payment-provider/charges.js';
-import { readServerArgs } from '../../../services/payment-provider/http-server.js';
+} from '../../../services/payment-provider/provider-table.js';
 
 const ddbMock = mockClient(DynamoDBDocumentClient);
 const provider: PaymentProvider = {

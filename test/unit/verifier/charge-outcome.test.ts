@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ChargeTally } from '../../../verifier/charge-outcome.js';
+import { joinByEventId } from '../../../verifier/event-id-join.js';
 import type { ManifestEvent } from '../../../verifier/manifest.js';
-import { type AppliedEvent, joinByEventId } from '../../../verifier/outcome.js';
+import type { AppliedEvent } from '../../../verifier/outcome.js';
 
 async function* stream<T>(items: readonly T[]): AsyncGenerator<T> {
   for (const item of items) yield item;

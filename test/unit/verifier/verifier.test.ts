@@ -13,15 +13,10 @@ import { appliedOnBalanceAttribute, appliedOnBalanceEntry } from '../../../contr
 import { fifoIdsOf, payloadHash } from '../../../contract/message.js';
 import { evidenceOf, MODE_NAMES, type Mode } from '../../../contract/topology.js';
 import { buildTimeline, MAX_DETAILED_EVENTS, MAX_TIMELINE_BUCKETS } from '../../../verifier/event-details.js';
+import { joinByEventId } from '../../../verifier/event-id-join.js';
 import type { ManifestEvent } from '../../../verifier/manifest.js';
-import { joinByEventId } from '../../../verifier/outcome.js';
-import {
-  parseDeadLetterQueueUrls,
-  sweepWaitOf,
-  type VerifierDeps,
-  verifyMode,
-  verifyRun,
-} from '../../../verifier/verifier.js';
+import { type VerifierDeps, verifyMode } from '../../../verifier/mode-verification.js';
+import { parseDeadLetterQueueUrls, sweepWaitOf, verifyRun } from '../../../verifier/verifier.js';
 
 const DLQ = {
   'at-most-once': 'https://sqs.local/amo-dlq',

@@ -1,16 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { NO_FAULTS } from '../../../../harness/local-aws/faults/faults.js';
-import {
-  chargeRows,
-  firstDrainOf,
-  formatFaultTable,
-  formatProgress,
-  formatRedriveTable,
-  formatSummary,
-  formatTable,
-  progressLegend,
-  violations,
-} from '../../../../harness/report/terminal.js';
+import { chargeRows } from '../../../../harness/report/charge-table.js';
+import { formatFaultTable } from '../../../../harness/report/fault-table.js';
+import { formatProgress, progressLegend } from '../../../../harness/report/progress-line.js';
+import { firstDrainOf, formatRedriveTable } from '../../../../harness/report/redrive-tables.js';
+import { formatTable } from '../../../../harness/report/result-table.js';
+import { formatSummary } from '../../../../harness/report/terminal.js';
+import { violations } from '../../../../harness/report/violations.js';
 import type { ExperimentReport } from '../../../../harness/run/experiment.js';
 import { modeOutcome } from '../../../support/outcome.js';
 

@@ -9,7 +9,7 @@ import type {
   EffectiveModeSettings,
   ExperimentEnvironment,
 } from '../../../../harness/environments/environment.js';
-import { formatRedriveRun } from '../../../../harness/report/terminal.js';
+import { formatRedriveRun } from '../../../../harness/report/redrive-tables.js';
 import { redriveFinishedRun } from '../../../../harness/run/redrive-run.js';
 import type { ModeOutcome } from '../../../../verifier/outcome.js';
 import type { VerifierResult } from '../../../../verifier/verifier.js';

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { NO_FAULTS } from '../../../../harness/local-aws/faults/faults.js';
 import { redriveTable } from '../../../../harness/report/html/summary.js';
-import { formatRedriveTable, formatSummary } from '../../../../harness/report/terminal.js';
+import { formatRedriveTable } from '../../../../harness/report/redrive-tables.js';
+import { formatSummary } from '../../../../harness/report/terminal.js';
 import type { ExperimentReport } from '../../../../harness/run/experiment.js';
 import { leadWithFinalState, redriveCounts } from '../../../../harness/run/redrive.js';
 import type { ModeOutcome } from '../../../../verifier/outcome.js';

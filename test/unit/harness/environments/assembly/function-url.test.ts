@@ -10,7 +10,7 @@ import {
   functionUrlAnswer,
   functionUrlEvent,
 } from '../../../../../harness/environments/assembly/function-url.js';
-import type { PaymentProvider } from '../../../../../services/payment-provider/charges.js';
+import type { PaymentProvider } from '../../../../../services/payment-provider/provider-table.js';
 
 const TIME = new Date('2020-03-12T19:03:58.390Z');
 const context: FunctionUrlContext = {

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { Mode } from '../../../../../contract/topology.js';
 import { type DetailedReport, renderRunReport } from '../../../../../harness/report/html/render.js';
 import { openCommand, openInBrowser, writeRunReport } from '../../../../../harness/report/html/write.js';
-import { formatTable } from '../../../../../harness/report/terminal.js';
+import { formatTable } from '../../../../../harness/report/result-table.js';
 import { leadWithFinalState } from '../../../../../harness/run/redrive.js';
 import type { ManifestDetails, ModeEventDetails } from '../../../../../verifier/event-details.js';
 import { detailedReportFixture } from '../../../../support/run-report-fixture.js';
