@@ -23,10 +23,10 @@ import { DEAD_LETTER_RETENTION_SECONDS, QUEUE_RETENTION_SECONDS } from '../contr
 import { modeId, modeOutputs, STACK_OUTPUTS, scalingOutput } from '../contract/stack-outputs.js';
 import {
   isFifoMode,
-  MODES,
   type Mode,
   type ModeSettings,
   STORAGE,
+  settingsOf,
   TOPOLOGY_VERSION,
   VERIFIER,
 } from '../contract/topology.js';
@@ -106,7 +106,7 @@ export class DeliverySemanticsStack extends Stack {
     // `expiration`), so the persistence layer needs no attribute options. Kept apart from the
     // ledger: the ledger's writes are bound to `RUN#…#MODE#…` partitions, Powertools' keys are not.
     this.deployedModes = deployedModes(props.settings);
-    this.idempotencyTable = this.deployedModes.some((mode) => (MODES[mode] as ModeSettings).idempotencyTable)
+    this.idempotencyTable = this.deployedModes.some((mode) => settingsOf(mode).idempotencyTable)
       ? new dynamodb.Table(this, 'IdempotencyRecords', {
           partitionKey: { name: 'id', type: dynamodb.AttributeType.STRING },
           billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
@@ -337,7 +337,7 @@ export class DeliverySemanticsStack extends Stack {
     grantWriteOwnPartitions(this.table, consumer, {
       leadingKeys: [partitionKey('*', mode)],
       actions: [
-        ...((MODES[mode] as ModeSettings).readsOwnPartition ? ['dynamodb:GetItem'] : []),
+        ...(settingsOf(mode).readsOwnPartition ? ['dynamodb:GetItem'] : []),
         'dynamodb:PutItem',
         'dynamodb:UpdateItem',
       ],

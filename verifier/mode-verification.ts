@@ -2,14 +2,7 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { ConfigError, InvalidInputError } from '../contract/errors.js';
 import { accountOfFifoGroup } from '../contract/message.js';
-import {
-  chargeOf,
-  evidenceOf,
-  isFifoMode,
-  MODES,
-  type Mode,
-  type ModeSettings,
-} from '../contract/topology.js';
+import { chargeOf, evidenceOf, isFifoMode, type Mode, settingsOf } from '../contract/topology.js';
 import {
   groupApplications,
   inOrder,
@@ -98,7 +91,7 @@ export async function verifyModeInDetail(
   const fifo = isFifoMode(mode);
   // Counted right after the sweep: what the DLQ holds beyond what the sweep saw.
   const fifoDeadLetters = fifo ? await fifoDeadLettersOf(deps, mode, runId, sweep) : undefined;
-  const balance = (MODES[mode] as ModeSettings).balance ?? 'sum';
+  const balance = settingsOf(mode).balance;
   // A state mode's records also carry each event's state: the balance they imply is the newest's.
   const states = balance === 'state' ? new LatestStates() : undefined;
   // A one-write mode's applications ride on its balance items: both read in one pass.

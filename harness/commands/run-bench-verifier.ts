@@ -16,7 +16,7 @@ import {
   markerKey,
   partitionKey,
 } from '../../contract/ledger-keys.js';
-import { evidenceOf, MODE_NAMES, MODES, type Mode, type ModeSettings } from '../../contract/topology.js';
+import { evidenceOf, MODE_NAMES, type Mode, settingsOf } from '../../contract/topology.js';
 import { type ManifestEvent, writeManifestEvents, writeManifestSummary } from '../../verifier/manifest.js';
 import { startEmbeddedEnvironment } from '../environments/embedded.js';
 import type { ExperimentEnvironment } from '../environments/environment.js';
@@ -56,7 +56,7 @@ async function seed(env: ExperimentEnvironment, runId: string, mode: Mode, event
     const accountId = accountOf(index, events);
     const amountCents = 1 + (index % 997);
     // A state mode records each event once (a repeat rewrites its record): its state is what counts.
-    const state = (MODES[mode] as ModeSettings).balance === 'state';
+    const state = settingsOf(mode).balance === 'state';
     const applications = mode !== 'effectively-once' && !state && index % 100 === 0 ? 2 : 1;
     if (applications > 1) duplicated += 1;
     for (let delivery = 1; delivery <= applications; delivery += 1) {

@@ -23,8 +23,8 @@ import {
   MODE_NAMES,
   MODES,
   type Mode,
-  type ModeSettings,
   STORAGE,
+  settingsOf,
 } from '../../contract/topology.js';
 import { BUNDLING } from '../../stack/bundling.js';
 import { DeliverySemanticsStack, IDEMPOTENCY_RECORD_ACTIONS } from '../../stack/delivery-semantics-stack.js';
@@ -182,9 +182,7 @@ describe('DeliverySemanticsStack', () => {
       expect(variables.QUEUE_URL).toEqual(needsQueue ? { Ref: ownQueue } : undefined);
       expect(variables.TABLE_NAME).toEqual({ Ref: expect.stringMatching(/^Ledger/) });
       expect(variables.IDEMPOTENCY_TABLE_NAME).toEqual(
-        (settings as ModeSettings).idempotencyTable
-          ? { Ref: expect.stringMatching(/^IdempotencyRecords/) }
-          : undefined,
+        settingsOf(mode).idempotencyTable ? { Ref: expect.stringMatching(/^IdempotencyRecords/) } : undefined,
       );
     },
   );
@@ -265,7 +263,7 @@ describe('DeliverySemanticsStack', () => {
 
   /** What a consumer may do in its own partition: write, and read where its handler reads (credit-then-marker's marker). */
   const ledgerActions = (mode: Mode): string[] =>
-    (MODES[mode] as ModeSettings).readsOwnPartition
+    settingsOf(mode).readsOwnPartition
       ? ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']
       : ['dynamodb:PutItem', 'dynamodb:UpdateItem'];
 
@@ -438,7 +436,7 @@ describe('DeliverySemanticsStack', () => {
   });
 
   it('lets only the modes with an idempotency table use it, with exactly what Powertools sends', () => {
-    const withTable = MODE_NAMES.filter((mode) => (MODES[mode] as ModeSettings).idempotencyTable);
+    const withTable = MODE_NAMES.filter((mode) => settingsOf(mode).idempotencyTable);
     expect(withTable).toEqual(['powertools-idempotency', 'powertools-message-id']);
     const roleOf = (mode: Mode): string =>
       template.findResources('AWS::Lambda::Function')[consumerId(mode)]?.Properties.Role['Fn::GetAtt'][0];
@@ -626,7 +624,7 @@ describe('DeliverySemanticsStack', () => {
     it('has fifo-versioned among the FIFO modes, and the default run has none', () => {
       expect(FIFO_MODES).toContain('fifo-versioned');
       expect(STANDARD_MODES).toContain('at-least-once');
-      for (const mode of FIFO_MODES) expect((MODES[mode] as ModeSettings).inDefaultRun).toBe(false);
+      for (const mode of FIFO_MODES) expect(settingsOf(mode).inDefaultRun).toBe(false);
     });
 
     it.each(FIFO_MODES)(

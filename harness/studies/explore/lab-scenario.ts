@@ -17,7 +17,7 @@ import {
   type MessageBody,
   RUN_ID_ATTRIBUTE,
 } from '../../../contract/message.js';
-import { isFifoMode, MODES, type Mode, type ModeSettings } from '../../../contract/topology.js';
+import { isFifoMode, MODES, type Mode, settingsOf } from '../../../contract/topology.js';
 import { buildConsumerDeps, harnessConfig } from '../../../modes/kit/consumer.js';
 import { isCoreSend } from '../../../modes/kit/instrumented-client.js';
 import { inProcessHandler } from '../../../modes/lab-modes.js';
@@ -69,7 +69,7 @@ export interface LabDetail {
  * join, by event id.
  */
 export function labScenario(tables: LabTables, mode: Mode, scenario: LabScenario): Scenario {
-  const settings = MODES[mode] as ModeSettings;
+  const settings = settingsOf(mode);
   const fifo = isFifoMode(mode);
   const summaries = new Map<string, ManifestSummary>();
   const eventsOf = (cell: CellContext): ScenarioEvent[] => {

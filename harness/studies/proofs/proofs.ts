@@ -3,8 +3,8 @@ import {
   MODES,
   type Mode,
   type ModeProof,
-  type ModeSettings,
   type ProofCount,
+  settingsOf,
 } from '../../../contract/topology.js';
 import type { ModeOutcome } from '../../../verifier/outcome.js';
 import type { ModeReport } from '../../run/experiment.js';
@@ -44,7 +44,7 @@ export const PROOF_MODES = MODE_NAMES;
 
 /** The modes with a redrive proof (`redriveProof` in the topology), in topology order. */
 export const REDRIVE_PROOF_MODES: readonly Mode[] = MODE_NAMES.filter(
-  (mode) => (MODES[mode] as ModeSettings).redriveProof !== undefined,
+  (mode) => settingsOf(mode).redriveProof !== undefined,
 );
 
 /**
@@ -69,7 +69,7 @@ export const BEFORE_REDRIVE = {
  * redrive (BEFORE_REDRIVE), and the counts of the mode's redrive proof after it.
  */
 export function redriveProofVerdict(mode: Mode, event: string, report: ModeReport): Verdict {
-  const proof = (MODES[mode] as ModeSettings).redriveProof;
+  const proof = settingsOf(mode).redriveProof;
   if (!proof) throw new Error(`${mode} has no redrive proof in contract/topology.ts`);
   const name = `${mode} after a redrive`;
   const redrive = report.redrive;

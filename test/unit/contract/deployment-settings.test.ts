@@ -12,8 +12,8 @@ import {
   isFifoMode,
   MODE_NAMES,
   MODES,
-  type ModeSettings,
   queueNames,
+  settingsOf,
 } from '../../../contract/topology.js';
 
 const deployment = (overrides: Partial<DeploymentSettings>): DeploymentSettings => ({
@@ -26,8 +26,7 @@ describe('the FIFO mode in the topology', () => {
     expect(isFifoMode('fifo-versioned')).toBe(true);
     expect(isFifoMode('at-least-once')).toBe(false);
     expect(isFifoMode('effectively-once')).toBe(false);
-    for (const mode of MODE_NAMES)
-      expect(isFifoMode(mode), mode).toBe((MODES[mode] as ModeSettings).queue === 'fifo');
+    for (const mode of MODE_NAMES) expect(isFifoMode(mode), mode).toBe(settingsOf(mode).queue === 'fifo');
     expect(FIFO_MAX_BATCH_SIZE).toBe(10);
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MODE_NAMES, MODES, type ModeSettings } from '../../../../../contract/topology.js';
+import { MODE_NAMES, MODES, settingsOf } from '../../../../../contract/topology.js';
 import type { ModeReport } from '../../../../../harness/run/experiment.js';
 import { leadWithFinalState } from '../../../../../harness/run/redrive.js';
 import {
@@ -57,7 +57,7 @@ describe('proofs', () => {
       const first = outcome({ ...BEFORE_REDRIVE.counts, deliveries: 1, ...before });
       return leadWithFinalState(first, outcome({ deliveries: 2, ...after }), moved);
     }
-    const proofOf = (mode: (typeof MODE_NAMES)[number]) => (MODES[mode] as ModeSettings).redriveProof;
+    const proofOf = (mode: (typeof MODE_NAMES)[number]) => settingsOf(mode).redriveProof;
 
     it('is proved for the modes whose crash can leave an applied event in the DLQ', () => {
       expect(REDRIVE_PROOF_MODES).toEqual([
