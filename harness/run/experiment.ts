@@ -226,7 +226,7 @@ export function neverSentEvents(
 
 /**
  * Every mode's copy of the manifest to its queue: sent by the harness itself, or committed by a
- * producer service that publishes through a dual write or an outbox (harness/outbox).
+ * producer service that publishes through a dual write or an outbox (harness/run/outbox).
  */
 async function produceAll(
   env: ExperimentEnvironment,

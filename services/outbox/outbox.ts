@@ -13,7 +13,7 @@ import { STORAGE } from '../../contract/topology.js';
  * The transactional outbox (docs/design.md): the producing service writes its state change and an
  * outbox item in one TransactWriteItems; a relay reads the outbox table's stream and publishes each
  * new item. The item layout and the publish live here, once, for the embedded relay
- * (harness/outbox) and the Lambda relay (services/outbox/relay.ts).
+ * (harness/run/outbox) and the Lambda relay (services/outbox/relay.ts).
  */
 
 /** One event as the outbox holds it, and as the relay publishes it. */

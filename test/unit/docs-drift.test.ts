@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { deploymentSettingsFromContext } from '../../contract/deployment-settings.js';
 import { DEFAULT_MODES, MODE_NAMES } from '../../contract/topology.js';
@@ -189,5 +190,25 @@ describe("docs/design.md's repository layout cannot drift from the tree", () => 
 
   it('names every folder of the tree it covers, and none that is gone', () => {
     expect(listedFolders().sort()).toEqual(treeFolders());
+  });
+});
+
+describe('the docs link only to what exists', () => {
+  it('every relative link of the README, docs/ and the packages resolves to a file or folder', () => {
+    const pages = [
+      'README.md',
+      ...readdirSync(`${PROJECT_ROOT}docs`)
+        .filter((name) => name.endsWith('.md'))
+        .map((name) => `docs/${name}`),
+      ...readdirSync(`${PROJECT_ROOT}packages`).map((name) => `packages/${name}/README.md`),
+    ];
+    const broken = pages.flatMap((page) =>
+      [...read(page).matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)]
+        .map((match) => match[1] ?? '')
+        .filter((target) => !/^[a-z]+:/.test(target))
+        .filter((target) => !existsSync(join(PROJECT_ROOT, dirname(page), target)))
+        .map((target) => `${page}: ${target}`),
+    );
+    expect(broken).toEqual([]);
   });
 });

@@ -14,7 +14,7 @@ import { queueWhere } from './stack-index.js';
 import { LocalStreamMapping } from './stream-mapping.js';
 
 /**
- * The stack's event source mappings on the local runtime: SQS queues (harness/lambda-runtime's
+ * The stack's event source mappings on the local runtime: SQS queues (harness/local-aws/lambda-runtime's
  * mapping) and DynamoDB streams (stream-mapping.ts), each after Lambda's create-time checks, each
  * polling with its function's role and without the function's `lambda:SourceFunctionArn`.
  */

@@ -12,7 +12,7 @@ import type { ChildReport } from './protocol.js';
 export function report(message: ChildReport): Promise<void> {
   return new Promise((resolve, reject) => {
     if (!process.send) {
-      reject(new Error('no IPC channel: this process must be started by harness/outbox (fork)'));
+      reject(new Error('no IPC channel: this process must be started by harness/run/outbox (fork)'));
       return;
     }
     process.send(message, undefined, {}, (error) => (error ? reject(error) : resolve()));
