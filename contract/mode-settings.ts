@@ -154,7 +154,14 @@ export type ResolvedModeSettings = ModeSettings & {
   readonly [K in keyof typeof FLAG_DEFAULTS]-?: NonNullable<ModeSettings[K]>;
 };
 
-/** The settings with their optional flags' defaults filled in. */
+/** The settings with their optional flags' defaults filled in (a flag given as undefined too). */
 export function resolveSettings(settings: ModeSettings): ResolvedModeSettings {
-  return { ...FLAG_DEFAULTS, ...settings };
+  return {
+    ...settings,
+    readsOwnPartition: settings.readsOwnPartition ?? FLAG_DEFAULTS.readsOwnPartition,
+    idempotencyTable: settings.idempotencyTable ?? FLAG_DEFAULTS.idempotencyTable,
+    balance: settings.balance ?? FLAG_DEFAULTS.balance,
+    queue: settings.queue ?? FLAG_DEFAULTS.queue,
+    inDefaultRun: settings.inDefaultRun ?? FLAG_DEFAULTS.inDefaultRun,
+  };
 }

@@ -1,7 +1,7 @@
 import { chargeOf, evidenceOf, MODE_NAMES } from '../../contract/topology.js';
 /**
  * `npm run experiment`'s options as the run needs them. The options themselves (names, ranges,
- * defaults, targets, help) are declared in harness/options/declaration.ts and parsed there; this
+ * defaults, targets, help) are declared in harness/options/declarations/ and parsed in harness/options/; this
  * turns the parsed values into the experiment's configuration.
  */
 import { LOCAL_MAX_CONCURRENCY, localVisibilityTimeoutSeconds } from '../environments/local-timing.js';

@@ -1,5 +1,5 @@
 /** The charge table: what the payment provider's ledger says the cards saw, for the charge modes. */
-import { MODES } from '../../contract/topology.js';
+import { chargeOf } from '../../contract/topology.js';
 import { alignedTable } from './aligned-table.js';
 import { money } from './money.js';
 import type { ResultCell } from './result-table.js';
@@ -24,8 +24,8 @@ export const CHARGE_COLUMNS = [
  */
 export function chargeRows(report: TableReport): ResultCell[][] {
   return modeRows(report).flatMap(([mode, m]) => {
-    const charge = MODES[mode] as { readonly charge?: { readonly idempotencyKey: boolean } };
-    if (charge.charge === undefined || m.charges === undefined) return [];
+    const charge = chargeOf(mode);
+    if (charge === undefined || m.charges === undefined) return [];
     const cell = (text: string, impossible = false): ResultCell => ({ text, impossible });
     const overcharged = m.overchargedCents ?? 0;
     // A dual-writing producer's unsent events reached no consumer, so no card either.
@@ -35,12 +35,12 @@ export function chargeRows(report: TableReport): ResultCell[][] {
         cell(mode),
         cell(String(m.charges)),
         cell(money(m.chargedCents ?? 0)),
-        cell(String(m.doubleCharged ?? 0), charge.charge.idempotencyKey && (m.doubleCharged ?? 0) > 0),
+        cell(String(m.doubleCharged ?? 0), charge.idempotencyKey && (m.doubleCharged ?? 0) > 0),
         cell(String(m.neverCharged ?? 0), neverCharged > 0),
         cell(String(m.chargedNotRecorded ?? 0)),
         cell(String(m.recordedChargeNotFound ?? 0), (m.recordedChargeNotFound ?? 0) > 0),
         cell(String(m.unexpectedCharges ?? 0), (m.unexpectedCharges ?? 0) > 0),
-        cell(money(overcharged), charge.charge.idempotencyKey && overcharged !== 0),
+        cell(money(overcharged), charge.idempotencyKey && overcharged !== 0),
         cell(String(m.providerResponsesLost ?? 0)),
       ],
     ];

@@ -18,6 +18,7 @@ import {
   type MappingFaults,
 } from '../../harness/local-aws/lambda-runtime/event-source-mapping.js';
 import { LocalFunction } from '../../harness/local-aws/lambda-runtime/local-function.js';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../harness/local-aws/local-identity.js';
 
 /** The scripted handler, told by its environment how long to take and what to answer. */
 export const SCRIPTED_HANDLER = fileURLToPath(new URL('../fixtures/scripted-handler.mjs', import.meta.url));
@@ -80,9 +81,9 @@ export function useMappingLab() {
     recordDir = mkdtempSync(join(tmpdir(), 'esm-records-'));
     [emulator, bundles] = await Promise.all([startSqsEmulator(), bundleHandlers([])]);
     client = new SQSClient({
-      region: 'us-east-1',
+      region: LOCAL_REGION,
       endpoint: emulator.endpoint,
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      credentials: LOCAL_CREDENTIALS,
     });
   });
   afterEach(async () => {

@@ -4,6 +4,7 @@ import { DEFAULT_RETENTION } from '../../../contract/retention.js';
 import { MODES, type Mode } from '../../../contract/topology.js';
 import { creditAccount } from '../../../modes/kit/ledger.js';
 import type { OperationCounts } from '../../local-aws/dynamodb-proxy/meter.js';
+import { LOCAL_CREDENTIALS } from '../../local-aws/local-identity.js';
 import { DEFAULTS } from '../../options/declaration.js';
 import { newRunId, runExperiment } from '../../run/experiment.js';
 import { dynamodbUsageOf, type ModeUsage, productionUsage } from './cost-model.js';
@@ -149,7 +150,7 @@ async function cancelledTransaction(
   const client = new DynamoDBClient({
     endpoint,
     region,
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    credentials: LOCAL_CREDENTIALS,
   });
   client.middlewareStack.add(
     (next) => async (args) => {

@@ -1,3 +1,4 @@
+import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { MODES } from '../../../../contract/topology.js';
 import {
@@ -13,6 +14,7 @@ import {
 import { ENTRY_POINT_NAMES } from '../../../../harness/options/entry-points.js';
 import { acceptedOptions, parseOptions } from '../../../../harness/options/parse.js';
 import { readValue, useAt } from '../../../../harness/options/values.js';
+import { PROJECT_ROOT } from '../../../../stack/bundling.js';
 
 const names = Object.keys(OPTIONS) as OptionName[];
 
@@ -75,5 +77,26 @@ describe('the option declaration', () => {
       visibilityTimeoutSeconds: localVisibilityTimeoutSeconds(batchSize, LOCAL_MAX_CONCURRENCY),
       workDelayRate: values['work-delay-rate'],
     });
+  });
+});
+
+describe('the declarations by command', () => {
+  it('declare each option in one file only: a second would silently replace the first in OPTIONS', async () => {
+    const folder = `${PROJECT_ROOT}harness/options/declarations/`;
+    const pieces = await Promise.all(
+      readdirSync(folder)
+        .filter((name) => name.endsWith('.ts'))
+        .map(async (name) => [name, (await import(`${folder}${name}`)) as Record<string, unknown>] as const),
+    );
+    const declaredIn = new Map<string, string[]>();
+    for (const [file, exports] of pieces) {
+      for (const [name, value] of Object.entries(exports)) {
+        if (!name.endsWith('_OPTIONS') || typeof value !== 'object' || value === null) continue;
+        for (const option of Object.keys(value))
+          declaredIn.set(option, [...(declaredIn.get(option) ?? []), file]);
+      }
+    }
+    expect([...declaredIn].filter(([, files]) => files.length > 1)).toEqual([]);
+    expect([...declaredIn.keys()].sort()).toEqual(Object.keys(OPTIONS).sort());
   });
 });

@@ -10,7 +10,7 @@ import {
   createPaymentClient,
   ProviderUnavailableError,
   signingRegionOf,
-} from '../../../services/payment-provider/client.js';
+} from '../../../../services/payment-provider/client.js';
 
 /**
  * A scripted provider on loopback: each request gets the next scripted answer (`lose` closes the

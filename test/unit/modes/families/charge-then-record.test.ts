@@ -4,24 +4,24 @@ import { DynamoDBDocumentClient, TransactWriteCommand, UpdateCommand } from '@aw
 import type { Context, SQSEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { payloadHash } from '../../../contract/message.js';
+import { payloadHash } from '../../../../contract/message.js';
 import {
   DEFAULT_RETENTION,
   PROVIDER_KEY_RETENTION_SECONDS,
   retentionOf,
-} from '../../../contract/retention.js';
-import { consumer as noKey } from '../../../modes/charge-no-key.js';
-import { consumer as withKey } from '../../../modes/charge-with-key.js';
-import { chargeRetention } from '../../../modes/families/charge-then-record.js';
-import type { ConsumerDeps } from '../../../modes/kit/consumer.js';
-import type { ChargeDeps } from '../../../services/payment-provider/client.js';
+} from '../../../../contract/retention.js';
+import { consumer as noKey } from '../../../../modes/charge-no-key.js';
+import { consumer as withKey } from '../../../../modes/charge-with-key.js';
+import { chargeRetention } from '../../../../modes/families/charge-then-record.js';
+import type { ConsumerDeps } from '../../../../modes/kit/consumer.js';
+import type { ChargeDeps } from '../../../../services/payment-provider/client.js';
 import {
   type ChargeOptions,
   type ChargeRequest,
   ProviderUnavailableError,
-} from '../../../services/payment-provider/client.js';
-import { consumerDeps, Killed, NOW } from '../../support/consumer-deps.js';
-import { lambdaContext, messageBody, sqsEvent, sqsRecord } from '../../support/sqs-events.js';
+} from '../../../../services/payment-provider/client.js';
+import { consumerDeps, Killed, NOW } from '../../../support/consumer-deps.js';
+import { lambdaContext, messageBody, sqsEvent, sqsRecord } from '../../../support/sqs-events.js';
 
 /** What happened, in order: the provider's charges and the ledger's transactions side by side. */
 type Step =

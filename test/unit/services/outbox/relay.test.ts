@@ -2,13 +2,13 @@ import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { ConfigError } from '../../../contract/errors.js';
+import { ConfigError } from '../../../../contract/errors.js';
 import {
   INLINE_BODY_BYTES,
   type OutboxMessage,
   outboxItem,
   outboxMessageOf,
-} from '../../../services/outbox/outbox.js';
+} from '../../../../services/outbox/outbox.js';
 
 const QUEUES = vi.hoisted(() => {
   const queues = {
@@ -20,7 +20,7 @@ const QUEUES = vi.hoisted(() => {
   return queues;
 });
 
-const { handler, readTargets, relayRecords } = await import('../../../services/outbox/relay.js');
+const { handler, readTargets, relayRecords } = await import('../../../../services/outbox/relay.js');
 
 const STANDARD = { name: 'at-least-once', queueUrl: QUEUES['at-least-once'], fifo: false };
 const FIFO = { name: 'fifo-versioned', queueUrl: QUEUES['fifo-versioned'], fifo: true };

@@ -3,13 +3,13 @@ import { DynamoDBDocumentClient, PutCommand, TransactWriteCommand } from '@aws-s
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { fingerprint } from '../../../services/payment-provider/charge-request.js';
-import { serveRequest } from '../../../services/payment-provider/charges.js';
-import { readServerArgs } from '../../../services/payment-provider/http-server.js';
+import { fingerprint } from '../../../../services/payment-provider/charge-request.js';
+import { serveRequest } from '../../../../services/payment-provider/charges.js';
+import { readServerArgs } from '../../../../services/payment-provider/http-server.js';
 import {
   DEFAULT_LEASE_SECONDS,
   type PaymentProvider,
-} from '../../../services/payment-provider/provider-table.js';
+} from '../../../../services/payment-provider/provider-table.js';
 
 const ddbMock = mockClient(DynamoDBDocumentClient);
 const provider: PaymentProvider = {
@@ -158,15 +158,15 @@ describe('serveRequest: execution', () => {
 });
 
 describe('the Lambda handler (Function URL, payload 2.0)', () => {
-  let handleEvent: typeof import('../../../services/payment-provider/handler.js').handleEvent;
-  let readProviderConfig: typeof import('../../../services/payment-provider/handler.js').readProviderConfig;
-  let ResponseLostError: typeof import('../../../services/payment-provider/handler.js').ResponseLostError;
+  let handleEvent: typeof import('../../../../services/payment-provider/handler.js').handleEvent;
+  let readProviderConfig: typeof import('../../../../services/payment-provider/handler.js').readProviderConfig;
+  let ResponseLostError: typeof import('../../../../services/payment-provider/handler.js').ResponseLostError;
 
   beforeAll(async () => {
     // The handler reads its configuration at module scope.
     vi.stubEnv('PROVIDER_TABLE_NAME', 'provider-test');
     ({ handleEvent, readProviderConfig, ResponseLostError } = await import(
-      '../../../services/payment-provider/handler.js'
+      '../../../../services/payment-provider/handler.js'
     ));
     vi.unstubAllEnvs();
   });
