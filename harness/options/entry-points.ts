@@ -123,6 +123,16 @@ reports/explore-<timestamp>.json and .html (each cell's trace and replay on hove
     summary: 'writes docs/options.md from the option declaration (harness/options/)',
     exitCodes: '0 written (or, with --check, up to date), 1 out of date or not written, 2 invalid options.',
   },
+  'docs:figures': {
+    command: 'npm run docs:figures --',
+    summary: "renders the docs' tables of measured figures from the summaries under docs/figures/",
+    description: `Each table of measured figures in the README and docs/ sits between <!-- figure: NAME --> and
+<!-- /figure -->, rendered from a small summary committed under docs/figures/: the run's date,
+commit, machine and command, and a fingerprint of the code it measured. A table whose code has
+changed since is captioned stale. To re-measure: run the figure's command, then --record it.`,
+    exitCodes:
+      '0 rendered (or, with --check, up to date), 1 out of date or a summary could not be recorded, 2 invalid options.',
+  },
   'bench:scale': {
     command: 'tsx harness/studies/benchmarks/scale.ts',
     summary: 'one scale point of the bench: effectively-once alone at N messages, in a process of its own',

@@ -29,6 +29,7 @@ export const OUTPUT_AND_HELP_OPTIONS = {
       proofs: {},
       redrive: {},
       'docs:options': {},
+      'docs:figures': {},
       'bench:scale': {},
     },
   },

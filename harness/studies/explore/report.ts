@@ -49,12 +49,27 @@ const labScheduleReplay =
   (exploration: Exploration, run: ScheduleRun): string =>
     scheduleCommand(exploration.scenario, scenario, run.schedule);
 
+/** The interleaving table's columns (the terminal's and the docs'). */
+export const INTERLEAVING_COLUMNS = [
+  'mode',
+  'scenario',
+  'schedules',
+  'exact',
+  'duplicated',
+  'lost',
+  'promise broken',
+];
+
+/** What "(n)" counts, under the interleaving table. */
+export const INTERLEAVING_NOTE =
+  "(n): of those, the schedules that chose only an order of the two invocations' steps: no stale-delete outcome, refusal or deadline";
+
 /**
  * Per mode and interleaving scenario: the schedules run and what the verifier counted in them
  * (exact; with an event applied twice; with one lost), and how many broke the mode's promise.
  */
-export function interleavingTable(modes: readonly ModeExploration[]): string[] {
-  const rows = modes.flatMap((exploration) =>
+export function interleavingRows(modes: readonly ModeExploration[]): string[][] {
+  return modes.flatMap((exploration) =>
     (exploration.interleavings ?? []).map((interleaving) => {
       if (interleaving.skipped !== undefined)
         return [exploration.mode, interleaving.kind, 'n/a', '', '', '', '', ''];
@@ -76,11 +91,15 @@ export function interleavingTable(modes: readonly ModeExploration[]): string[] {
       ];
     }),
   );
+}
+
+/** The interleaving table as the terminal prints it, and what "(n)" counts. */
+export function interleavingTable(modes: readonly ModeExploration[]): string[] {
   return [
-    ...alignedTable(['mode', 'scenario', 'schedules', 'exact', 'duplicated', 'lost', 'promise broken'], rows)
+    ...alignedTable(INTERLEAVING_COLUMNS, interleavingRows(modes))
       .split('\n')
       .map((line) => line.trimEnd()),
-    "(n): of those, the schedules that chose only an order of the two invocations' steps: no stale-delete outcome, refusal or deadline",
+    INTERLEAVING_NOTE,
   ];
 }
 

@@ -1,0 +1,135 @@
+/**
+ * Every table of measured figures in the docs: which summary under docs/figures/ it is rendered
+ * from, the command that measures it, the code it measures (its staleness), and where it goes.
+ * `npm run docs:figures` renders them; test/unit/docs-figures.test.ts holds the docs to them.
+ */
+import type { Provenance } from '../../report/figures/provenance.js';
+import type { ExperimentReport } from '../../run/experiment.js';
+import type { BenchReport } from '../benchmarks/report.js';
+import type { ExploreReport } from '../explore/report.js';
+import {
+  benchFiguresOf,
+  productionShapeTable,
+  readmeCostTable,
+  throughputCostTable,
+} from './bench-tables.js';
+import {
+  exploreCellsOf,
+  exploreCellsTable,
+  exploreInterleavingsOf,
+  exploreInterleavingsTable,
+} from './explore-tables.js';
+import { defaultRunTable, defaultRunTimesOf, sampleRunOf, sampleRunTable } from './run-tables.js';
+import { type TestingTimes, testingTimesOf, testingTimesTable } from './testing-times.js';
+
+interface Figure<R, D> {
+  /** The command whose report the summary is made from (the caption's). */
+  readonly command: string;
+  /** What the report is: where the command writes it. */
+  readonly report: string;
+  /** The code its figures depend on: a change under any of these makes them stale. */
+  readonly code: readonly string[];
+  /** The summary's data, from the command's report: small enough to commit. */
+  readonly summarize: (report: R) => D;
+  /** Each block of the docs it renders (`<!-- figure: NAME -->`), by name. */
+  readonly blocks: Readonly<Record<string, (data: D) => string>>;
+}
+
+/** A figure with its report and data types forgotten, so that the registry can hold every kind. */
+export interface AnyFigure {
+  readonly command: string;
+  readonly report: string;
+  readonly code: readonly string[];
+  readonly summarize: (report: unknown) => unknown;
+  readonly blocks: Readonly<Record<string, (data: unknown) => string>>;
+}
+
+// The one place the types are forgotten: each figure's summarize and blocks agree on D by construction.
+const figure = <R, D>(definition: Figure<R, D>): AnyFigure => definition as unknown as AnyFigure;
+
+/** What the lab's runs measure: the consumers, the cores, the verifier, the local runtime, the driver. */
+const RUN_CODE = [
+  'contract/',
+  'modes/',
+  'verifier/',
+  'services/',
+  'packages/consumer-cores/src/',
+  'harness/local-aws/',
+  'harness/environments/',
+  'harness/run/',
+];
+
+export const FIGURES = {
+  'sample-run': figure({
+    command: 'npm run experiment -- --seed d3',
+    report: 'reports/<runId>.json',
+    code: RUN_CODE,
+    summarize: (report: ExperimentReport) => sampleRunOf(report),
+    blocks: { 'sample-run': sampleRunTable },
+  }),
+  'default-run': figure({
+    command: 'npm run bench:default-run -- --runs 5',
+    report: 'reports/bench-default-run-<timestamp>.json',
+    code: [...RUN_CODE, 'harness/commands/run-experiment.ts', 'harness/commands/cli-args.ts'],
+    summarize: defaultRunTimesOf,
+    blocks: { 'default-run': defaultRunTable },
+  }),
+  bench: figure({
+    command: 'npm run bench -- --scale 0 --read-cost 0',
+    report: 'reports/bench-<timestamp>.json',
+    code: [...RUN_CODE, 'harness/studies/benchmarks/'],
+    summarize: (report: BenchReport) => benchFiguresOf(report),
+    blocks: {
+      'bench/throughput-cost': throughputCostTable,
+      'bench/readme-cost': readmeCostTable,
+      'bench/production-shapes': productionShapeTable,
+    },
+  }),
+  'explore-cells': figure({
+    command: 'npm run explore',
+    report: 'reports/explore-<timestamp>.json',
+    code: [
+      'contract/',
+      'modes/',
+      'verifier/',
+      'services/',
+      'packages/consumer-cores/src/',
+      'packages/explorer/src/',
+      'harness/studies/explore/',
+    ],
+    summarize: (report: ExploreReport) => exploreCellsOf(report),
+    blocks: { 'explore/cells': exploreCellsTable },
+  }),
+  'explore-interleavings': figure({
+    command: 'npm run explore -- --interleavings',
+    report: 'reports/explore-<timestamp>.json',
+    code: [
+      'contract/',
+      'modes/',
+      'verifier/',
+      'services/',
+      'packages/consumer-cores/src/',
+      'packages/explorer/src/',
+      'harness/studies/explore/',
+    ],
+    summarize: (report: ExploreReport) => exploreInterleavingsOf(report),
+    blocks: { 'explore/interleavings': exploreInterleavingsTable },
+  }),
+  'testing-times': figure({
+    command: '.ci/run (in a fresh clone)',
+    report: 'a JSON of the times .ci/run printed (harness/studies/figures/testing-times.ts, TestingTimes)',
+    code: ['test/', 'vitest.config.ts', 'package.json'],
+    summarize: (summary: TestingTimes) => testingTimesOf(summary),
+    blocks: { 'testing/times': testingTimesTable },
+  }),
+} as const satisfies Record<string, AnyFigure>;
+
+export type FigureName = keyof typeof FIGURES;
+
+export const FIGURE_NAMES = Object.keys(FIGURES) as FigureName[];
+
+/** A summary under docs/figures/: where its data came from, and the data. */
+export interface FigureSummary {
+  readonly provenance: Provenance;
+  readonly data: unknown;
+}
