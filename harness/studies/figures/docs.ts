@@ -1,6 +1,6 @@
 /** The docs' figure blocks rendered from the summaries under docs/figures/, and a summary recorded from a report. */
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { PROJECT_ROOT } from '../../../stack/bundling.js';
 import { blocksIn, renderBlocks } from '../../report/figures/markdown.js';
 import { caption, provenanceNow } from '../../report/figures/provenance.js';
@@ -61,6 +61,8 @@ export function recordSummary(name: FigureName, reportPath: string, now = new Da
     provenance: provenanceNow(figure.command, figure.code, now),
     data: figure.summarize(report),
   };
-  writeFileSync(join(PROJECT_ROOT, summaryPath(name)), `${JSON.stringify(summary, null, 2)}\n`);
+  const path = join(PROJECT_ROOT, summaryPath(name));
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, `${JSON.stringify(summary, null, 2)}\n`);
   return summary;
 }
