@@ -9,14 +9,14 @@ export function markdownTable(header: readonly string[], rows: readonly (readonl
 export const blockStart = (name: string): string => `<!-- figure: ${name} -->`;
 export const BLOCK_END = '<!-- /figure -->';
 
-/** The names of the blocks a doc holds, in order. */
+/** The names of the blocks a doc holds, in order: each marker on a line of its own (prose may quote one). */
 export function blocksIn(text: string): string[] {
-  return [...text.matchAll(/<!-- figure: ([\w/-]+) -->/g)].map((match) => match[1] ?? '');
+  return [...text.matchAll(/^<!-- figure: ([\w/-]+) -->$/gm)].map((match) => match[1] ?? '');
 }
 
 /** `text` with each of its blocks' contents replaced by `render(name)`; a block with no end throws. */
 export function renderBlocks(text: string, render: (name: string) => string): string {
-  return text.replace(/<!-- figure: ([\w/-]+) -->\n([\s\S]*?)<!-- \/figure -->/g, (_, name: string) => {
+  return text.replace(/^<!-- figure: ([\w/-]+) -->\n([\s\S]*?)^<!-- \/figure -->$/gm, (_, name: string) => {
     return `${blockStart(name)}\n${render(name)}\n${BLOCK_END}`;
   });
 }

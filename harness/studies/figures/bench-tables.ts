@@ -25,6 +25,7 @@ function quotedCell(report: BenchFigures) {
 }
 
 const usd = (value: number) => value.toFixed(2);
+const msgPerSecond = (value: number | undefined) => (value === undefined ? '–' : String(Math.round(value)));
 const perMessage = (value: number) => String(Math.round(value * 100) / 100);
 
 /** Per mode: end to end against its floor, then what a message costs (the metered run). */
@@ -38,8 +39,8 @@ export function throughputCostTable(report: BenchFigures): string {
       const cost = report.cost[mode];
       return [
         mode,
-        `${result.endToEnd.median} (${result.endToEnd.min}–${result.endToEnd.max})`,
-        String(result.floor.median),
+        `${Math.round(result.endToEnd.median)} (${Math.round(result.endToEnd.min)}–${Math.round(result.endToEnd.max)})`,
+        String(Math.round(result.floor.median)),
         String(ratios?.endToEndOverFloor[mode] ?? '–'),
         cost ? perMessage(cost.perMessage.dynamodbRequests) : '–',
         cost ? perMessage(cost.perMessage.writeUnits) : '–',
@@ -76,7 +77,7 @@ export function readmeCostTable(report: BenchFigures): string {
       : ['–', '–', '–'];
   const rows = DEFAULT_MODES.filter((mode) => cell.modes[mode] !== undefined).map((mode) => [
     mode,
-    String(cell.modes[mode]?.endToEnd.median ?? '–'),
+    msgPerSecond(cell.modes[mode]?.endToEnd.median),
     ...costCells(report.cost[mode]),
   ]);
   const yardstick = report.production[YARDSTICK_MODE];
@@ -109,7 +110,7 @@ export function productionShapeTable(report: BenchFigures): string {
         mode,
         shape ? "the lab's (its verifier's records with it)" : 'its only shape',
         cost,
-        String(cell.modes[mode]?.endToEnd.median ?? '–'),
+        msgPerSecond(cell.modes[mode]?.endToEnd.median),
       ),
       ...(shape ? [row(`**${shape.name}**`, shape.writes, shape.cost, '— (not a mode)')] : []),
     ];
