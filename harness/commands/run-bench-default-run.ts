@@ -18,16 +18,10 @@ import { type Finished, runEntryPoint } from '../options/run.js';
 import { UsageError } from '../options/usage-error.js';
 import { violations } from '../report/violations.js';
 import type { ExperimentReport, ModeReport } from '../run/experiment.js';
+import { spread } from '../studies/benchmarks/spread.js';
+import type { DefaultRunTiming } from '../studies/figures/run-tables.js';
 
-interface RunTiming {
-  readonly checkout: string;
-  readonly seed: string;
-  readonly wallMs: number;
-  readonly phasesMs?: ExperimentReport['phasesMs'];
-  readonly timeouts: number;
-  readonly overruns: number;
-  readonly problems: readonly string[];
-}
+type RunTiming = DefaultRunTiming;
 
 function main({ values: { runs, compare }, passThrough }: ParsedOptions<'bench:default-run'>): Finished {
   // Refused now, not after ten failed runs; the compared checkout reads them with its own parser.
@@ -167,13 +161,7 @@ function lastLine(text: string): string {
   return text.trim().split('\n').at(-1) ?? '';
 }
 
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1
-    ? (sorted[middle] ?? 0)
-    : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
-}
+const median = (values: readonly number[]): number => spread(values).median;
 
 const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 

@@ -1,9 +1,9 @@
 /** The bench's figures in the docs: throughput and cost per mode, the README's short form, the production shapes. */
 import { DEFAULT_MODES, type Mode } from '../../../contract/topology.js';
-import { markdownTable } from '../../report/figures/markdown.js';
 import type { ModeCost } from '../benchmarks/cost-model.js';
 import { YARDSTICK_MODE } from '../benchmarks/production-shape.js';
 import type { BenchReport } from '../benchmarks/report.js';
+import { markdownTable } from './markdown.js';
 
 /** The bench's report as its summary keeps it: all but the scale points and the read cost, which no table here shows. */
 export type BenchFigures = Omit<BenchReport, 'scale' | 'readCost' | 'targets'>;
@@ -26,7 +26,7 @@ function quotedCell(report: BenchFigures) {
 
 const usd = (value: number) => value.toFixed(2);
 const msgPerSecond = (value: number | undefined) => (value === undefined ? '–' : String(Math.round(value)));
-const perMessage = (value: number) => String(Math.round(value * 100) / 100);
+const perMessage = (value: number) => value.toFixed(2);
 
 /** Per mode: end to end against its floor, then what a message costs (the metered run). */
 export function throughputCostTable(report: BenchFigures): string {
@@ -41,7 +41,7 @@ export function throughputCostTable(report: BenchFigures): string {
         mode,
         `${Math.round(result.endToEnd.median)} (${Math.round(result.endToEnd.min)}–${Math.round(result.endToEnd.max)})`,
         String(Math.round(result.floor.median)),
-        String(ratios?.endToEndOverFloor[mode] ?? '–'),
+        ratios?.endToEndOverFloor[mode]?.toFixed(2) ?? '–',
         cost ? perMessage(cost.perMessage.dynamodbRequests) : '–',
         cost ? perMessage(cost.perMessage.writeUnits) : '–',
         cost ? usd(cost.usdPerMillion.total) : '–',
@@ -108,7 +108,7 @@ export function productionShapeTable(report: BenchFigures): string {
     return [
       row(
         mode,
-        shape ? "the lab's (its verifier's records with it)" : 'its only shape',
+        shape ? "the lab's (its verifier's records with it)" : "the lab's (no production shape of its own)",
         cost,
         msgPerSecond(cell.modes[mode]?.endToEnd.median),
       ),

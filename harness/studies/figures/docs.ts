@@ -1,10 +1,10 @@
 /** The docs' figure blocks rendered from the summaries under docs/figures/, and a summary recorded from a report. */
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { PROJECT_ROOT } from '../../../stack/bundling.js';
-import { blocksIn, renderBlocks } from '../../report/figures/markdown.js';
-import { caption, provenanceNow } from '../../report/figures/provenance.js';
 import { type AnyFigure, FIGURE_NAMES, FIGURES, type FigureName, type FigureSummary } from './figures.js';
+import { blocksIn, renderBlocks } from './markdown.js';
+import { caption, provenanceNow } from './provenance.js';
 
 export const summaryPath = (name: FigureName): string => `docs/figures/${name}.json`;
 
@@ -40,25 +40,34 @@ export function renderBlock(block: string): string {
   return `${caption(summary.provenance)}\n\n${render(summary.data)}`;
 }
 
-/** Each page with blocks, as it is and as its summaries render it. */
+/** The figures with no summary under docs/figures/ yet: their blocks say "Not measured yet". */
+export const unmeasured = (): FigureName[] => FIGURE_NAMES.filter((name) => loadSummary(name) === undefined);
+
+/** Each page with blocks, as it is (its line endings made LF) and as its summaries render it. */
 export function renderedPages(): {
   readonly page: string;
   readonly current: string;
   readonly rendered: string;
 }[] {
   return figurePages().flatMap((page) => {
-    const current = readFileSync(join(PROJECT_ROOT, page), 'utf8');
+    const current = readFileSync(join(PROJECT_ROOT, page), 'utf8').replaceAll('\r\n', '\n');
     if (blocksIn(current).length === 0) return [];
     return [{ page, current, rendered: renderBlocks(current, renderBlock) }];
   });
 }
 
-/** Writes docs/figures/<name>.json from the report the figure's command wrote, measured at this checkout now. */
-export function recordSummary(name: FigureName, reportPath: string, now = new Date()): FigureSummary {
+/**
+ * Writes docs/figures/<name>.json from the report the figure's command wrote at this checkout: a
+ * report of another command's settings, or older than the code it measures, is refused.
+ */
+export function recordSummary(name: FigureName, reportPath: string): FigureSummary {
   const figure: AnyFigure = FIGURES[name];
   const report: unknown = JSON.parse(readFileSync(reportPath, 'utf8'));
+  const refusal = figure.refuse(report);
+  if (refusal !== undefined)
+    throw new Error(`${reportPath} is not what \`${figure.command}\` writes: ${refusal}`);
   const summary: FigureSummary = {
-    provenance: provenanceNow(figure.command, figure.code, now),
+    provenance: provenanceNow(figure.command, figure.code, statSync(reportPath).mtime),
     data: figure.summarize(report),
   };
   const path = join(PROJECT_ROOT, summaryPath(name));

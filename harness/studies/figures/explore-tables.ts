@@ -1,6 +1,5 @@
 /** The explorer's figures in docs/explore.md: every mode's cells at depth 1, and every interleaving schedule. */
 import type { Mode } from '../../../contract/topology.js';
-import { markdownTable } from '../../report/figures/markdown.js';
 import type { LabCell } from '../explore/explore.js';
 import type { LabDetail } from '../explore/lab-scenario.js';
 import {
@@ -9,6 +8,7 @@ import {
   INTERLEAVING_NOTE,
   interleavingRows,
 } from '../explore/report.js';
+import { markdownTable } from './markdown.js';
 
 /** Per mode, what its cells showed: the summary keeps these counts, not the cells' traces. */
 export interface ExploreCellsRow {

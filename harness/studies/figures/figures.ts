@@ -3,7 +3,7 @@
  * from, the command that measures it, the code it measures (its staleness), and where it goes.
  * `npm run docs:figures` renders them; test/unit/docs-figures.test.ts holds the docs to them.
  */
-import type { Provenance } from '../../report/figures/provenance.js';
+import { DEFAULT_MODES, MODE_NAMES } from '../../../contract/topology.js';
 import type { ExperimentReport } from '../../run/experiment.js';
 import type { BenchReport } from '../benchmarks/report.js';
 import type { ExploreReport } from '../explore/report.js';
@@ -19,7 +19,14 @@ import {
   exploreInterleavingsOf,
   exploreInterleavingsTable,
 } from './explore-tables.js';
-import { defaultRunTable, defaultRunTimesOf, sampleRunOf, sampleRunTable } from './run-tables.js';
+import type { Provenance } from './provenance.js';
+import {
+  type DefaultRunReport,
+  defaultRunTable,
+  defaultRunTimesOf,
+  sampleRunOf,
+  sampleRunTable,
+} from './run-tables.js';
 import { type TestingTimes, testingTimesOf, testingTimesTable } from './testing-times.js';
 
 interface Figure<R, D> {
@@ -29,6 +36,8 @@ interface Figure<R, D> {
   readonly report: string;
   /** The code its figures depend on: a change under any of these makes them stale. */
   readonly code: readonly string[];
+  /** Why the report is not the command's (another seed, a quick bench, …), or undefined. */
+  readonly refuse: (report: R) => string | undefined;
   /** The summary's data, from the command's report: small enough to commit. */
   readonly summarize: (report: R) => D;
   /** Each block of the docs it renders (`<!-- figure: NAME -->`), by name. */
@@ -40,6 +49,7 @@ export interface AnyFigure {
   readonly command: string;
   readonly report: string;
   readonly code: readonly string[];
+  readonly refuse: (report: unknown) => string | undefined;
   readonly summarize: (report: unknown) => unknown;
   readonly blocks: Readonly<Record<string, (data: unknown) => string>>;
 }
@@ -54,30 +64,66 @@ const RUN_CODE = [
   'verifier/',
   'services/',
   'packages/consumer-cores/src/',
+  'stack/bundling.ts',
   'harness/local-aws/',
   'harness/environments/',
   'harness/run/',
+  'harness/commands/run-experiment.ts',
+  'harness/commands/cli-args.ts',
+  'harness/options/declarations/',
+  'package-lock.json',
 ];
+
+/** What the explorer's figures measure: the modes and the cores through the explorer, on the emulators. */
+const EXPLORE_CODE = [
+  'contract/',
+  'modes/',
+  'verifier/',
+  'services/',
+  'packages/consumer-cores/src/',
+  'packages/explorer/src/',
+  'packages/explorer/patches/',
+  'harness/local-aws/',
+  'harness/environments/',
+  'harness/studies/explore/',
+  'package-lock.json',
+];
+
+/** Whether a report's values are those the figure's command sets, naming the first that is not. */
+function differs(what: string, actual: unknown, expected: unknown): string | undefined {
+  return JSON.stringify(actual) === JSON.stringify(expected)
+    ? undefined
+    : `its ${what} is ${JSON.stringify(actual)}, not ${JSON.stringify(expected)}`;
+}
+
+const DEFAULT_RUN = { messages: 200, crashRate: 0.02, modes: DEFAULT_MODES };
 
 export const FIGURES = {
   'sample-run': figure({
     command: 'npm run experiment -- --seed d3',
     report: 'reports/<runId>.json',
     code: RUN_CODE,
+    refuse: ({ config }: ExperimentReport) =>
+      differs('seed', config.seed, 'd3') ??
+      differs('settings', [config.messages, config.crashRate, config.modes], Object.values(DEFAULT_RUN)),
     summarize: (report: ExperimentReport) => sampleRunOf(report),
     blocks: { 'sample-run': sampleRunTable },
   }),
   'default-run': figure({
     command: 'npm run bench:default-run -- --runs 5',
     report: 'reports/bench-default-run-<timestamp>.json',
-    code: [...RUN_CODE, 'harness/commands/run-experiment.ts', 'harness/commands/cli-args.ts'],
+    code: [...RUN_CODE, 'harness/commands/run-bench-default-run.ts'],
+    refuse: (report: DefaultRunReport) =>
+      differs('runs', report.runs, 5) ?? differs('experiment options', report.extraArgs, []),
     summarize: defaultRunTimesOf,
     blocks: { 'default-run': defaultRunTable },
   }),
   bench: figure({
     command: 'npm run bench -- --scale 0 --read-cost 0',
     report: 'reports/bench-<timestamp>.json',
-    code: [...RUN_CODE, 'harness/studies/benchmarks/'],
+    code: [...RUN_CODE, 'harness/studies/benchmarks/', 'harness/commands/run-bench.ts'],
+    refuse: (report: BenchReport) =>
+      differs('kind', report.kind, 'full') ?? differs('scale points', report.scale, []),
     summarize: (report: BenchReport) => benchFiguresOf(report),
     blocks: {
       'bench/throughput-cost': throughputCostTable,
@@ -88,37 +134,38 @@ export const FIGURES = {
   'explore-cells': figure({
     command: 'npm run explore',
     report: 'reports/explore-<timestamp>.json',
-    code: [
-      'contract/',
-      'modes/',
-      'verifier/',
-      'services/',
-      'packages/consumer-cores/src/',
-      'packages/explorer/src/',
-      'harness/studies/explore/',
-    ],
+    code: EXPLORE_CODE,
+    refuse: (report: ExploreReport) =>
+      differs('kind', report.interleavings ?? false, false) ??
+      differs('depth', report.depth, 1) ??
+      differs(
+        'modes',
+        report.modes.map((mode) => mode.mode),
+        MODE_NAMES,
+      ),
     summarize: (report: ExploreReport) => exploreCellsOf(report),
     blocks: { 'explore/cells': exploreCellsTable },
   }),
   'explore-interleavings': figure({
     command: 'npm run explore -- --interleavings',
     report: 'reports/explore-<timestamp>.json',
-    code: [
-      'contract/',
-      'modes/',
-      'verifier/',
-      'services/',
-      'packages/consumer-cores/src/',
-      'packages/explorer/src/',
-      'harness/studies/explore/',
-    ],
+    code: EXPLORE_CODE,
+    refuse: (report: ExploreReport) =>
+      differs('kind', report.interleavings ?? false, true) ??
+      differs(
+        'modes',
+        report.modes.map((mode) => mode.mode),
+        MODE_NAMES,
+      ),
     summarize: (report: ExploreReport) => exploreInterleavingsOf(report),
     blocks: { 'explore/interleavings': exploreInterleavingsTable },
   }),
   'testing-times': figure({
-    command: '.ci/run (in a fresh clone)',
-    report: 'a JSON of the times .ci/run printed (harness/studies/figures/testing-times.ts, TestingTimes)',
-    code: ['test/', 'vitest.config.ts', 'package.json'],
+    command: 'git clone … && .ci/run',
+    report:
+      "a JSON of the times a fresh clone's .ci/run printed (harness/studies/figures/testing-times.ts, TestingTimes)",
+    code: ['test/', 'vitest.config.ts', 'package.json', 'package-lock.json', '.ci/run'],
+    refuse: () => undefined,
     summarize: (summary: TestingTimes) => testingTimesOf(summary),
     blocks: { 'testing/times': testingTimesTable },
   }),

@@ -1,9 +1,10 @@
 /** The figures of whole runs: the README's sample run, and the default run's time (bench:default-run). */
 
-import { markdownTable } from '../../report/figures/markdown.js';
 import { formatTable } from '../../report/result-table.js';
 import type { TableReport } from '../../report/violations.js';
 import type { ExperimentReport } from '../../run/experiment.js';
+import { spread } from '../benchmarks/spread.js';
+import { markdownTable } from './markdown.js';
 
 /** The sample run as its summary keeps it: the table's rows and the run's settings, not its events. */
 export interface SampleRun extends TableReport {
@@ -26,32 +27,31 @@ export function sampleRunOf(report: ExperimentReport): SampleRun {
 export const sampleRunTable = (run: SampleRun): string => `\`\`\`\n${formatTable(run)}\n\`\`\``;
 
 /** One run of bench:default-run, as its report (reports/bench-default-run-*.json) keeps it. */
-interface DefaultRunTiming {
+export interface DefaultRunTiming {
+  readonly checkout: string;
   readonly seed: string;
   readonly wallMs: number;
-  readonly phasesMs?: {
-    readonly startup: number;
-    readonly produce: number;
-    readonly drain: number;
-    readonly verify: number;
-  };
+  readonly phasesMs?: ExperimentReport['phasesMs'];
   readonly timeouts: number;
   readonly overruns: number;
   readonly problems: readonly string[];
 }
 
-export interface DefaultRunTimes {
+/** reports/bench-default-run-<timestamp>.json (harness/commands/run-bench-default-run.ts writes it). */
+export interface DefaultRunReport {
+  readonly runs: number;
   readonly extraArgs: readonly string[];
   readonly timings: readonly DefaultRunTiming[];
 }
 
-export function defaultRunTimesOf(report: {
-  readonly extraArgs: readonly string[];
-  readonly timings: readonly (DefaultRunTiming & { readonly checkout: string })[];
-}): DefaultRunTimes {
+/** The default run's times as the summary keeps them: this checkout's runs, not a compared one's. */
+export interface DefaultRunTimes {
+  readonly timings: readonly Omit<DefaultRunTiming, 'checkout'>[];
+}
+
+export function defaultRunTimesOf(report: DefaultRunReport): DefaultRunTimes {
   const here = report.timings[0]?.checkout;
   return {
-    extraArgs: report.extraArgs,
     timings: report.timings
       .filter((timing) => timing.checkout === here)
       .map(({ checkout: _checkout, ...timing }) => timing),
@@ -59,14 +59,6 @@ export function defaultRunTimesOf(report: {
 }
 
 const seconds = (ms: number | undefined) => (ms === undefined ? '–' : (ms / 1000).toFixed(1));
-
-const median = (values: readonly number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1
-    ? (sorted[middle] ?? 0)
-    : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
-};
 
 /** Per run: its seed, its wall time (whole process) and phases; then the median of each column. */
 export function defaultRunTable(times: DefaultRunTimes): string {
@@ -81,11 +73,12 @@ export function defaultRunTable(times: DefaultRunTimes): string {
     String(t.overruns),
     t.problems.length === 0 ? 'kept' : t.problems.join('; '),
   ]);
-  const phase = (key: keyof NonNullable<DefaultRunTiming['phasesMs']>) =>
-    seconds(median(times.timings.map((t) => t.phasesMs?.[key] ?? 0)));
+  // A failed run has no phases: the phases' medians are over the runs that have them.
+  const phase = (key: keyof ExperimentReport['phasesMs']) =>
+    seconds(spread(times.timings.flatMap((t) => (t.phasesMs ? [t.phasesMs[key]] : []))).median);
   rows.push([
-    '**median**',
-    `**${seconds(median(times.timings.map((t) => t.wallMs)))}**`,
+    '**median** (timeouts, overruns: in all)',
+    `**${seconds(spread(times.timings.map((t) => t.wallMs)).median)}**`,
     phase('startup'),
     phase('produce'),
     phase('drain'),

@@ -1,5 +1,5 @@
 /** docs/testing.md's times: what CI and `npm test` took, from a summary written after a fresh clone's `.ci/run`. */
-import { markdownTable } from '../../report/figures/markdown.js';
+import { markdownTable } from './markdown.js';
 
 export interface TestingTimes {
   /** `.ci/run` in a fresh clone, in all (installs, `npm test`, `test:node24`). */
