@@ -1,9 +1,9 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { blocksIn, renderBlocks } from '../../harness/studies/figures/markdown.js';
-import { caption, fingerprint, type Provenance } from '../../harness/studies/figures/provenance.js';
 import { renderBlock, renderedPages, summaryPath } from '../../harness/studies/figures/docs.js';
 import { FIGURE_NAMES, FIGURES } from '../../harness/studies/figures/figures.js';
+import { blocksIn, renderBlocks } from '../../harness/studies/figures/markdown.js';
+import { caption, fingerprint, type Provenance } from '../../harness/studies/figures/provenance.js';
 import { PROJECT_ROOT } from '../../stack/bundling.js';
 
 describe("the docs' measured figures cannot drift from their summaries", () => {

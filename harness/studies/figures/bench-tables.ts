@@ -130,3 +130,26 @@ export function productionShapeTable(report: BenchFigures): string {
     rows,
   );
 }
+
+/** The cores as a team runs them (their production shapes) beside the yardstick: docs/modes.md's. */
+export function coreCostTable(report: BenchFigures): string {
+  const rows = (
+    Object.entries(report.production) as [Mode, NonNullable<BenchFigures['production'][Mode]>][]
+  ).map(([mode, shape]) => [
+    mode === YARDSTICK_MODE ? `${mode} (the yardstick)` : mode,
+    shape.writes,
+    perMessage(shape.cost.perMessage.dynamodbRequests),
+    `**${perMessage(shape.cost.perMessage.writeUnits)}**`,
+    `**${usd(shape.cost.usdPerMillion.total)}**`,
+  ]);
+  return markdownTable(
+    [
+      'core (production shape)',
+      'what it writes per message',
+      'DynamoDB requests / msg',
+      'WCU / msg',
+      'US$ / million messages',
+    ],
+    rows,
+  );
+}

@@ -9,6 +9,7 @@ import type { BenchReport } from '../benchmarks/report.js';
 import type { ExploreReport } from '../explore/report.js';
 import {
   benchFiguresOf,
+  coreCostTable,
   productionShapeTable,
   readmeCostTable,
   throughputCostTable,
@@ -129,6 +130,7 @@ export const FIGURES = {
       'bench/throughput-cost': throughputCostTable,
       'bench/readme-cost': readmeCostTable,
       'bench/production-shapes': productionShapeTable,
+      'bench/core-costs': coreCostTable,
     },
   }),
   'explore-cells': figure({
