@@ -107,6 +107,7 @@ describe.concurrent.each([
   ['proofs', ['--crash-at', 'nowhere'], '--crash-at must be EVENT@RECEIVE, like evt-000000@1, got "nowhere"'],
   ['redrive', ['--run', 'a run'], '--run must be a run id (1–128 of A-Z a-z 0-9 . _ : -)'],
   ['docs:options', ['--nope'], "Unknown option '--nope'"],
+  ['docs:figures', ['--record', 'nope', '--from', 'x.json'], "--record: no figure 'nope'"],
 ] as const)('npm run %s', (script, bad, message) => {
   it(`exits 2 on ${bad.join(' ')}, saying what is wrong and where the options are`, async () => {
     const result = await runNpmScript(script, [...bad]);
