@@ -1,6 +1,6 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { renderBlock, renderedPages, summaryPath } from '../../harness/studies/figures/docs.js';
+import { blockRenderer, renderedPages, summaryPath } from '../../harness/studies/figures/docs.js';
 import { FIGURE_NAMES, FIGURES } from '../../harness/studies/figures/figures.js';
 import { blocksIn, renderBlocks } from '../../harness/studies/figures/markdown.js';
 import { caption, fingerprint, type Provenance } from '../../harness/studies/figures/provenance.js';
@@ -35,7 +35,7 @@ describe("the docs' measured figures cannot drift from their summaries", () => {
       '$19',
     );
     expect(edited).not.toBe(page?.current);
-    expect(renderBlocks(edited, renderBlock)).toBe(page?.current);
+    expect(renderBlocks(edited, blockRenderer())).toBe(page?.current);
   });
 });
 

@@ -30,14 +30,32 @@ function loadSummary(name: FigureName): FigureSummary | undefined {
   return existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as FigureSummary) : undefined;
 }
 
-/** A block's text: the caption (its run, and whether it is stale), a blank line, the table. */
-export function renderBlock(block: string): string {
-  const [name, figure] = ownerOf(block);
-  const summary = loadSummary(name);
-  const render = figure.blocks[block];
-  if (summary === undefined || render === undefined)
-    return `*Not measured yet: run \`${figure.command}\`, then \`npm run docs:figures -- --record ${name} --from <its report>\`.*`;
-  return `${caption(summary.provenance)}\n\n${render(summary.data)}`;
+/**
+ * A renderer of blocks: each block's text is the figure's caption (its run, and whether it is
+ * stale), a blank line, its table. A figure's summary is read and its code fingerprinted once per
+ * renderer, however many blocks (and pages) it has: bench has four.
+ */
+export function blockRenderer(): (block: string) => string {
+  const headers = new Map<FigureName, { readonly summary?: FigureSummary; readonly caption: string }>();
+  const headerOf = (name: FigureName, figure: AnyFigure) => {
+    let header = headers.get(name);
+    if (header === undefined) {
+      const summary = loadSummary(name);
+      header = summary
+        ? { summary, caption: caption(summary.provenance) }
+        : {
+            caption: `*Not measured yet: run \`${figure.command}\`, then \`npm run docs:figures -- --record ${name} --from <its report>\`.*`,
+          };
+      headers.set(name, header);
+    }
+    return header;
+  };
+  return (block) => {
+    const [name, figure] = ownerOf(block);
+    const { summary, caption: text } = headerOf(name, figure);
+    const render = figure.blocks[block];
+    return summary === undefined || render === undefined ? text : `${text}\n\n${render(summary.data)}`;
+  };
 }
 
 /** The figures with no summary under docs/figures/ yet: their blocks say "Not measured yet". */
@@ -49,10 +67,11 @@ export function renderedPages(): {
   readonly current: string;
   readonly rendered: string;
 }[] {
+  const render = blockRenderer();
   return figurePages().flatMap((page) => {
     const current = readFileSync(join(PROJECT_ROOT, page), 'utf8').replaceAll('\r\n', '\n');
     if (blocksIn(current).length === 0) return [];
-    return [{ page, current, rendered: renderBlocks(current, renderBlock) }];
+    return [{ page, current, rendered: renderBlocks(current, render) }];
   });
 }
 

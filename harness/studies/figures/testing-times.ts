@@ -14,8 +14,6 @@ export interface TestingTimes {
   readonly skipped: number;
 }
 
-export const testingTimesOf = (summary: TestingTimes): TestingTimes => summary;
-
 export function testingTimesTable(times: TestingTimes): string {
   return markdownTable(
     ['what', 'time'],
