@@ -103,6 +103,9 @@ export function cliOptionsOf({ values, explicit }: ParsedOptions<'experiment'>):
   // Unset means each mode's topology batch size; the report shows what ran.
   const batchSize = values['batch-size'];
   const concurrency = values.concurrency;
+  // A redrive is where the key matters: unless --modes says otherwise it runs every mode, the
+  // messageId-keyed Powertools consumer included (a redriven copy has a new messageId).
+  const modes = values.redrive && !explicit.has('modes') ? MODE_NAMES : values.modes;
   return {
     json: values.json,
     open: values.open,
@@ -118,13 +121,15 @@ export function cliOptionsOf({ values, explicit }: ParsedOptions<'experiment'>):
       crashRate: values['crash-rate'],
       batchSize,
       seed: values.seed ?? Math.random().toString(36).slice(2, 10),
-      // A redrive is where the key matters: unless --modes says otherwise it runs every mode, the
-      // messageId-keyed Powertools consumer included (a redriven copy has a new messageId).
-      modes: values.redrive && !explicit.has('modes') ? MODE_NAMES : values.modes,
+      modes,
       concurrency,
       visibilityTimeoutSeconds:
         values['visibility-timeout'] ??
-        localVisibilityTimeoutSeconds(batchSize ?? DEFAULTS.batchSize, concurrency ?? LOCAL_MAX_CONCURRENCY),
+        localVisibilityTimeoutSeconds(
+          batchSize ?? DEFAULTS.batchSize,
+          concurrency ?? LOCAL_MAX_CONCURRENCY,
+          modes.length,
+        ),
       maxReceiveCount: values['max-receive-count'],
       faults,
       ...(values.producer !== 'direct' ? { producer: values.producer } : {}),

@@ -45,7 +45,10 @@ function main({ values: { runs, compare }, passThrough }: ParsedOptions<'bench:d
       process.stderr.write(
         `run ${index + 1}/${runs} ${label(checkout)} seed ${timing.seed}: ${(timing.wallMs / 1000).toFixed(1)} s` +
           (p
-            ? ` (startup ${s(p.startup)}, produce ${s(p.produce)}, drain ${s(p.drain)}, verify ${s(p.verify)})`
+            ? ` (startup ${s(p.startup)}, produce ${s(p.produce)}, drain ${s(p.drain)}${rounds(timing)}, verify ${s(p.verify)})`
+            : '') +
+          (timing.slowestInvocationMs !== undefined
+            ? `, slowest invocation ${s(timing.slowestInvocationMs)} of ${timing.functionTimeoutSeconds} s`
             : '') +
           `, ${timing.timeouts} timeouts, ${timing.overruns} overruns` +
           `${timing.problems.length > 0 ? ` — ${timing.problems.join('; ')}` : ''}\n`,
@@ -113,11 +116,18 @@ function timeOneRun(checkout: string, seed: string, extraArgs: readonly string[]
   const problems: string[] = [];
   let timeouts = 0;
   let overruns = 0;
+  let slowestInvocationMs = 0;
+  let functionTimeoutSeconds = Number.POSITIVE_INFINITY;
   for (const [name, outcome] of Object.entries(report.modes)) {
     if (!outcome) continue;
     const mode = name as Mode;
     timeouts += outcome.runtime?.timeouts ?? 0;
     overruns += outcome.runtime?.visibilityOverruns ?? 0;
+    slowestInvocationMs = Math.max(slowestInvocationMs, outcome.runtime?.slowestInvocationMs ?? 0);
+    functionTimeoutSeconds = Math.min(
+      functionTimeoutSeconds,
+      report.environment.modes[mode]?.functionTimeoutSeconds ?? Number.POSITIVE_INFINITY,
+    );
     const broken = [...violations(mode, outcome)];
     if (broken.length > 0) problems.push(`${mode}: ${broken.join(', ')} impossible`);
     // With crashes, each mode's signature must show: a mode that stopped crashing would pass unseen.
@@ -131,6 +141,9 @@ function timeOneRun(checkout: string, seed: string, extraArgs: readonly string[]
     seed: report.config.seed,
     wallMs,
     phasesMs: report.phasesMs,
+    ...(report.drainRounds ? { drainRoundsDoneAtMs: report.drainRounds.map((round) => round.doneAtMs) } : {}),
+    slowestInvocationMs,
+    functionTimeoutSeconds,
     timeouts,
     overruns,
     problems,
@@ -164,5 +177,11 @@ function lastLine(text: string): string {
 const median = (values: readonly number[]): number => spread(values).median;
 
 const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+/** ` [rounds done at 4.7, 9.4, 13.8 s]`: when each delivery round of the drain was done. */
+const rounds = (timing: RunTiming): string =>
+  timing.drainRoundsDoneAtMs
+    ? ` [rounds done at ${timing.drainRoundsDoneAtMs.map((ms) => (ms / 1000).toFixed(1)).join(', ')} s]`
+    : '';
 
 runEntryPoint('bench:default-run', main);

@@ -236,5 +236,6 @@ export function liveStatsOf(consumers: Consumers, dataPath: DataPath, mode: Mode
       outageRejections: proxied?.outageRejections ?? 0,
     },
     ...(timeline ? { timeline } : {}),
+    ...(mapping ? { rounds: mapping.rounds.snapshot() } : {}),
   };
 }

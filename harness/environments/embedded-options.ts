@@ -4,7 +4,7 @@ import { chargeOf, type Mode } from '../../contract/topology.js';
 import type { SharedDynamoDb } from '../local-aws/emulators/dynamodb-emulator.js';
 import type { FaultSettings } from '../local-aws/faults/faults.js';
 import type { EffectiveModeSettings } from './environment.js';
-import { LOCAL_MAX_CONCURRENCY } from './local-timing.js';
+import { LOCAL_MAX_CONCURRENCY, LOCAL_RECEIVE_MARGIN_SECONDS } from './local-timing.js';
 
 export interface EmbeddedOptions {
   readonly modes: readonly Mode[];
@@ -84,7 +84,7 @@ export function embeddedModeSettings(mode: Mode, options: EmbeddedOptions): Effe
       1,
       Math.min(
         settings.functionTimeoutSeconds,
-        visibilityTimeoutSeconds - settings.maxBatchingWindowSeconds - 2,
+        visibilityTimeoutSeconds - settings.maxBatchingWindowSeconds - LOCAL_RECEIVE_MARGIN_SECONDS,
       ),
     ),
     maxReceiveCount: settings.maxReceiveCount,

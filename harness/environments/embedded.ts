@@ -138,8 +138,10 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions): Promis
       sqs: clients.sqs,
       ddb: clients.ddb,
       tableName: tables.ledger,
-      // The local runtime reports its own in-flight invocations, so a short quiet period is enough.
-      drainPolicy: { pollMs: 250, stablePolls: 3 },
+      // The local runtime counts every record from its receive to the end of its batch, and fauxqs's
+      // counts are exact, so a queue seen empty twice 100 ms apart is drained: no longer quiet
+      // period is needed (each extra poll was time every run waited).
+      drainPolicy: { pollMs: 100, stablePolls: 2 },
       queueUrl: (mode) => queues[mode].queueUrl,
       queueDepth: (mode) => readQueueDepth(clients.sqs, queues[mode].queueUrl),
       deadLetterQueueDepth: (mode) => readQueueDepth(clients.sqs, queues[mode].deadLetterQueueUrl),

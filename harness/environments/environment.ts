@@ -3,7 +3,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { EffectiveModeSettings } from '../../contract/deployment-settings.js';
 import type { Mode } from '../../contract/topology.js';
 import type { VerifierResult } from '../../verifier/verifier.js';
-import type { RuntimeTimeline } from '../local-aws/lambda-runtime/timeline.js';
+import type { DeliveryRound, RuntimeTimeline } from '../local-aws/lambda-runtime/timeline.js';
 import type { RedeployChanges } from './redeploy-command.js';
 
 export type { EffectiveModeSettings };
@@ -49,6 +49,8 @@ export interface LiveModeStats {
   readonly injected: InjectedFaults;
   /** Deliveries, acknowledgements and failed batches over time (absent before the first record). */
   readonly timeline?: RuntimeTimeline;
+  /** Per receive count, its records and when its last batch was done; absent in older reports. */
+  readonly rounds?: readonly DeliveryRound[];
 }
 
 export interface InjectedFaults {

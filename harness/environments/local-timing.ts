@@ -7,27 +7,49 @@
  * Batches in flight per mode locally, unless --concurrency says otherwise: AWS's minimum maximum
  * concurrency, not the topology's 5. On AWS every request of a batch takes a few milliseconds
  * whatever the concurrency; here one DynamoDB Local on two cores serves every mode, so 20 callers
- * queue at it and a batch of 10 takes 3–5 s instead of 1–2 s at 8 callers (measured, seed d3) —
- * for about the same total throughput, since DynamoDB Local is the bottleneck either way. Short
+ * queue at it and a batch of 10 takes 2.5 s instead of 1 s at 8 callers (measured, seed d3) —
+ * for about the same total throughput, since the two cores are the bottleneck either way. Short
  * invocations are what allow a short visibility timeout, and so short crash rounds.
  */
 export const LOCAL_MAX_CONCURRENCY = 2;
 
-/** The shortest local visibility timeout: a default run (batch 10, 2 in flight per mode). */
-export const MIN_LOCAL_VISIBILITY_TIMEOUT_SECONDS = 5;
+/**
+ * The visibility timeout's clock starts at the receive, the function timeout's at the invocation:
+ * between them come a replacement environment's cold start (the slowest measured 0.4 s at 2 in
+ * flight per mode, 0.9 s at 5) and, after the invocation, the delete. This second keeps a batch
+ * that finishes inside the function timeout from outliving its messages' visibility.
+ */
+export const LOCAL_RECEIVE_MARGIN_SECONDS = 1;
+
+/** The shortest local function timeout: twice the slowest invocation of a default run (1.0 s). */
+const MIN_LOCAL_FUNCTION_TIMEOUT_SECONDS = 2;
+
+/** The shortest local visibility timeout: a default run's (batch 10, 2 in flight per mode). */
+export const MIN_LOCAL_VISIBILITY_TIMEOUT_SECONDS =
+  MIN_LOCAL_FUNCTION_TIMEOUT_SECONDS + LOCAL_RECEIVE_MARGIN_SECONDS;
 
 /**
- * The local visibility timeout when none is given. A batch's invocation is as long as its records
- * times the callers queueing at DynamoDB Local, which grow with the concurrency: measured on two
- * cores with four modes, the slowest invocation of a run is about 2 s at batch 10 × 2 in flight
- * per mode and 3.3–4.9 s at 10 × 5. The function timeout is 2 s (plus any batching window) less,
- * so this gives 3 s and 6 s: a margin over the slowest, and room for a replacement's cold start
- * before the messages could reappear.
+ * The local function timeout, about twice the slowest invocation. A batch's invocation is as long
+ * as its records times the callers queueing at the one DynamoDB Local: every mode's batches in
+ * flight. Measured on two cores (seed d3), the slowest invocation of a run is 1.0–1.4 s at batch 10
+ * with 8 callers (the default: 4 modes × 2) and 2.5 s with 20 (4 × 5); a redrive's 12 modes × 2
+ * reached 3.1 s. So ⌈batch × callers / 40⌉ s, 2 at least.
  */
-export function localVisibilityTimeoutSeconds(batchSize: number, concurrency: number): number {
+export function localFunctionTimeoutSeconds(batchSize: number, concurrency: number, modes: number): number {
+  return Math.max(MIN_LOCAL_FUNCTION_TIMEOUT_SECONDS, Math.ceil((batchSize * concurrency * modes) / 40));
+}
+
+/**
+ * The local visibility timeout when none is given: the function timeout, the batching window Lambda
+ * uses above batch 10 (1 s), and the receive's margin. 3 s for a default run, so a crashed batch
+ * is back 3 s after its receive. (AWS advises 6 × the function timeout, to leave room for invokes
+ * throttled and retried within the visibility timeout; the local runtime never throttles one.)
+ */
+export function localVisibilityTimeoutSeconds(batchSize: number, concurrency: number, modes: number): number {
   const batchingWindowSeconds = batchSize > 10 ? 1 : 0;
-  return Math.max(
-    MIN_LOCAL_VISIBILITY_TIMEOUT_SECONDS,
-    Math.ceil((batchSize * concurrency) / 10) + 3 + batchingWindowSeconds,
+  return (
+    localFunctionTimeoutSeconds(batchSize, concurrency, modes) +
+    batchingWindowSeconds +
+    LOCAL_RECEIVE_MARGIN_SECONDS
   );
 }

@@ -7,7 +7,7 @@
  * Per-mode settings are read from contract/topology.ts and local timing from
  * harness/environments/local-timing.ts, never restated here.
  */
-import type { Mode } from '../../contract/topology.js';
+import { DEFAULT_MODES, type Mode } from '../../contract/topology.js';
 import { LOCAL_MAX_CONCURRENCY, localVisibilityTimeoutSeconds } from '../environments/local-timing.js';
 import { BENCH_OPTIONS } from './declarations/bench.js';
 import { DOCS_OPTIONS } from './declarations/docs-options.js';
@@ -95,6 +95,7 @@ export const DEFAULTS = {
   visibilityTimeoutSeconds: localVisibilityTimeoutSeconds(
     topologySetting('batchSize').largest,
     LOCAL_MAX_CONCURRENCY,
+    DEFAULT_MODES.length,
   ),
   workDelayRate: OPTIONS['work-delay-rate'].entryPoints.experiment.default,
 } as const;

@@ -170,3 +170,33 @@ function describeStall(
     'visibility timeout is longer than expected (a CLI run keeps the functions’ logs in reports/<runId>.logs).'
   );
 }
+
+/** One delivery round of a drain, every mode's records of one receive count together. */
+export interface DrainRound {
+  /** 1: first deliveries; n: the records handed over for the nth time. */
+  readonly receiveCount: number;
+  readonly records: number;
+  /** Batches holding one of them that failed whole: their records come back a visibility timeout later. */
+  readonly failedBatches: number;
+  /** When the last batch holding one was done, in ms from the drain's start (negative: before it). */
+  readonly doneAtMs: number;
+}
+
+/** The rounds of every mode the local runtime ran, merged by receive count (none on a deployed stack). */
+export function drainRoundsOf(
+  stats: readonly (LiveModeStats | undefined)[],
+  drainStartMs: number,
+): DrainRound[] {
+  const merged = new Map<number, DrainRound>();
+  for (const round of stats.flatMap((mode) => mode?.rounds ?? [])) {
+    const before = merged.get(round.receiveCount);
+    const doneAtMs = round.lastDoneAtMs - drainStartMs;
+    merged.set(round.receiveCount, {
+      receiveCount: round.receiveCount,
+      records: (before?.records ?? 0) + round.records,
+      failedBatches: (before?.failedBatches ?? 0) + round.failedBatches,
+      doneAtMs: Math.max(before?.doneAtMs ?? doneAtMs, doneAtMs),
+    });
+  }
+  return [...merged.values()].sort((a, b) => a.receiveCount - b.receiveCount);
+}

@@ -13,7 +13,13 @@ import type {
   LiveModeStats,
 } from '../environments/environment.js';
 import type { FaultSettings } from '../local-aws/faults/faults.js';
-import { type DrainSnapshot, drainStallMs, waitUntilDrained } from './drain.js';
+import {
+  type DrainRound,
+  type DrainSnapshot,
+  drainRoundsOf,
+  drainStallMs,
+  waitUntilDrained,
+} from './drain.js';
 import { type ProducerStats, produceThrough } from './outbox/produce-through.js';
 import { buildManifest, produce } from './producer.js';
 import { type DetailedOutcome, leadWithFinalState, type ModeRedrive } from './redrive.js';
@@ -78,6 +84,11 @@ export interface ExperimentReport {
     readonly drain: number;
     readonly verify: number;
   };
+  /**
+   * The drain's delivery rounds, every mode's together (local runtime only; absent in older
+   * reports): per receive count, its records, its failed batches, and when its last batch was done.
+   */
+  readonly drainRounds?: readonly DrainRound[];
   readonly memory: { readonly experimentPeakRssKb: number; readonly verifierPeakRssKb?: number };
   /** The produced events in production order, for the per-event detail of the modes (small runs only). */
   readonly manifest?: ManifestDetails;
@@ -155,6 +166,10 @@ export async function runExperiment(
   });
   const verifyMs = Date.now() - verifyStart;
 
+  const rounds = drainRoundsOf(
+    config.modes.map((mode) => env.liveStats?.(mode)),
+    drainStart,
+  );
   const modes: Partial<Record<Mode, ModeReport>> = {};
   for (const mode of config.modes) {
     const outcome = verification.result.modes[mode];
@@ -193,6 +208,7 @@ export async function runExperiment(
     modes,
     durationMs: Date.now() - startedAt,
     phasesMs: { startup: produceStart - startedAt, produce: produceMs, drain: drainMs, verify: verifyMs },
+    ...(rounds.length > 0 ? { drainRounds: rounds } : {}),
     memory: {
       experimentPeakRssKb: process.resourceUsage().maxRSS,
       ...(verification.peakRssKb !== undefined ? { verifierPeakRssKb: verification.peakRssKb } : {}),

@@ -115,6 +115,35 @@ describe('local Lambda SQS event source mapping (real fauxqs, real child process
     expect(depth.visible + depth.inFlight).toBe(2);
   });
 
+  it('counts the rounds: a failed batch comes back as the next receive count, a visibility timeout after its receive', async () => {
+    const queue = await queueWith([{ index: 0 }, { index: 1 }]);
+    const { mapping } = start(queue, {
+      batchSize: 2,
+      recordTo: recordFile().path,
+      visibilityTimeoutMs: VISIBILITY_SECONDS * 1000,
+      environment: { RESPONSE: 'array' },
+    });
+    await until(() => mapping.stats.failedBatches >= 2, 10_000);
+    await mapping.stop();
+    const [first, second] = mapping.rounds.snapshot();
+    expect(first).toMatchObject({ receiveCount: 1, records: 2, failedBatches: 1 });
+    expect(second).toMatchObject({ receiveCount: 2, records: 2, failedBatches: 1 });
+    // SQS hid them for the visibility timeout from their receive, whatever the invocation took.
+    expect(second?.firstReceivedAtMs ?? 0).toBeGreaterThanOrEqual(
+      (first?.firstReceivedAtMs ?? 0) + VISIBILITY_SECONDS * 1000 - 50,
+    );
+  });
+
+  it('stops at once: a long poll waiting on an empty queue is cut short, not waited out', async () => {
+    const queue = await queueWith([]);
+    const { mapping } = start(queue, { waitTimeSeconds: 20 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const started = performance.now();
+    await mapping.stop();
+    // Not a speed goal: waited out, the poll would end 20 s after it began.
+    expect(performance.now() - started).toBeLessThan(10_000);
+  });
+
   describe('batching window', () => {
     it('counts the window from the first record, not from the start of polling', async () => {
       const queue = await queueWith([]);

@@ -119,7 +119,7 @@ describe('fault schedules (property-based, fast-check)', () => {
             redrive,
             ...faults
           }) => {
-            const visibility = localVisibilityTimeoutSeconds(batchSize, concurrency);
+            const visibility = localVisibilityTimeoutSeconds(batchSize, concurrency, MODES.length);
             const cfg = experimentConfig({
               seed,
               modes: MODES,
@@ -242,7 +242,7 @@ function outageSeconds(visibilitySeconds: number): number {
 
 /** A slow invocation outlives its messages' visibility timeout by a second: the class stays drawn. */
 function slowInvocationMs(batchSize: number, concurrency: number): number {
-  return (localVisibilityTimeoutSeconds(batchSize, concurrency) + 1) * 1000;
+  return (localVisibilityTimeoutSeconds(batchSize, concurrency, MODES.length) + 1) * 1000;
 }
 
 /**
@@ -292,7 +292,7 @@ const WORST_RUN_BUDGET_MS = Math.max(
           workDelayMs: slowInvocationMs(1, concurrency),
           outage: {
             afterSeconds: 1,
-            forSeconds: outageSeconds(localVisibilityTimeoutSeconds(1, concurrency)),
+            forSeconds: outageSeconds(localVisibilityTimeoutSeconds(1, concurrency, MODES.length)),
           },
         },
         redrive: { afterSeconds: 0 },

@@ -35,6 +35,7 @@ export function experimentConfig(overrides: RunOverrides = {}): ExperimentConfig
     visibilityTimeoutSeconds: localVisibilityTimeoutSeconds(
       batchSize,
       overrides.concurrency ?? LOCAL_MAX_CONCURRENCY,
+      (overrides.modes ?? DEFAULT_MODES).length,
     ),
     ...overrides,
     faults: { ...NO_FAULTS, ...overrides.faults },

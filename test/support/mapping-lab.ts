@@ -56,6 +56,8 @@ export interface MappingOptions {
   /** The function timeout. */
   timeoutMs?: number;
   fifo?: boolean;
+  /** The mapping's long-poll wait. */
+  waitTimeSeconds?: number;
 }
 
 export interface Queue {
@@ -195,6 +197,7 @@ export function useMappingLab() {
         : { visibilityTimeoutMs: options.visibilityTimeoutMs }),
       ...(options.faults ? { faults: options.faults } : {}),
       ...(options.fifo ? { fifo: true } : {}),
+      ...(options.waitTimeSeconds === undefined ? {} : { waitTimeSeconds: options.waitTimeSeconds }),
       onFatal: (error) => {
         throw error;
       },

@@ -50,7 +50,8 @@ export function supervise(child: ChildProcess, stopGraceMs: number): SupervisedC
 async function terminate(child: ChildProcess, exited: Promise<void>, graceMs: number): Promise<void> {
   if (child.pid === undefined) return;
   if (child.exitCode === null && child.signalCode === null) {
-    child.kill('SIGTERM');
+    // No grace: a child with nothing to save is killed outright.
+    child.kill(graceMs > 0 ? 'SIGTERM' : 'SIGKILL');
     // Unref'd: the grace must not keep this process alive for its length once the child is gone.
     const graceful = await Promise.race([exited.then(() => true), sleep(graceMs, false, { ref: false })]);
     if (!graceful) child.kill('SIGKILL');

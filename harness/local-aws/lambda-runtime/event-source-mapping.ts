@@ -7,7 +7,7 @@ import { faultDraw, faultHits } from '../faults/faults.js';
 import { INIT_TIMEOUT, InitError } from './execution-environment.js';
 import type { FunctionInvokeOptions, LocalFunction } from './local-function.js';
 import { faultKeyOf, receiveCountOf, recordsToDelete, toSqsEvent, toSqsRecord } from './sqs-event.js';
-import { TimelineRecorder } from './timeline.js';
+import { RoundRecorder, TimelineRecorder } from './timeline.js';
 
 /** Lambda's synchronous invocation payload limit: a batch never carries more body bytes. */
 export const MAX_BATCH_PAYLOAD_BYTES = 6 * 1024 * 1024;
@@ -98,6 +98,8 @@ interface Batch {
   /** performance.now() when its first record was received: the batching window and overruns count from it. */
   receivedAt: number;
   bytes: number;
+  /** Whether its invocation failed whole: nothing of it was deleted. */
+  failed?: boolean;
 }
 
 /**
@@ -121,9 +123,13 @@ export class LocalEventSourceMapping {
   };
   /** Deliveries, acknowledgements and failed batches over time, for the report. */
   readonly timeline = new TimelineRecorder();
+  /** Deliveries per receive count and when each count's last batch was done, for the drain's rounds. */
+  readonly rounds = new RoundRecorder();
   private batchesInFlight = 0;
   private running = false;
   private pollers: Promise<void>[] = [];
+  /** Aborts the pollers' ReceiveMessage calls when the mapping stops. */
+  private receives = new AbortController();
   /** Second copies waiting for a batch, oldest first. */
   private readonly copies: SQSRecord[] = [];
   /** Records received beyond a batch's payload limit: they open the next batch. */
@@ -143,15 +149,18 @@ export class LocalEventSourceMapping {
   start(): void {
     if (this.running) return;
     this.running = true;
+    this.receives = new AbortController();
     this.pollers = Array.from({ length: this.options.maxConcurrency }, () => this.poll());
   }
 
   /**
    * Stops polling and waits for batches in flight to finish. Second copies not handed over yet stay
-   * pending (and in inFlight); start() hands them over.
+   * pending (and in inFlight); start() hands them over. A long poll waiting for messages is cut
+   * short rather than waited out: what it would have received stays in the queue.
    */
   async stop(): Promise<void> {
     this.running = false;
+    this.receives.abort();
     await Promise.all(this.pollers);
   }
 
@@ -230,7 +239,8 @@ export class LocalEventSourceMapping {
     }
   }
 
-  private failedBatch(): void {
+  private failedBatch(batch: Batch): void {
+    batch.failed = true;
     this.stats.failedBatches += 1;
     this.timeline.record('failedBatches', 1);
   }
@@ -244,6 +254,7 @@ export class LocalEventSourceMapping {
         MessageSystemAttributeNames: ['All'],
         MessageAttributeNames: ['All'],
       }),
+      { abortSignal: this.receives.signal },
     );
     return Messages;
   }
@@ -273,22 +284,26 @@ export class LocalEventSourceMapping {
       } catch (error) {
         // Nothing is deleted, as for any failed invocation. Only a module scope that throws is a
         // bug no retry will fix; a slow init (a loaded machine) or a stop in progress is not.
-        this.failedBatch();
+        this.failedBatch(batch);
         if (this.running && error instanceof InitError && error.error.name !== INIT_TIMEOUT) {
           this.options.onFatal(error);
         }
         return;
       }
       if (result.status === 'error') {
-        this.failedBatch();
+        this.failedBatch(batch);
         return;
       }
       const outcome = recordsToDelete(records, result.response, reportBatchItemFailures);
-      if (outcome.failedWholeBatch) this.failedBatch();
+      if (outcome.failedWholeBatch) this.failedBatch(batch);
       await this.delete(outcome.delete);
       this.redeliver(outcome.delete);
     } finally {
       this.countOverrun(batch);
+      this.rounds.batchDone(records.map(roundOf), {
+        receivedAtMs: performance.timeOrigin + batch.receivedAt,
+        failed: batch.failed === true,
+      });
       this.stats.inFlight -= records.length;
       this.batchesInFlight -= 1;
     }
@@ -365,6 +380,15 @@ export class LocalEventSourceMapping {
     const { deleted } = await deleteRecords(this.options.sqs, this.options.queueUrl, records);
     this.stats.acknowledged += deleted.length;
     this.timeline.record('acknowledged', deleted.length);
+  }
+}
+
+/** The record's receive count; 0 for one without a valid one (refused as fatal where it is drawn on). */
+function roundOf(record: SQSRecord): number {
+  try {
+    return receiveCountOf(record);
+  } catch {
+    return 0;
   }
 }
 

@@ -40,3 +40,49 @@ export class TimelineRecorder {
     };
   }
 }
+
+/**
+ * The records handed over with one receive count: 1 for first deliveries, n for the (n−1)th
+ * delivery of the same message. A drain's time is its rounds: the first ends when the last first
+ * delivery is done; each later one a visibility timeout after the failures of the one before.
+ */
+export interface DeliveryRound {
+  readonly receiveCount: number;
+  /** Records handed to the function with this receive count. */
+  readonly records: number;
+  /** Batches holding one of them that failed whole (a crash, a timeout, an error). */
+  readonly failedBatches: number;
+  /** Epoch ms of the first receive of one of them. */
+  readonly firstReceivedAtMs: number;
+  /** Epoch ms at which the last batch holding one of them finished (invocation and delete). */
+  readonly lastDoneAtMs: number;
+}
+
+/** Rounds as batches finish, keyed by the receive counts of their records. */
+export class RoundRecorder {
+  private readonly rounds = new Map<number, DeliveryRound>();
+
+  batchDone(
+    receiveCounts: readonly number[],
+    batch: { readonly receivedAtMs: number; readonly failed: boolean },
+    now: number = Date.now(),
+  ): void {
+    const records = new Map<number, number>();
+    for (const n of receiveCounts) records.set(n, (records.get(n) ?? 0) + 1);
+    for (const [receiveCount, count] of records) {
+      const round = this.rounds.get(receiveCount);
+      this.rounds.set(receiveCount, {
+        receiveCount,
+        records: (round?.records ?? 0) + count,
+        failedBatches: (round?.failedBatches ?? 0) + (batch.failed ? 1 : 0),
+        firstReceivedAtMs: Math.min(round?.firstReceivedAtMs ?? batch.receivedAtMs, batch.receivedAtMs),
+        lastDoneAtMs: Math.max(round?.lastDoneAtMs ?? now, now),
+      });
+    }
+  }
+
+  /** In receive-count order. */
+  snapshot(): DeliveryRound[] {
+    return [...this.rounds.values()].sort((a, b) => a.receiveCount - b.receiveCount);
+  }
+}

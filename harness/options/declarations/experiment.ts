@@ -1,4 +1,5 @@
 /** The experiment's own settings: local concurrency, visibility, receives, cold starts; the redrive. */
+import { DEFAULT_MODES } from '../../../contract/topology.js';
 import {
   LOCAL_MAX_CONCURRENCY,
   localVisibilityTimeoutSeconds,
@@ -34,14 +35,14 @@ export const EXPERIMENT_OPTIONS = {
     targets: EMBEDDED_SETTING,
     help:
       'local queue visibility timeout in seconds; short, so crashed batches come back quickly; the local ' +
-      "function timeout is 2 s less (and the batching window's 1 s above batch 10); a charge mode gets twice " +
+      "function timeout is 1 s less (and the batching window's 1 s above batch 10); a charge mode gets twice " +
       'as long (each record also waits for the payment provider)',
     entryPoints: {
       experiment: {
         defaultText:
-          `⌈batch × concurrency / 10⌉ + 3, + 1 above batch 10, at least ${MIN_LOCAL_VISIBILITY_TIMEOUT_SECONDS}: ` +
-          `${localVisibilityTimeoutSeconds(topologySetting('batchSize').largest, LOCAL_MAX_CONCURRENCY)} at ` +
-          `batch ${topologySetting('batchSize').largest} × concurrency ${LOCAL_MAX_CONCURRENCY}`,
+          `the function timeout, max(2, ⌈batch × concurrency × modes / 40⌉), + 1, + 1 above batch 10, at least ${MIN_LOCAL_VISIBILITY_TIMEOUT_SECONDS}: ` +
+          `${localVisibilityTimeoutSeconds(topologySetting('batchSize').largest, LOCAL_MAX_CONCURRENCY, DEFAULT_MODES.length)} at ` +
+          `batch ${topologySetting('batchSize').largest} × concurrency ${LOCAL_MAX_CONCURRENCY} × ${DEFAULT_MODES.length} modes`,
       },
     },
   },

@@ -32,6 +32,11 @@ export interface DefaultRunTiming {
   readonly seed: string;
   readonly wallMs: number;
   readonly phasesMs?: ExperimentReport['phasesMs'];
+  /** When each delivery round of the drain was done, from the drain's start (older reports: absent). */
+  readonly drainRoundsDoneAtMs?: readonly number[];
+  /** The slowest invocation of any mode, and the shortest function timeout (older reports: absent). */
+  readonly slowestInvocationMs?: number;
+  readonly functionTimeoutSeconds?: number;
   readonly timeouts: number;
   readonly overruns: number;
   readonly problems: readonly string[];
@@ -60,7 +65,11 @@ export function defaultRunTimesOf(report: DefaultRunReport): DefaultRunTimes {
 
 const seconds = (ms: number | undefined) => (ms === undefined ? '–' : (ms / 1000).toFixed(1));
 
-/** Per run: its seed, its wall time (whole process) and phases; then the median of each column. */
+/**
+ * Per run: its seed, its wall time (whole process), phases, when each delivery round of the drain
+ * was done, and its slowest invocation against the function timeout; then the median of each
+ * column (the rounds' count, the slowest invocation's worst).
+ */
 export function defaultRunTable(times: DefaultRunTimes): string {
   const rows = times.timings.map((t) => [
     `\`${t.seed}\``,
@@ -68,11 +77,21 @@ export function defaultRunTable(times: DefaultRunTimes): string {
     seconds(t.phasesMs?.startup),
     seconds(t.phasesMs?.produce),
     seconds(t.phasesMs?.drain),
+    t.drainRoundsDoneAtMs ? t.drainRoundsDoneAtMs.map(seconds).join(' · ') : '–',
     seconds(t.phasesMs?.verify),
+    t.slowestInvocationMs === undefined
+      ? '–'
+      : `${seconds(t.slowestInvocationMs)} of ${t.functionTimeoutSeconds ?? '–'}`,
     String(t.timeouts),
     String(t.overruns),
     t.problems.length === 0 ? 'kept' : t.problems.join('; '),
   ]);
+  const roundCounts = times.timings.flatMap((t) =>
+    t.drainRoundsDoneAtMs ? [t.drainRoundsDoneAtMs.length] : [],
+  );
+  const slowest = times.timings.flatMap((t) =>
+    t.slowestInvocationMs !== undefined ? [t.slowestInvocationMs] : [],
+  );
   // A failed run has no phases: the phases' medians are over the runs that have them.
   const phase = (key: keyof ExperimentReport['phasesMs']) =>
     seconds(spread(times.timings.flatMap((t) => (t.phasesMs ? [t.phasesMs[key]] : []))).median);
@@ -82,7 +101,9 @@ export function defaultRunTable(times: DefaultRunTimes): string {
     phase('startup'),
     phase('produce'),
     phase('drain'),
+    roundCounts.length > 0 ? `${spread(roundCounts).median} rounds` : '–',
     phase('verify'),
+    slowest.length > 0 ? `${seconds(Math.max(...slowest))} at most` : '–',
     String(times.timings.reduce((sum, t) => sum + t.timeouts, 0)),
     String(times.timings.reduce((sum, t) => sum + t.overruns, 0)),
     '',
@@ -94,7 +115,9 @@ export function defaultRunTable(times: DefaultRunTimes): string {
       'startup s',
       'produce s',
       'drain s',
+      'drain rounds done at s',
       'verify s',
+      'slowest invocation s (of the timeout)',
       'timeouts',
       'overruns',
       'signatures',

@@ -25,12 +25,16 @@ describe('experiment command-line options', () => {
 
   it('sizes the local visibility timeout for the batch size and concurrency unless one is given', () => {
     const visibility = (...argv: string[]) => parseCliArgs(argv).config.visibilityTimeoutSeconds;
-    expect(visibility()).toBe(5);
-    expect(visibility('--batch-size', '1')).toBe(5);
-    // Five batches of 10 in flight per mode take seconds on DynamoDB Local: 8 s (function timeout 6 s).
-    expect(visibility('--concurrency', '5')).toBe(8);
+    // A 2 s function timeout (twice the slowest invocation of a default run) and the receive's 1 s.
+    expect(visibility()).toBe(3);
+    expect(visibility('--batch-size', '1')).toBe(3);
+    // Five batches of 10 in flight per mode take seconds on DynamoDB Local: 6 s (function timeout 5 s).
+    expect(visibility('--concurrency', '5')).toBe(6);
     // Above 10 records the batching window's second is added too.
-    expect(visibility('--batch-size', '100')).toBe(24);
+    expect(visibility('--batch-size', '100')).toBe(22);
+    // Every mode's batches queue at the one DynamoDB Local: a redrive's 12 modes get 7 s (timeout 6 s).
+    expect(visibility('--redrive')).toBe(7);
+    expect(visibility('--modes', 'effectively-once')).toBe(3);
     expect(visibility('--concurrency', '5', '--visibility-timeout', '4')).toBe(4);
   });
 

@@ -1,6 +1,6 @@
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { MODES } from '../../../../contract/topology.js';
+import { DEFAULT_MODES, MODES } from '../../../../contract/topology.js';
 import {
   LOCAL_MAX_CONCURRENCY,
   localVisibilityTimeoutSeconds,
@@ -74,7 +74,11 @@ describe('the option declaration', () => {
       accounts: values.accounts,
       crashRate: values['crash-rate'],
       batchSize,
-      visibilityTimeoutSeconds: localVisibilityTimeoutSeconds(batchSize, LOCAL_MAX_CONCURRENCY),
+      visibilityTimeoutSeconds: localVisibilityTimeoutSeconds(
+        batchSize,
+        LOCAL_MAX_CONCURRENCY,
+        DEFAULT_MODES.length,
+      ),
       workDelayRate: values['work-delay-rate'],
     });
   });

@@ -80,6 +80,36 @@ describe('report formatting', () => {
     expect(eo).toMatch(/0\.05 !/);
   });
 
+  it('tells the drain round by round: the first deliveries, then each redelivery a visibility timeout after the failures', () => {
+    const report = {
+      runId: 'r',
+      target: 'embedded',
+      durationMs: 1000,
+      config: { messages: 200, accounts: 10, crashRate: 0.02, seed: 's', faults: NO_FAULTS },
+      environment: { modes: { 'at-least-once': { visibilityTimeoutSeconds: 3, functionTimeoutSeconds: 2 } } },
+      modes: { 'at-least-once': { ...outcome, runtime } },
+      drainRounds: [
+        { receiveCount: 1, records: 800, failedBatches: 20, doneAtMs: 4_650 },
+        { receiveCount: 2, records: 150, failedBatches: 1, doneAtMs: 7_910 },
+        { receiveCount: 3, records: 10, failedBatches: 0, doneAtMs: 10_960 },
+      ],
+    } as unknown as ExperimentReport;
+    expect(formatSummary(report, 'reports/r.json')).toContain(
+      'drain by delivery: 1st (800 records) done at 4.7 s, 20 batches failed → 2nd (150) at 7.9 s, 1 batch failed → ' +
+        '3rd (10) at 11.0 s; a failed batch comes back one visibility timeout (3 s) after its receive',
+    );
+    const clean = {
+      ...report,
+      drainRounds: [{ receiveCount: 1, records: 800, failedBatches: 0, doneAtMs: 3_700 }],
+    };
+    expect(formatSummary(clean as ExperimentReport, 'reports/r.json')).toContain(
+      'drain by delivery: 1st (800 records) done at 3.7 s\n',
+    );
+    expect(formatSummary({ ...report, drainRounds: undefined } as ExperimentReport, 'r.json')).not.toContain(
+      'drain by delivery',
+    );
+  });
+
   it('says where a local run spent its time: prewarmed environments, cold starts, the slowest invocation against the timeout', () => {
     const report = {
       runId: 'r',

@@ -4,7 +4,13 @@ import type {
   ExperimentEnvironment,
   LiveModeStats,
 } from '../../../../harness/environments/environment.js';
-import { DrainTimeoutError, drainStallMs, waitUntilDrained } from '../../../../harness/run/drain.js';
+import { RoundRecorder } from '../../../../harness/local-aws/lambda-runtime/timeline.js';
+import {
+  DrainTimeoutError,
+  drainRoundsOf,
+  drainStallMs,
+  waitUntilDrained,
+} from '../../../../harness/run/drain.js';
 
 const NO_INJECTED = {
   redelivered: 0,
@@ -131,5 +137,43 @@ describe('waitUntilDrained', () => {
     const outcome = expect(drained).rejects.toThrow(/reading their depths did not answer within 5 s/);
     await vi.advanceTimersByTimeAsync(5_100);
     await outcome;
+  });
+});
+
+describe('the drain by delivery round', () => {
+  it('records per receive count its records, its failed batches, its first receive and its last batch done', () => {
+    const rounds = new RoundRecorder();
+    rounds.batchDone([1, 1, 1], { receivedAtMs: 1_000, failed: true }, 1_400);
+    rounds.batchDone([1, 1], { receivedAtMs: 1_100, failed: false }, 1_300);
+    // A batch mixing first deliveries and a returning record counts in both rounds.
+    rounds.batchDone([2, 1], { receivedAtMs: 4_050, failed: false }, 4_500);
+    expect(rounds.snapshot()).toEqual([
+      { receiveCount: 1, records: 6, failedBatches: 1, firstReceivedAtMs: 1_000, lastDoneAtMs: 4_500 },
+      { receiveCount: 2, records: 1, failedBatches: 0, firstReceivedAtMs: 4_050, lastDoneAtMs: 4_500 },
+    ]);
+  });
+
+  it("merges every mode's rounds by receive count, each done when its last mode is, from the drain's start", () => {
+    const round = (receiveCount: number, records: number, failedBatches: number, lastDoneAtMs: number) => ({
+      receiveCount,
+      records,
+      failedBatches,
+      firstReceivedAtMs: 0,
+      lastDoneAtMs,
+    });
+    const merged = drainRoundsOf(
+      [
+        live({ rounds: [round(1, 200, 5, 10_000), round(2, 40, 1, 14_000)] }),
+        undefined,
+        live({ rounds: [round(1, 200, 3, 10_500), round(2, 30, 0, 13_000), round(3, 10, 0, 17_000)] }),
+      ],
+      9_000,
+    );
+    expect(merged).toEqual([
+      { receiveCount: 1, records: 400, failedBatches: 8, doneAtMs: 1_500 },
+      { receiveCount: 2, records: 70, failedBatches: 1, doneAtMs: 5_000 },
+      { receiveCount: 3, records: 10, failedBatches: 0, doneAtMs: 8_000 },
+    ]);
+    expect(drainRoundsOf([undefined, live()], 0)).toEqual([]);
   });
 });
