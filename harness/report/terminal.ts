@@ -3,6 +3,7 @@ import type { LiveModeStats } from '../environments/environment.js';
 import { anyFault } from '../local-aws/faults/faults.js';
 import type { ExperimentReport } from '../run/experiment.js';
 import { formatChargeTable } from './charge-table.js';
+import { drainRoundsLine } from './drain-rounds.js';
 import { describeFaults, formatFaultTable } from './fault-table.js';
 import { notes } from './notes.js';
 import { redriveHeading, redriveRunTables } from './redrive-tables.js';
@@ -24,7 +25,7 @@ export function formatSummary(
       `${c.accounts} accounts, crash rate ${c.crashRate}, seed ${c.seed}, ${seconds} s${phases(report)}`,
     ...(anyFault(c.faults) ? [`faults: ${describeFaults(c.faults)}`] : []),
     ...runtimeLine(report),
-    ...roundsLine(report),
+    ...drainRoundsLine(report),
     '',
     ...redriveRunTables(report, redriveHeading(report), width),
     ...(charges ? [charges, ''] : []),
@@ -93,35 +94,3 @@ function runtimeLine(report: ExperimentReport): string[] {
       `${sum((runtime) => runtime.timeouts)} timeouts, ${sum((runtime) => runtime.visibilityOverruns)} visibility overruns`,
   ];
 }
-
-/**
- * The drain round by round, so its length explains itself: the first deliveries, then each
- * redelivery a visibility timeout after the batches that failed before it.
- */
-function roundsLine(report: ExperimentReport): string[] {
-  const rounds = report.drainRounds ?? [];
-  if (rounds.length === 0) return [];
-  const visibility = Math.max(
-    0,
-    ...Object.keys(report.modes).map(
-      (mode) =>
-        report.environment?.modes[mode as keyof typeof report.environment.modes]?.visibilityTimeoutSeconds ??
-        0,
-    ),
-  );
-  const s = (ms: number) => `${(Math.max(0, ms) / 1000).toFixed(1)} s`;
-  const steps = rounds.map(
-    (round, index) =>
-      `${ordinal(round.receiveCount)} (${round.records}${index === 0 ? ' records' : ''}) ${index === 0 ? 'done at ' : 'at '}` +
-      `${s(round.doneAtMs)}${round.failedBatches > 0 ? `, ${round.failedBatches} batch${round.failedBatches === 1 ? '' : 'es'} failed` : ''}`,
-  );
-  return [
-    `drain by delivery: ${steps.join(' → ')}` +
-      (rounds.length > 1 && visibility > 0
-        ? `; a failed batch comes back one visibility timeout (${visibility} s) after its receive`
-        : ''),
-  ];
-}
-
-const ordinal = (n: number): string =>
-  `${n}${n % 100 >= 11 && n % 100 <= 13 ? 'th' : (['th', 'st', 'nd', 'rd'][n % 10] ?? 'th')}`;

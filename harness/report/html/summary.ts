@@ -7,6 +7,7 @@ import { concurrencyText } from '../../environments/environment.js';
 import { anyFault } from '../../local-aws/faults/faults.js';
 import type { ExperimentReport, ModeReport } from '../../run/experiment.js';
 import { CHARGE_COLUMNS, chargeRows } from '../charge-table.js';
+import { describeDrainRounds } from '../drain-rounds.js';
 import { describeFaults, FAULT_COLUMNS, faultRows } from '../fault-table.js';
 import { firstDrainOf, REDRIVE_COLUMNS, redriveHeading, redriveRows } from '../redrive-tables.js';
 import { RESULT_COLUMNS, type ResultCell, resultRows } from '../result-table.js';
@@ -134,6 +135,7 @@ export function settingsTable(report: ExperimentReport): string {
 export function runFacts(report: ExperimentReport): string {
   const c = report.config;
   const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+  const rounds = describeDrainRounds(report);
   const facts: [string, string][] = [
     ['target', report.target],
     ['messages per mode', c.messages.toLocaleString('en-US')],
@@ -151,6 +153,7 @@ export function runFacts(report: ExperimentReport): string {
           ],
         ] as [string, string][])
       : []),
+    ...(rounds === undefined ? [] : ([['drain by delivery', rounds]] as [string, string][])),
     ['experiment peak memory', `${Math.round(report.memory.experimentPeakRssKb / 1024)} MB`],
   ];
   return `<dl class="facts">${facts

@@ -193,6 +193,19 @@ describe('renderRunReport', () => {
     expect(JSON.parse(json).manifest.eventIds[8]).toBe('</script><b>x');
   });
 
+  it('tells the drain round by round in its facts, as the terminal does', async () => {
+    const fixture = detailedReportFixture();
+    const drainRounds = [
+      { receiveCount: 1, records: 800, failedBatches: 2, doneAtMs: 4_000 },
+      { receiveCount: 2, records: 20, failedBatches: 0, doneAtMs: 7_000 },
+    ];
+    const html = await renderRunReport({ ...fixture, drainRounds }, OPTIONS);
+    expect(html).toContain(
+      '<dt>drain by delivery</dt><dd>1st (800 records) done at 4.0 s, 2 batches failed → 2nd (20) at 7.0 s',
+    );
+    expect(await renderRunReport(fixture, OPTIONS)).not.toContain('drain by delivery');
+  });
+
   it('shows the numbers of the terminal table, with the same ! marks', async () => {
     const fixture = detailedReportFixture();
     const exact = fixture.modes['effectively-once'];
