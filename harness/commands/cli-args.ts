@@ -129,6 +129,7 @@ export function cliOptionsOf({ values, explicit }: ParsedOptions<'experiment'>):
           batchSize ?? DEFAULTS.batchSize,
           concurrency ?? LOCAL_MAX_CONCURRENCY,
           modes.length,
+          !values['cold-starts'],
         ),
       maxReceiveCount: values['max-receive-count'],
       faults,

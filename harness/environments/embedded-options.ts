@@ -4,7 +4,7 @@ import { chargeOf, type Mode } from '../../contract/topology.js';
 import type { SharedDynamoDb } from '../local-aws/emulators/dynamodb-emulator.js';
 import type { FaultSettings } from '../local-aws/faults/faults.js';
 import type { EffectiveModeSettings } from './environment.js';
-import { LOCAL_MAX_CONCURRENCY, LOCAL_RECEIVE_MARGIN_SECONDS } from './local-timing.js';
+import { LOCAL_MAX_CONCURRENCY, localReceiveMarginSeconds } from './local-timing.js';
 
 export interface EmbeddedOptions {
   readonly modes: readonly Mode[];
@@ -70,12 +70,14 @@ export function embeddedModeSettings(mode: Mode, options: EmbeddedOptions): Effe
   });
   // A charge mode's record makes two more round trips (the provider takes the key, then charges)
   // before its own transaction, all on the one DynamoDB Local: its invocations take about twice as
-  // long (measured: 3 s, the local function timeout, at batch 10 × 2 in flight), so twice the time.
+  // long (measured in November: 3 s at batch 10 × 2 in flight, which timed out 2 of 200 at the then
+  // 3 s function timeout), so twice the time.
   const visibilityTimeoutSeconds = options.visibilityTimeoutSeconds * (chargeOf(mode) ? 2 : 1);
+  const concurrency = options.concurrency ?? LOCAL_MAX_CONCURRENCY;
   return {
     batchSize: settings.batchSize,
     maxBatchingWindowSeconds: settings.maxBatchingWindowSeconds,
-    maxConcurrency: options.concurrency ?? LOCAL_MAX_CONCURRENCY,
+    maxConcurrency: concurrency,
     visibilityTimeoutSeconds,
     // The visibility clock starts at the receive; the function's at the invocation, after the
     // batching window and a possible cold start. Keep the timeout far enough inside the visibility
@@ -84,7 +86,12 @@ export function embeddedModeSettings(mode: Mode, options: EmbeddedOptions): Effe
       1,
       Math.min(
         settings.functionTimeoutSeconds,
-        visibilityTimeoutSeconds - settings.maxBatchingWindowSeconds - LOCAL_RECEIVE_MARGIN_SECONDS,
+        visibilityTimeoutSeconds -
+          settings.maxBatchingWindowSeconds -
+          localReceiveMarginSeconds({
+            prewarm: options.prewarm ?? true,
+            count: concurrency * options.modes.length,
+          }),
       ),
     ),
     maxReceiveCount: settings.maxReceiveCount,

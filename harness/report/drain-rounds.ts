@@ -9,14 +9,13 @@ import type { ExperimentReport } from '../run/experiment.js';
 export function describeDrainRounds(report: ExperimentReport): string | undefined {
   const rounds = report.drainRounds ?? [];
   if (rounds.length === 0) return undefined;
-  const visibility = Math.max(
-    0,
-    ...Object.keys(report.modes).map(
-      (mode) =>
-        report.environment?.modes[mode as keyof typeof report.environment.modes]?.visibilityTimeoutSeconds ??
-        0,
-    ),
-  );
+  // A charge mode's visibility timeout is twice the others': the range, when they differ.
+  const timeouts = Object.keys(report.modes).flatMap((mode) => {
+    const settings = report.environment?.modes[mode as keyof typeof report.environment.modes];
+    return settings === undefined ? [] : [settings.visibilityTimeoutSeconds];
+  });
+  const [shortest, longest] = [Math.min(...timeouts), Math.max(...timeouts)];
+  const visibility = shortest === longest ? `${shortest} s` : `${shortest}–${longest} s`;
   const s = (ms: number) => `${(Math.max(0, ms) / 1000).toFixed(1)} s`;
   const failed = (batches: number) =>
     batches > 0 ? `, ${batches} batch${batches === 1 ? '' : 'es'} failed` : '';
@@ -27,16 +26,17 @@ export function describeDrainRounds(report: ExperimentReport): string | undefine
   );
   return (
     steps.join(' → ') +
-    (rounds.length > 1 && visibility > 0
-      ? `; a failed batch comes back one visibility timeout (${visibility} s) after its receive`
+    (rounds.length > 1 && timeouts.length > 0
+      ? `; a failed batch comes back one visibility timeout (${visibility}) after its receive`
       : '')
   );
 }
 
-/** The summary's `drain by delivery:` line, when the report has rounds. */
+/** The summary's `drain by delivery:` line, when the report has rounds (a redrive's: its first drain's). */
 export function drainRoundsLine(report: ExperimentReport): string[] {
   const rounds = describeDrainRounds(report);
-  return rounds === undefined ? [] : [`drain by delivery: ${rounds}`];
+  if (rounds === undefined) return [];
+  return [`${report.redrive ? 'first drain' : 'drain'} by delivery: ${rounds}`];
 }
 
 const ordinal = (n: number): string =>

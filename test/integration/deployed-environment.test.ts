@@ -43,10 +43,10 @@ describe('deployed environment against real SQS and DynamoDB endpoints', () => {
   let backing: EmbeddedEnvironment;
   const CRASH_RATE = 0.05;
   /**
-   * Several modes in two environments on two cores, beside other test files: the default 5 s (a 3 s
-   * function timeout) lets a loaded machine time out the same FIFO batch (ten records of one
-   * account, two writes each) receive after receive, until it is dead-lettered between a credit
-   * and its record. 8 s (6 s to time out) keeps the run about the consumers, not the machine.
+   * Several modes in two environments on two cores, beside other test files: the then default 5 s
+   * (a 3 s function timeout) let a loaded machine time out the same FIFO batch (ten records of one
+   * account, two writes each) receive after receive, until it was dead-lettered between a credit
+   * and its record. 8 s (7 s to time out) keeps the run about the consumers, not the machine.
    */
   const VISIBILITY_SECONDS = 8;
 

@@ -117,8 +117,10 @@ describe('local Lambda SQS event source mapping (real fauxqs, real child process
 
   it('counts the rounds: a failed batch comes back as the next receive count, a visibility timeout after its receive', async () => {
     const queue = await queueWith([{ index: 0 }, { index: 1 }]);
+    // One poller: both records in one batch, receive after receive.
     const { mapping } = start(queue, {
       batchSize: 2,
+      maxConcurrency: 1,
       recordTo: recordFile().path,
       visibilityTimeoutMs: VISIBILITY_SECONDS * 1000,
       environment: { RESPONSE: 'array' },
@@ -142,6 +144,17 @@ describe('local Lambda SQS event source mapping (real fauxqs, real child process
     await mapping.stop();
     // Not a speed goal: waited out, the poll would end 20 s after it began.
     expect(performance.now() - started).toBeLessThan(10_000);
+  });
+
+  it('polls again when started after a stop: a message sent meanwhile is delivered and deleted', async () => {
+    const queue = await queueWith([]);
+    const { mapping } = start(queue, { waitTimeSeconds: 20 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await mapping.stop();
+    await send(queue.queueUrl, [{ index: 0 }]);
+    mapping.start();
+    await until(() => mapping.stats.acknowledged === 1);
+    expect(mapping.stats).toMatchObject({ deliveries: 1, acknowledged: 1, failedBatches: 0 });
   });
 
   describe('batching window', () => {

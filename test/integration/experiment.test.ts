@@ -111,6 +111,19 @@ describe('the embedded experiment (fauxqs, DynamoDB Local, real handler processe
     expect(eo.crashes).toBeGreaterThan(0);
     expect(eo.suppressedDuplicates).toBeGreaterThan(0);
 
+    // The drain round by round: every message's first delivery, then the failed batches' returns,
+    // all of the runtime's deliveries between them.
+    const [first, ...later] = report.drainRounds ?? [];
+    expect(first).toMatchObject({ receiveCount: 1, records: cfg.messages * DEFAULT_MODES.length });
+    expect(first?.failedBatches).toBeGreaterThan(0);
+    expect(later[0]?.receiveCount).toBe(2);
+    const roundRecords = (report.drainRounds ?? []).reduce((sum, round) => sum + round.records, 0);
+    const runtimeDeliveries = DEFAULT_MODES.reduce(
+      (sum, mode) => sum + (report.modes[mode]?.runtime?.deliveries ?? 0),
+      0,
+    );
+    expect(roundRecords).toBe(runtimeDeliveries);
+
     const manifest = buildManifest(runId, cfg.seed, cfg.messages, cfg.accounts);
     for (const mode of DEFAULT_MODES) {
       const outcome = report.modes[mode];
@@ -142,9 +155,9 @@ describe('the embedded experiment (fauxqs, DynamoDB Local, real handler processe
 
   it('without crashes: every mode applies every event exactly once and the money adds up', async () => {
     // A timeout is a crash-like failure and would (rightly) break exactness, so keep every
-    // invocation far from it: two batches in flight per mode, and a 10 s visibility timeout (an 8 s
-    // function timeout, not the default 3 s) that costs a run without crashes nothing, since no
-    // message waits one out. At the default, a loaded 2-core machine once timed out an invocation.
+    // invocation far from it: two batches in flight per mode, and a 10 s visibility timeout (a 9 s
+    // function timeout, not the default 2 s) that costs a run without crashes nothing, since no
+    // message waits one out. At the then default 3 s, a loaded 2-core machine once timed out one.
     const { cfg, report } = await run({
       crashRate: 0,
       seed: 'it-clean',

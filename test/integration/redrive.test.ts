@@ -13,7 +13,7 @@ import { experimentConfig, replayCommand, runEmbedded } from '../support/embedde
 
 /**
  * The operator's runbook end to end on the embedded target: a DynamoDB outage (--outage-after 2
- * --outage-for 30, longer than visibility 5 s × max receive count 2) dead-letters valid events, and
+ * --outage-for 30, longer than visibility × max receive count 2) dead-letters valid events, and
  * crashes dead-letter some after they were applied; the redrive waits until the outage is over,
  * moves every DLQ back, and the second drain and verification show what each mode made of the
  * copies. One whole run for both (the suite's runs are its slowest part).

@@ -8,7 +8,7 @@ export interface SupervisedChild {
   readonly spawned: Promise<number>;
   /** Resolves on 'close': the process is reaped and its last output read. */
   readonly exited: Promise<void>;
-  /** SIGTERM, then SIGKILL after the grace; resolves once it is reaped. Idempotent. */
+  /** SIGTERM, then SIGKILL after the grace (SIGKILL at once with none); resolves once it is reaped. Idempotent. */
   stop(): Promise<void>;
 }
 
@@ -50,11 +50,15 @@ export function supervise(child: ChildProcess, stopGraceMs: number): SupervisedC
 async function terminate(child: ChildProcess, exited: Promise<void>, graceMs: number): Promise<void> {
   if (child.pid === undefined) return;
   if (child.exitCode === null && child.signalCode === null) {
-    // No grace: a child with nothing to save is killed outright.
-    child.kill(graceMs > 0 ? 'SIGTERM' : 'SIGKILL');
-    // Unref'd: the grace must not keep this process alive for its length once the child is gone.
-    const graceful = await Promise.race([exited.then(() => true), sleep(graceMs, false, { ref: false })]);
-    if (!graceful) child.kill('SIGKILL');
+    if (graceMs <= 0) {
+      // No grace: a child with nothing to save is killed outright.
+      child.kill('SIGKILL');
+    } else {
+      child.kill('SIGTERM');
+      // Unref'd: the grace must not keep this process alive for its length once the child is gone.
+      const graceful = await Promise.race([exited.then(() => true), sleep(graceMs, false, { ref: false })]);
+      if (!graceful) child.kill('SIGKILL');
+    }
   }
   await exited;
 }

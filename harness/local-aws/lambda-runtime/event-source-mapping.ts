@@ -156,7 +156,8 @@ export class LocalEventSourceMapping {
   /**
    * Stops polling and waits for batches in flight to finish. Second copies not handed over yet stay
    * pending (and in inFlight); start() hands them over. A long poll waiting for messages is cut
-   * short rather than waited out: what it would have received stays in the queue.
+   * short rather than waited out; a message SQS hands it in the meantime is hidden for one
+   * visibility timeout, as for any receive whose client went away.
    */
   async stop(): Promise<void> {
     this.running = false;
@@ -301,7 +302,8 @@ export class LocalEventSourceMapping {
     } finally {
       this.countOverrun(batch);
       this.rounds.batchDone(records.map(roundOf), {
-        receivedAtMs: performance.timeOrigin + batch.receivedAt,
+        // One clock, the wall clock, for the receive and the end: the drain's start is read from it.
+        receivedAtMs: Date.now() - (performance.now() - batch.receivedAt),
         failed: batch.failed === true,
       });
       this.stats.inFlight -= records.length;

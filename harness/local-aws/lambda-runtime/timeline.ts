@@ -42,8 +42,8 @@ export class TimelineRecorder {
 }
 
 /**
- * The records handed over with one receive count: 1 for first deliveries, n for the (n−1)th
- * delivery of the same message. A drain's time is its rounds: the first ends when the last first
+ * The records handed over with one receive count: 1 for first deliveries, n for the nth delivery
+ * of the same message. A drain's time is its rounds: the first ends when the last first
  * delivery is done; each later one a visibility timeout after the failures of the one before.
  */
 export interface DeliveryRound {

@@ -28,19 +28,21 @@ export const EXPERIMENT_OPTIONS = {
   },
   'visibility-timeout': {
     kind: 'integer',
-    min: 3,
+    min: MIN_LOCAL_VISIBILITY_TIMEOUT_SECONDS,
     max: 43_200,
     placeholder: 'S',
     group: 'run',
     targets: EMBEDDED_SETTING,
     help:
       'local queue visibility timeout in seconds; short, so crashed batches come back quickly; the local ' +
-      "function timeout is 1 s less (and the batching window's 1 s above batch 10); a charge mode gets twice " +
+      "function timeout is 1 s less (and the batching window's 1 s above batch 10, and with --cold-starts the " +
+      "inits' allowance); a charge mode gets twice " +
       'as long (each record also waits for the payment provider)',
     entryPoints: {
       experiment: {
         defaultText:
-          `the function timeout, max(2, ⌈batch × concurrency × modes / 40⌉), + 1, + 1 above batch 10, at least ${MIN_LOCAL_VISIBILITY_TIMEOUT_SECONDS}: ` +
+          'the function timeout, max(2, ⌈batch × concurrency × modes / 40⌉), + 1, + 1 above batch 10, ' +
+          '+ ⌈environments / 3⌉ with --cold-starts: ' +
           `${localVisibilityTimeoutSeconds(topologySetting('batchSize').largest, LOCAL_MAX_CONCURRENCY, DEFAULT_MODES.length)} at ` +
           `batch ${topologySetting('batchSize').largest} × concurrency ${LOCAL_MAX_CONCURRENCY} × ${DEFAULT_MODES.length} modes`,
       },
@@ -62,7 +64,7 @@ export const EXPERIMENT_OPTIONS = {
     targets: EMBEDDED_SETTING,
     help:
       'start each execution environment on its first invocation, as on-demand Lambda does (the first ' +
-      'batches then all cold-start at once)',
+      'batches then all cold-start at once, so the local visibility timeout allows for their inits)',
     entryPoints: {
       experiment: { defaultText: "off: every mode's environments are initialised before the first message" },
     },

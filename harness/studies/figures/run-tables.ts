@@ -34,7 +34,7 @@ export interface DefaultRunTiming {
   readonly phasesMs?: ExperimentReport['phasesMs'];
   /** When each delivery round of the drain was done, from the drain's start (older reports: absent). */
   readonly drainRoundsDoneAtMs?: readonly number[];
-  /** The slowest invocation of any mode, and the shortest function timeout (older reports: absent). */
+  /** The invocation closest to its mode's function timeout, and that timeout (older reports: absent). */
   readonly slowestInvocationMs?: number;
   readonly functionTimeoutSeconds?: number;
   readonly timeouts: number;

@@ -35,6 +35,8 @@ describe('experiment command-line options', () => {
     // Every mode's batches queue at the one DynamoDB Local: a redrive's 12 modes get 7 s (timeout 6 s).
     expect(visibility('--redrive')).toBe(7);
     expect(visibility('--modes', 'effectively-once')).toBe(3);
+    // Without prewarm the 8 first batches wait for their inits, all at once: ⌈8 / 3⌉ s more.
+    expect(visibility('--cold-starts')).toBe(6);
     expect(visibility('--concurrency', '5', '--visibility-timeout', '4')).toBe(4);
   });
 

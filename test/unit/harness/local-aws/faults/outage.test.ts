@@ -3,7 +3,7 @@ import type { EffectiveModeSettings } from '../../../../../contract/deployment-s
 import { DEFAULT_MODES, MODE_NAMES, type Mode } from '../../../../../contract/topology.js';
 import { outageWarning } from '../../../../../harness/local-aws/faults/outage.js';
 
-/** Every mode with the local defaults: visibility 5 s, and the given max receive count. */
+/** Every mode at visibility 5 s, and the given max receive count. */
 function settings(
   maxReceiveCount: number,
   overrides: Partial<Record<Mode, Partial<EffectiveModeSettings>>> = {},
