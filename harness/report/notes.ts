@@ -50,7 +50,8 @@ export function notes(report: ExperimentReport): string[] {
     notes.push(
       `note: ${timeouts} invocation(s) hit the local function timeout and were killed (the machine was slow): ` +
         'like a crash, their batches come back, so at-least-once and Powertools may count more duplicates ' +
-        'than crashes, and at-most-once more losses.',
+        'than crashes, and at-most-once more losses. A longer --visibility-timeout gives the function ' +
+        'more time (1 s less than it): try --visibility-timeout 5.',
     );
   }
   const outage = report.config.faults.outage;

@@ -136,6 +136,10 @@ describe('report formatting', () => {
     expect(formatSummary(report, 'reports/r.json')).toContain(
       'local runtime: 4 consumer environments prewarmed, 10 cold starts, slowest init 0.4 s, slowest invocation 1.8 s (function timeout 3 s), 1 timeouts, 2 visibility overruns',
     );
+    // A slow machine is told what gives its invocations room.
+    expect(formatSummary(report, 'reports/r.json')).toMatch(
+      /note: 1 invocation\(s\) hit the local function timeout.*try --visibility-timeout 5\./,
+    );
     const slow = { ...report, config: { ...report.config, faults: { ...NO_FAULTS, workDelayMs: 6_000 } } };
     expect(formatSummary(slow as ExperimentReport, 'reports/r.json')).toContain(
       'slowest invocation 1.8 s (function timeout 3 s + work delay 6.0 s)',
