@@ -85,6 +85,7 @@ th[scope=row]{text-align:left;font-weight:600}
 mark{background:#fde2e2;color:#a61b1b;font-weight:700;padding:0 3px;border-radius:3px}
 .facts{display:grid;grid-template-columns:repeat(auto-fit,minmax(220px,1fr));gap:8px 20px;margin:0}
 .facts div{display:flex;flex-direction:column}
+.facts div.wide{grid-column:1/-1}
 .facts dt{font-size:12px;color:var(--muted)}
 .facts dd{margin:0;font-weight:600;overflow-wrap:anywhere}
 #tip{position:fixed;z-index:10;max-width:380px;background:#fff;border:1px solid #cbd2d9;border-radius:8px;box-shadow:0 8px 24px rgba(31,41,51,.18);padding:10px 12px;font-size:13px;pointer-events:none}

@@ -156,7 +156,11 @@ export function runFacts(report: ExperimentReport): string {
     ...(rounds === undefined ? [] : ([['drain by delivery', rounds]] as [string, string][])),
     ['experiment peak memory', `${Math.round(report.memory.experimentPeakRssKb / 1024)} MB`],
   ];
+  // A sentence (the drain's rounds) gets the whole row rather than a column's width.
   return `<dl class="facts">${facts
-    .map(([term, value]) => `<div><dt>${escapeHtml(term)}</dt><dd>${escapeHtml(value)}</dd></div>`)
+    .map(
+      ([term, value]) =>
+        `<div${value.length > 80 ? ' class="wide"' : ''}><dt>${escapeHtml(term)}</dt><dd>${escapeHtml(value)}</dd></div>`,
+    )
     .join('')}</dl>`;
 }
