@@ -1,5 +1,6 @@
 /** A run's drain, told round by round: for the terminal's summary and the page's facts. */
 import type { ExperimentReport } from '../run/experiment.js';
+import { seconds } from './seconds.js';
 
 /**
  * `1st (800 records) done at 4.7 s, 20 batches failed → 2nd (150) at 7.9 s → …`, so the drain's
@@ -10,13 +11,13 @@ export function describeDrainRounds(report: ExperimentReport): string | undefine
   const rounds = report.drainRounds ?? [];
   if (rounds.length === 0) return undefined;
   // A charge mode's visibility timeout is twice the others': the range, when they differ.
-  const timeouts = Object.keys(report.modes).flatMap((mode) => {
+  const visibilities = Object.keys(report.modes).flatMap((mode) => {
     const settings = report.environment?.modes[mode as keyof typeof report.environment.modes];
     return settings === undefined ? [] : [settings.visibilityTimeoutSeconds];
   });
-  const [shortest, longest] = [Math.min(...timeouts), Math.max(...timeouts)];
+  const [shortest, longest] = [Math.min(...visibilities), Math.max(...visibilities)];
   const visibility = shortest === longest ? `${shortest} s` : `${shortest}–${longest} s`;
-  const s = (ms: number) => `${(Math.max(0, ms) / 1000).toFixed(1)} s`;
+  const s = (ms: number) => seconds(Math.max(0, ms));
   const failed = (batches: number) =>
     batches > 0 ? `, ${batches} batch${batches === 1 ? '' : 'es'} failed` : '';
   const steps = rounds.map((round, index) =>
@@ -26,7 +27,7 @@ export function describeDrainRounds(report: ExperimentReport): string | undefine
   );
   return (
     steps.join(' → ') +
-    (rounds.length > 1 && timeouts.length > 0
+    (rounds.length > 1 && visibilities.length > 0
       ? `; a failed batch comes back one visibility timeout (${visibility}) after its receive`
       : '')
   );

@@ -1,6 +1,7 @@
 /** The drain's progress lines and the legend printed once before them. */
 import type { Mode } from '../../contract/topology.js';
 import type { DrainSnapshot } from '../run/drain.js';
+import { seconds } from './seconds.js';
 
 /**
  * What the progress lines' words and abbreviations mean, said once before the first of them: their
@@ -39,7 +40,7 @@ export function formatProgress(
       ([mode, s]) =>
         `${short(mode)} ${s.live ? `${s.live.acknowledged}/${s.live.deliveries} c${s.live.crashes} ` : ''}q${s.visible + s.inFlight}${s.drained ? ' ✓' : ''}`,
     );
-    return `${parts.join(' │ ')} │ ${(snapshot.elapsedMs / 1000).toFixed(1)} s`;
+    return `${parts.join(' │ ')} │ ${seconds(snapshot.elapsedMs)}`;
   }
   const parts = entries.map(([mode, s]) => {
     const live = s.live
@@ -47,5 +48,5 @@ export function formatProgress(
       : '';
     return `${short(mode)} ${live}queued ${s.visible}, invisible ${s.inFlight}${s.drained ? ' ✓' : ''}`;
   });
-  return `${parts.join(' │ ')} │ ${(snapshot.elapsedMs / 1000).toFixed(1)} s`;
+  return `${parts.join(' │ ')} │ ${seconds(snapshot.elapsedMs)}`;
 }

@@ -4,6 +4,7 @@ import type { RedriveRunReport } from '../run/redrive-run.js';
 import { alignedTable } from './aligned-table.js';
 import { money } from './money.js';
 import { formatTable, type ResultCell } from './result-table.js';
+import { seconds } from './seconds.js';
 import { modeRows, type TableReport, violations } from './violations.js';
 
 export const REDRIVE_COLUMNS = [
@@ -85,11 +86,10 @@ const FIRST_DRAIN_HEADING = 'the first drain, before the redrive:';
 export function redriveHeading(report: Pick<ExperimentReport, 'redrive'>, when?: string): string {
   const r = report.redrive;
   if (!r) return 'the redrive:';
-  const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
   const at =
     when ??
     (r.afterSeconds > 0 ? `${r.afterSeconds} s after the first drain` : 'right after the first drain');
-  return `the redrive (${at}; move ${s(r.phasesMs.move)}, drain ${s(r.phasesMs.drain)}, verify ${s(r.phasesMs.verify)}):`;
+  return `the redrive (${at}; move ${seconds(r.phasesMs.move)}, drain ${seconds(r.phasesMs.drain)}, verify ${seconds(r.phasesMs.verify)}):`;
 }
 
 /**
@@ -97,11 +97,10 @@ export function redriveHeading(report: Pick<ExperimentReport, 'redrive'>, when?:
  * the redrive did, then the run as it stood before it.
  */
 export function formatRedriveRun(report: RedriveRunReport, stackName: string): string {
-  const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
   const modes = Object.keys(report.modes).length;
   return [
     `redrive of run ${report.runId} on ${report.target} (stack ${stackName}): ${modes} mode${modes === 1 ? '' : 's'}, ` +
-      `${s(report.durationMs)} (verify before the redrive ${s(report.phasesMs.verify)})`,
+      `${seconds(report.durationMs)} (verify before the redrive ${seconds(report.phasesMs.verify)})`,
     '',
     ...redriveRunTables(
       report,

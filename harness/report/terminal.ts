@@ -7,6 +7,7 @@ import { drainRoundsLine } from './drain-rounds.js';
 import { describeFaults, formatFaultTable } from './fault-table.js';
 import { notes } from './notes.js';
 import { redriveHeading, redriveRunTables } from './redrive-tables.js';
+import { seconds } from './seconds.js';
 import { modeRows } from './violations.js';
 
 export function formatSummary(
@@ -17,12 +18,11 @@ export function formatSummary(
   width = Number.POSITIVE_INFINITY,
 ): string {
   const c = report.config;
-  const seconds = (report.durationMs / 1000).toFixed(1);
   const faults = formatFaultTable(report);
   const charges = formatChargeTable(report);
   return [
     `run ${report.runId} on ${report.target}: ${c.messages} messages × ${Object.keys(report.modes).length} modes, ` +
-      `${c.accounts} accounts, crash rate ${c.crashRate}, seed ${c.seed}, ${seconds} s${phases(report)}`,
+      `${c.accounts} accounts, crash rate ${c.crashRate}, seed ${c.seed}, ${seconds(report.durationMs)}${phases(report)}`,
     ...(anyFault(c.faults) ? [`faults: ${describeFaults(c.faults)}`] : []),
     ...runtimeLine(report),
     ...drainRoundsLine(report),
@@ -61,8 +61,7 @@ function producerLines(report: ExperimentReport): string[] {
 function phases(report: ExperimentReport): string {
   const p = report.phasesMs;
   if (p === undefined) return '';
-  const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
-  return ` (startup ${s(p.startup)}, produce ${s(p.produce)}, drain ${s(p.drain)}, verify ${s(p.verify)})`;
+  return ` (startup ${seconds(p.startup)}, produce ${seconds(p.produce)}, drain ${seconds(p.drain)}, verify ${seconds(p.verify)})`;
 }
 
 /**
@@ -84,13 +83,13 @@ function runtimeLine(report: ExperimentReport): string[] {
   const slowestInit = Math.max(...rows.map(([, outcome]) => outcome.runtime?.slowestInitMs ?? 0));
   const workDelay = report.config.faults?.workDelayMs ?? 0;
   const limit = Number.isFinite(timeout)
-    ? ` (function timeout ${timeout} s${workDelay > 0 ? ` + work delay ${(workDelay / 1000).toFixed(1)} s` : ''})`
+    ? ` (function timeout ${timeout} s${workDelay > 0 ? ` + work delay ${seconds(workDelay)}` : ''})`
     : '';
   return [
     `local runtime: ${prewarmed > 0 ? `${prewarmed} consumer environments prewarmed, ` : ''}` +
       `${sum((runtime) => runtime.coldStarts)} cold starts` +
-      `${slowestInit > 0 ? `, slowest init ${(slowestInit / 1000).toFixed(1)} s` : ''}` +
-      `, slowest invocation ${(slowest / 1000).toFixed(1)} s${limit}, ` +
+      `${slowestInit > 0 ? `, slowest init ${seconds(slowestInit)}` : ''}` +
+      `, slowest invocation ${seconds(slowest)}${limit}, ` +
       `${sum((runtime) => runtime.timeouts)} timeouts, ${sum((runtime) => runtime.visibilityOverruns)} visibility overruns`,
   ];
 }

@@ -11,6 +11,7 @@ import { describeDrainRounds } from '../drain-rounds.js';
 import { describeFaults, FAULT_COLUMNS, faultRows } from '../fault-table.js';
 import { firstDrainOf, REDRIVE_COLUMNS, redriveHeading, redriveRows } from '../redrive-tables.js';
 import { RESULT_COLUMNS, type ResultCell, resultRows } from '../result-table.js';
+import { seconds } from '../seconds.js';
 import { escapeHtml } from './html.js';
 
 const modeEntries = (report: Pick<ExperimentReport, 'modes'>): [Mode, ModeReport][] =>
@@ -134,7 +135,6 @@ export function settingsTable(report: ExperimentReport): string {
 /** The run's configuration as a definition list: seed, rates, sizes, time spent. */
 export function runFacts(report: ExperimentReport): string {
   const c = report.config;
-  const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
   const rounds = describeDrainRounds(report);
   const facts: [string, string][] = [
     ['target', report.target],
