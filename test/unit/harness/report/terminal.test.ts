@@ -46,6 +46,19 @@ const outcome = {
   throughputPerSecond: 10,
 };
 
+const LOCAL_RUN_CONFIG = { messages: 200, accounts: 10, crashRate: 0.02, seed: 's', faults: NO_FAULTS };
+
+/** A local run's report as the summary reads it: run r on embedded, 200 messages, the rest given. */
+function localRun(fields: Record<string, unknown>): ExperimentReport {
+  return {
+    runId: 'r',
+    target: 'embedded',
+    durationMs: 1000,
+    config: LOCAL_RUN_CONFIG,
+    ...fields,
+  } as unknown as ExperimentReport;
+}
+
 describe('report formatting', () => {
   it('prints one aligned row per mode with money in dollars and cents', () => {
     const table = formatTable({ modes: { 'at-least-once': outcome } } as unknown as ExperimentReport);
@@ -81,11 +94,7 @@ describe('report formatting', () => {
   });
 
   it('tells the drain round by round: the first deliveries, then each redelivery a visibility timeout after the failures', () => {
-    const report = {
-      runId: 'r',
-      target: 'embedded',
-      durationMs: 1000,
-      config: { messages: 200, accounts: 10, crashRate: 0.02, seed: 's', faults: NO_FAULTS },
+    const report = localRun({
       environment: { modes: { 'at-least-once': { visibilityTimeoutSeconds: 3, functionTimeoutSeconds: 2 } } },
       modes: { 'at-least-once': { ...outcome, runtime } },
       drainRounds: [
@@ -93,7 +102,7 @@ describe('report formatting', () => {
         { receiveCount: 2, records: 150, failedBatches: 1, doneAtMs: 7_910 },
         { receiveCount: 3, records: 10, failedBatches: 0, doneAtMs: 10_960 },
       ],
-    } as unknown as ExperimentReport;
+    });
     expect(formatSummary(report, 'reports/r.json')).toContain(
       'drain by delivery: 1st (800 records) done at 4.7 s, 20 batches failed → 2nd (150) at 7.9 s, 1 batch failed → ' +
         '3rd (10) at 11.0 s; a failed batch comes back one visibility timeout (3 s) after its receive',
@@ -111,11 +120,7 @@ describe('report formatting', () => {
   });
 
   it('says where a local run spent its time: prewarmed environments, cold starts, the slowest invocation against the timeout', () => {
-    const report = {
-      runId: 'r',
-      target: 'embedded',
-      durationMs: 1000,
-      config: { messages: 200, accounts: 10, crashRate: 0.02, seed: 's', faults: NO_FAULTS },
+    const report = localRun({
       environment: {
         modes: {
           'at-least-once': { functionTimeoutSeconds: 3 },
@@ -132,7 +137,7 @@ describe('report formatting', () => {
           runtime: { ...runtime, prewarmed: 2, timeouts: 1, visibilityOverruns: 2 },
         },
       },
-    } as unknown as ExperimentReport;
+    });
     expect(formatSummary(report, 'reports/r.json')).toContain(
       'local runtime: 4 consumer environments prewarmed, 10 cold starts, slowest init 0.4 s, slowest invocation 1.8 s (function timeout 3 s), 1 timeouts, 2 visibility overruns',
     );
@@ -262,13 +267,9 @@ describe('report formatting', () => {
     const cells = (line: string | undefined) => line?.trim().split(/\s{2,}/) ?? [];
     expect(cells(row)[cells(header).indexOf('too old to dedupe')]).toBe('9');
 
-    const report = {
-      runId: 'r',
-      target: 'embedded',
-      durationMs: 1000,
-      config: { messages: 200, accounts: 10, crashRate: 0.02, seed: 's', faults: NO_FAULTS },
+    const report = localRun({
       modes: { 'effectively-once': { ...outcome, tooOldToDedupe: 3 } },
-    } as unknown as ExperimentReport;
+    });
     expect(formatSummary(report, 'reports/r.json')).toContain('the age guard refused 3 in effectively-once');
   });
 
@@ -305,13 +306,10 @@ describe('report formatting', () => {
   });
 
   it('the summary says when a seed drew no crash, so an all-exact table is not misread', () => {
-    const report = {
-      runId: 'r',
-      target: 'embedded',
-      durationMs: 1000,
-      config: { messages: 200, accounts: 10, crashRate: 0.02, seed: 'final', faults: NO_FAULTS },
+    const report = localRun({
+      config: { ...LOCAL_RUN_CONFIG, seed: 'final' },
       modes: { 'at-least-once': { ...outcome, crashes: 0 } },
-    } as unknown as ExperimentReport;
+    });
     expect(formatSummary(report, 'reports/r.json')).toContain('no crash was drawn for seed final');
     const withCrashes = { ...report, modes: { 'at-least-once': outcome } } as unknown as ExperimentReport;
     expect(formatSummary(withCrashes, 'reports/r.json')).not.toContain('note:');
